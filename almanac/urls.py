@@ -1,0 +1,12 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from almanac import views
+from almanac.api import api
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", views.home, name="home"),
+]
