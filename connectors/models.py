@@ -1,1 +1,135 @@
-"""Models of this app."""
+"""Sources, their sync state, identities, and the append-only event inbox."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+from almanac.models import Tenant
+
+
+class Source(models.Model):
+    class Kind(models.TextChoices):
+        SLACK = "slack"
+        EMAIL = "email"
+        CALENDAR = "calendar"
+        NOTES = "notes"
+        GITHUB = "github"
+        PUSH = "push"  # events pushed through the API under an arbitrary source name
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="sources")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    name = models.CharField(max_length=100, help_text="the `source` field of events, e.g. slack")
+    config = models.JSONField(default=dict, blank=True, help_text="non-secret settings: URLs, channels, folders")
+    credentials = models.TextField(
+        blank=True, help_text="encrypted with CONNECTOR_SECRET_KEY, or env:VAR_NAME to read it from the environment"
+    )
+    enabled = models.BooleanField(default=True)
+    poll_minutes = models.PositiveIntegerField(default=5)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="%(app_label)s_%(class)s_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}/{self.name}"
+
+
+class SyncCursor(models.Model):
+    source = models.OneToOneField(Source, on_delete=models.CASCADE, related_name="cursor")
+    cursor = models.JSONField(default=dict, blank=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    backoff_until = models.DateTimeField(null=True, blank=True)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return f"cursor of {self.source}"
+
+
+class ExternalIdentity(models.Model):
+    """A handle of a person in a source (Slack user id, e-mail address, GitHub login)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="external_identities")
+    source_kind = models.CharField(max_length=16)
+    handle = models.CharField(max_length=300)
+    display_name = models.CharField(max_length=300, blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="external_identities"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "source_kind", "handle"], name="%(app_label)s_%(class)s_unique_handle"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_kind}:{self.handle}"
+
+
+class Event(models.Model):
+    """One normalized event (API.md, Connectors). Append-only; compiled into the wiki."""
+
+    class Kind(models.TextChoices):
+        MESSAGE = "message"
+        MESSAGE_CHANGED = "message_changed"
+        MESSAGE_DELETED = "message_deleted"
+        EMAIL = "email"
+        EMAIL_RECALLED = "email_recalled"
+        CALENDAR_EVENT = "calendar_event"
+        MEETING_NOTE = "meeting_note"
+        ISSUE = "issue"
+        ISSUE_CLOSED = "issue_closed"
+        PULL_REQUEST = "pull_request"
+        MEMBERSHIP_ADDED = "membership_added"
+        MEMBERSHIP_REMOVED = "membership_removed"
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        COMPILED = "compiled"
+        FAILED = "failed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="events")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="events")
+    external_id = models.CharField(max_length=500)
+    version = models.PositiveIntegerField(default=1)
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    occurred_at = models.DateTimeField()
+    container_key = models.CharField(max_length=300)
+    container_name = models.CharField(max_length=300, blank=True)
+    container_members = ArrayField(models.CharField(max_length=300), null=True, blank=True)
+    container_public = models.BooleanField(default=False)
+    thread_key = models.CharField(max_length=500, blank=True)
+    author = models.CharField(max_length=300, blank=True)
+    title = models.CharField(max_length=500, blank=True)
+    text = models.TextField(blank=True)
+    tags = models.JSONField(default=dict, blank=True)
+    url = models.CharField(max_length=1000, blank=True)
+    raw = models.JSONField(default=dict, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    compiled_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "external_id", "version"], name="%(app_label)s_%(class)s_unique_version"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["source", "external_id"], name="connectors_event_item_idx"),
+            models.Index(
+                fields=["received_at"], condition=models.Q(state="pending"), name="connectors_event_pending_idx"
+            ),
+            models.Index(fields=["tenant", "thread_key"], name="connectors_event_thread_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source.name}:{self.external_id}@{self.version} ({self.kind})"
