@@ -55,7 +55,15 @@ class GroupMembershipAdmin(admin.ModelAdmin):
 
 @admin.register(AgentKey)
 class AgentKeyAdmin(admin.ModelAdmin):
-    list_display = ["name", "tenant", "prefix", "can_act_for_users", "can_push_events", "last_used_at", "revoked_at"]
+    list_display = [
+        "name",
+        "tenant",
+        "prefix",
+        "can_act_for_users",
+        "can_push_events",
+        "last_used_at",
+        "revoked_at",
+    ]
     list_filter = ["tenant", "can_push_events"]
     readonly_fields = ["prefix", "hashed_secret", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke"]

@@ -9,8 +9,9 @@ from django.http import Http404
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
-from almanac.auth import api_auth
+from almanac.auth import acting_user, api_auth
 from almanac.errors import ApplicationError
+from almanac.selectors import user_group_keys, user_tenant
 
 log = logging.getLogger(__name__)
 
@@ -66,3 +67,15 @@ def health(request):
             request, {"status": "error", "database": "error", "queue": {"pending": None}}, status=503
         )
     return {"status": "ok", "database": "ok", "queue": {"pending": pending}}
+
+
+@api.get("/me", tags=["auth"])
+def whoami(request, user: str = ""):
+    """Who a call acts for and which access groups that user is in right now."""
+    person = acting_user(request, user)
+    return {
+        "username": person.username,
+        "email": person.email,
+        "tenant": user_tenant(person).slug,
+        "groups": user_group_keys(person),
+    }

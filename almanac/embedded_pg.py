@@ -9,6 +9,7 @@ a `postmaster.pid` whose process is gone, so a killed run never blocks the next 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -17,9 +18,17 @@ import psutil
 HANDLE_FILE = ".handle_pids.json"
 
 
+def _alive(pid: int) -> bool:
+    # A killed server whose parent never reaps it lingers as a zombie: that is not alive.
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
 def _is_postgres(pid: int) -> bool:
     try:
-        return "postgres" in psutil.Process(pid).name()
+        return _alive(pid) and "postgres" in psutil.Process(pid).name()
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False
 
@@ -32,14 +41,27 @@ def recover_stale_state(pgdata: Path) -> None:
             pids = json.loads(handles.read_text() or "[]")
         except ValueError:
             pids = []
-        alive = [pid for pid in pids if psutil.pid_exists(pid)]
+        alive = [pid for pid in pids if _alive(pid)]
         if alive != pids:
             handles.write_text(json.dumps(alive))
     postmaster = pgdata / "postmaster.pid"
     if postmaster.exists():
-        first = (postmaster.read_text().splitlines() or [""])[0].strip()
+        lines = postmaster.read_text().splitlines()
+        first = (lines or [""])[0].strip()
         if not first.isdigit() or not _is_postgres(int(first)):
+            socket_dirs = {pgdata, *(Path(line.strip()) for line in lines[4:5] if line.strip())}
+            for folder in socket_dirs:
+                _remove_stale_socket_locks(folder)
             postmaster.unlink()
+
+
+def _remove_stale_socket_locks(folder: Path) -> None:
+    """Socket lock files of a dead server (PostgreSQL treats a zombie's pid as alive)."""
+    for lock in folder.glob(".s.PGSQL.*.lock"):
+        first = (lock.read_text().splitlines() or [""])[0].strip()
+        if not first.isdigit() or not _is_postgres(int(first)):
+            lock.unlink(missing_ok=True)
+            Path(str(lock)[: -len(".lock")]).unlink(missing_ok=True)
 
 
 def ensure_server(pgdata: Path):
@@ -66,13 +88,14 @@ def socket_dir(server) -> str:
 def ensure_database(server, name: str) -> None:
     import psycopg
 
-    with psycopg.connect(host=socket_dir(server), dbname="postgres", user="postgres", autocommit=True) as conn:
+    with psycopg.connect(
+        host=socket_dir(server), dbname="postgres", user="postgres", autocommit=True
+    ) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
-            try:
+            # another process may create it between our check and our create
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
                 conn.execute(f'CREATE DATABASE "{name}"')
-            except psycopg.errors.DuplicateDatabase:
-                pass  # another process created it between our check and our create
 
 
 def database_settings(pgdata: Path, name: str) -> dict:

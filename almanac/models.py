@@ -100,9 +100,13 @@ class AccessGroup(models.Model):
 
 
 class GroupMembership(models.Model):
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="group_memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="group_memberships"
+    )
     group = models.ForeignKey(AccessGroup, on_delete=models.CASCADE, related_name="memberships")
-    origin = models.CharField(max_length=64, default="builtin", help_text="builtin, admin, or a connector source")
+    origin = models.CharField(
+        max_length=64, default="builtin", help_text="builtin, admin, or a connector source"
+    )
     confirmed_at = models.DateTimeField(auto_now=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -158,8 +162,13 @@ class TermStat(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "corpus", "term"], name="%(app_label)s_%(class)s_unique_term"),
+            models.UniqueConstraint(
+                fields=["tenant", "corpus", "term"], name="%(app_label)s_%(class)s_unique_term"
+            ),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.corpus}:{self.term} df={self.df}"
 
 
 class CorpusStat(models.Model):
@@ -172,5 +181,10 @@ class CorpusStat(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "corpus"], name="%(app_label)s_%(class)s_unique_corpus"),
+            models.UniqueConstraint(
+                fields=["tenant", "corpus"], name="%(app_label)s_%(class)s_unique_corpus"
+            ),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.corpus}: {self.docs} docs"

@@ -38,7 +38,9 @@ EN_STOPWORDS = frozenset(
     "who will with you your do does did can could would should shall may might must am than then "
     "there these those us".split()
 )
-ZH_STOPWORDS = frozenset("的 了 是 在 和 与 及 或 也 就 都 而 着 吗 呢 吧 啊 哦 嗯 之 其 这 那 个 把 被 给 对 向 从 于 让".split())
+ZH_STOPWORDS = frozenset(
+    "的 了 是 在 和 与 及 或 也 就 都 而 着 吗 呢 吧 啊 哦 嗯 之 其 这 那 个 把 被 给 对 向 从 于 让".split()
+)
 
 _jieba_lock = threading.Lock()
 

@@ -74,20 +74,30 @@ def membership_sync_builtin(*, user) -> None:
     profile = UserProfile.objects.select_related("tenant").get(user=user)
     tenant = profile.tenant
     wanted = {
-        group_ensure(tenant=tenant, key=f"user:{user.username}", kind=AccessGroup.Kind.USER, name=user.username).pk,
+        group_ensure(
+            tenant=tenant, key=f"user:{user.username}", kind=AccessGroup.Kind.USER, name=user.username
+        ).pk,
         group_ensure(tenant=tenant, key=tenant.group_key, kind=AccessGroup.Kind.TENANT, name=tenant.name).pk,
     }
     for dept in profile.departments.all():
-        wanted.add(group_ensure(tenant=tenant, key=dept.group_key, kind=AccessGroup.Kind.DEPARTMENT, name=dept.name).pk)
+        wanted.add(
+            group_ensure(
+                tenant=tenant, key=dept.group_key, kind=AccessGroup.Kind.DEPARTMENT, name=dept.name
+            ).pk
+        )
     for project in profile.projects.all():
         wanted.add(
-            group_ensure(tenant=tenant, key=project.group_key, kind=AccessGroup.Kind.PROJECT, name=project.name).pk
+            group_ensure(
+                tenant=tenant, key=project.group_key, kind=AccessGroup.Kind.PROJECT, name=project.name
+            ).pk
         )
     current = GroupMembership.objects.filter(user=user, origin=BUILTIN)
     current.exclude(group_id__in=wanted).delete()
     # A user moved to another tenant keeps nothing from the old one.
     GroupMembership.objects.filter(user=user).exclude(group__tenant=tenant).delete()
-    have = set(GroupMembership.objects.filter(user=user, group_id__in=wanted).values_list("group_id", flat=True))
+    have = set(
+        GroupMembership.objects.filter(user=user, group_id__in=wanted).values_list("group_id", flat=True)
+    )
     GroupMembership.objects.bulk_create(
         [GroupMembership(user=user, group_id=gid, origin=BUILTIN) for gid in wanted - have]
     )
@@ -153,7 +163,9 @@ def user_set_projects(*, user, names: list[str]) -> None:
 
 
 def membership_add(*, user, group: AccessGroup, origin: str) -> None:
-    membership, created = GroupMembership.objects.get_or_create(user=user, group=group, defaults={"origin": origin})
+    membership, created = GroupMembership.objects.get_or_create(
+        user=user, group=group, defaults={"origin": origin}
+    )
     if not created:
         membership.save(update_fields=["confirmed_at"])
 

@@ -22,5 +22,7 @@ class Command(BaseCommand):
         except ApplicationError as exc:
             raise CommandError(exc.message) from exc
         perms = "act for users" + (", push connector events" if connector else "")
-        self.stdout.write(f"agent key {key.name!r} for {tenant_obj.slug} ({perms}); store it now, it is not shown again:")
+        self.stdout.write(
+            f"agent key {key.name!r} for {tenant_obj.slug} ({perms}); store it now, it is not shown again:"
+        )
         self.stdout.write(raw)

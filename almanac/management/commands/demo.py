@@ -21,8 +21,12 @@ class Command(BaseCommand):
             if summary:
                 self.stdout.write(f"{app}: {summary}")
         users = ", ".join(sorted(company.users))
-        self.stdout.write(f"tenant {company.tenant.slug}: users {users} (password {PASSWORD!r}; admin is 'admin')")
+        self.stdout.write(
+            f"tenant {company.tenant.slug}: users {users} (password {PASSWORD!r}; admin is 'admin')"
+        )
         for name, raw in company.new_keys.items():
             self.stdout.write(f"agent key {name} (shown once): {raw}")
         if not company.new_keys:
-            self.stdout.write("agent keys already exist; make another with: manage.py agentkey_create acme NAME")
+            self.stdout.write(
+                "agent keys already exist; make another with: manage.py agentkey_create acme NAME"
+            )

@@ -36,4 +36,6 @@ class Command(BaseCommand):
         profile = user.profile
         depts = ", ".join(d.name for d in profile.departments.all()) or "-"
         projects = ", ".join(p.name for p in profile.projects.all()) or "-"
-        self.stdout.write(f"user {user.username} in {tenant_obj.slug}: departments {depts}; projects {projects}")
+        self.stdout.write(
+            f"user {user.username} in {tenant_obj.slug}: departments {depts}; projects {projects}"
+        )

@@ -1,0 +1,170 @@
+"""The budget fitter: a hard ceiling on the prompt's real token count.
+
+`max_tokens` bounds `count_tokens(prompt)` of the final string (labels, separators and
+newlines included). Each block has a share of the budget; a block that needs less than
+its share leaves the rest to the others (spill-over), earlier blocks first. Wiki pages
+that exceed their part are summarized (the `summarize` callback); list items that do not
+fit are left out. Everything summarized or left out is returned so the caller can say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from almanac.context import conf
+from almanac.context.items import Fit, Item
+from almanac.context.prompt import BLOCK_SEPARATOR, LABELS, assemble, render_block, render_item, wiki_header
+from almanac.search import count_tokens
+
+# summarize(item, target_tokens) -> summary text of at most target_tokens, or None on failure.
+Summarizer = Callable[[Item, int], str | None]
+
+
+def fit(
+    candidates: dict[str, list[Item]],
+    *,
+    max_tokens: int,
+    lang: str,
+    summarize: Summarizer,
+    shares: dict[str, float] | None = None,
+) -> Fit:
+    """Choose, summarize and order items so that count_tokens(prompt) <= max_tokens.
+
+    1. Each present block is guaranteed min(its demand, its share of the budget).
+    2. Blocks are filled in priority order (wiki, semantic, episodic, working); a block
+       may use whatever the later blocks' guarantees leave, and what it leaves unused
+       flows on to the later blocks.
+    3. The final string is measured; if separators pushed it over, the lowest-priority
+       item goes (reported like any other left-out item).
+    """
+    shares = shares or conf.BLOCK_SHARES
+    kinds = [k for k in conf.BLOCK_KINDS if candidates.get(k)]
+    separator = count_tokens(BLOCK_SEPARATOR)
+    available = max_tokens - separator * max(0, len(kinds) - 1)
+    demand = {k: count_tokens(render_block(k, candidates[k], lang)) for k in kinds}
+    guaranteed = {k: min(demand[k], int(shares.get(k, 0.0) * available)) for k in kinds}
+
+    result = Fit(prompt="", used=0, chosen={}, block_tokens={})
+    remaining = available
+    for index, kind in enumerate(kinds):
+        reserve = sum(guaranteed[k] for k in kinds[index + 1 :])
+        allowance = min(demand[kind], max(0, remaining - reserve))
+        chosen, left_out, summarized = _fill(kind, candidates[kind], allowance, lang, summarize)
+        result.chosen[kind] = chosen
+        result.left_out.extend(left_out)
+        result.summarized.extend(summarized)
+        remaining -= count_tokens(render_block(kind, chosen, lang))
+    _enforce_ceiling(result, max_tokens, lang)
+    return result
+
+
+def _fill(kind, items, allowance, lang, summarize):
+    if kind == "wiki":
+        return _fill_pages(items, allowance, lang, summarize)
+    if kind == "working":
+        chosen, left_out = _fill_recent(items, allowance, lang)
+        return chosen, left_out, []
+    chosen, left_out = _fill_ranked(kind, items, allowance, lang)
+    return chosen, left_out, []
+
+
+def _fits(kind: str, items: list[Item], allowance: int, lang: str) -> bool:
+    return count_tokens(render_block(kind, items, lang)) <= allowance
+
+
+def _fill_ranked(kind: str, items: list[Item], allowance: int, lang: str):
+    """Memories in rank order; one that does not fit is skipped, smaller ones may follow."""
+    chosen: list[Item] = []
+    left_out: list[Item] = []
+    for item in items:
+        if _fits(kind, [*chosen, item], allowance, lang):
+            chosen.append(item)
+        else:
+            left_out.append(item)
+    return chosen, left_out
+
+
+def _fill_recent(items: list[Item], allowance: int, lang: str):
+    """The working window keeps its newest turns, contiguous, in conversation order."""
+    chosen: list[Item] = []
+    for position in range(len(items) - 1, -1, -1):
+        if not _fits("working", [items[position], *chosen], allowance, lang):
+            return chosen, items[: position + 1]
+        chosen.insert(0, items[position])
+    return chosen, []
+
+
+def water_fill(sizes: list[int], capacity: int) -> list[int]:
+    """Split `capacity` so small items get all they need and large ones share the rest equally."""
+    gives = [0] * len(sizes)
+    left = max(0, capacity)
+    order = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    for rank, i in enumerate(order):
+        fair = left // (len(sizes) - rank)
+        gives[i] = min(sizes[i], fair)
+        left -= gives[i]
+    return gives
+
+
+def _page_plan(pages: list[Item], allowance: int, lang: str):
+    """Drop the lowest-ranked pages until every page that must shrink can keep a useful summary."""
+    active = list(pages)
+    dropped: list[Item] = []
+    label = count_tokens(LABELS[lang]["wiki"] + "\n")
+    while active:
+        capacity = allowance - label - 2 - 2 * (len(active) - 1)
+        sizes = [count_tokens(render_item(page, lang)) for page in active]
+        gives = water_fill(sizes, capacity)
+        targets = [
+            None if give >= size else give - count_tokens(wiki_header(page, lang)) - 2
+            for page, size, give in zip(active, sizes, gives, strict=True)
+        ]
+        if all(t is None or t >= conf.MIN_SUMMARY_TOKENS for t in targets):
+            return active, targets, dropped
+        dropped.insert(0, active.pop())
+    return [], [], dropped
+
+
+def _fill_pages(pages: list[Item], allowance: int, lang: str, summarize: Summarizer):
+    active, targets, left_out = _page_plan(pages, allowance, lang)
+    chosen: list[Item] = []
+    summarized: list[Item] = []
+    for page, target in zip(active, targets, strict=True):
+        if target is None:
+            chosen.append(page)
+            continue
+        text = summarize(page, target)
+        if not text:
+            left_out.append(page)
+            continue
+        short = dataclasses.replace(page, text=text, summarized=True)
+        chosen.append(short)
+        summarized.append(short)
+    # Joining can cost a token or two more than the parts; shrink from the bottom if so.
+    while chosen and not _fits("wiki", chosen, allowance, lang):
+        gone = chosen.pop()
+        left_out.append(gone)
+        if gone in summarized:
+            summarized.remove(gone)
+    left_out.sort(key=lambda p: pages.index(p) if p in pages else len(pages))
+    return chosen, left_out, summarized
+
+
+def _enforce_ceiling(result: Fit, max_tokens: int, lang: str) -> None:
+    while True:
+        blocks = [render_block(k, result.chosen.get(k, []), lang) for k in conf.BLOCK_KINDS]
+        result.prompt = assemble(blocks)
+        result.used = count_tokens(result.prompt)
+        if result.used <= max_tokens:
+            break
+        kind = next(k for k in reversed(conf.BLOCK_KINDS) if result.chosen.get(k))
+        # The working window loses its oldest turn; other blocks their lowest-ranked item.
+        gone = result.chosen[kind].pop(0 if kind == "working" else -1)
+        result.left_out.append(gone)
+        if gone in result.summarized:
+            result.summarized.remove(gone)
+    result.block_tokens = {
+        k: count_tokens(render_block(k, items, lang)) for k, items in result.chosen.items() if items
+    }
+    result.chosen = {k: items for k, items in result.chosen.items() if items}

@@ -1,0 +1,50 @@
+"""Context settings (env-driven; listed in the README's configuration table).
+
+CONTEXT_TOP_PAGES and CONTEXT_DEFAULT_MAX_TOKENS live in almanac.settings; the rest are
+specific to this package and read here.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ImproperlyConfigured
+
+from almanac.settings import env, envint
+
+BLOCK_KINDS = ("wiki", "semantic", "episodic", "working")
+
+
+def _shares(raw: str) -> dict[str, float]:
+    shares: dict[str, float] = {}
+    for part in raw.split(","):
+        if not part.strip():
+            continue
+        kind, _, value = part.partition(":")
+        kind = kind.strip()
+        if kind not in BLOCK_KINDS:
+            raise ImproperlyConfigured(f"CONTEXT_BLOCK_SHARES: unknown block {kind!r}")
+        try:
+            shares[kind] = float(value)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"CONTEXT_BLOCK_SHARES: bad share for {kind!r}") from exc
+    total = sum(shares.values())
+    if total <= 0 or any(v < 0 for v in shares.values()):
+        raise ImproperlyConfigured("CONTEXT_BLOCK_SHARES must be non-negative and not all zero")
+    return {kind: shares.get(kind, 0.0) / total for kind in BLOCK_KINDS}
+
+
+# Share of the budget each block may use before spill-over (normalized to sum to 1).
+BLOCK_SHARES = _shares(env("CONTEXT_BLOCK_SHARES", "wiki:0.5,semantic:0.2,episodic:0.15,working:0.15"))
+# Input limits: a task longer than this is refused (413); max_tokens outside 1..MAX is 422.
+TASK_MAX_CHARS = envint("CONTEXT_TASK_MAX_CHARS", 8000)
+MAX_TOKENS_LIMIT = envint("CONTEXT_MAX_TOKENS_LIMIT", 32000)
+# How many memories of each kind one pass considers.
+SEMANTIC_TOP_K = envint("CONTEXT_SEMANTIC_TOP_K", 8)
+EPISODIC_TOP_K = envint("CONTEXT_EPISODIC_TOP_K", 6)
+# Wiki sections fetched to rank pages.
+SECTION_TOP_K = envint("CONTEXT_SECTION_TOP_K", 50)
+# A page summary shorter than this is not worth it: the page is left out (and reported).
+MIN_SUMMARY_TOKENS = envint("CONTEXT_MIN_SUMMARY_TOKENS", 24)
+# Page summaries are cached (Django cache) for this long; the key changes with the page.
+SUMMARY_CACHE_SECONDS = envint("CONTEXT_SUMMARY_CACHE_SECONDS", 7 * 24 * 3600)
+# A cursor older than this is refused (400).
+CURSOR_MAX_AGE_SECONDS = envint("CONTEXT_CURSOR_MAX_AGE_SECONDS", 24 * 3600)

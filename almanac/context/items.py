@@ -1,0 +1,48 @@
+"""The plain data the context pipeline passes around (no ORM objects past selection)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+
+@dataclass
+class Item:
+    """One candidate for the prompt: a wiki page, a memory, or a working-window turn.
+
+    `text` is the full body; the budget fitter may replace it with a summary and set
+    `summarized`. `refs` records what the item consumed, for the second-pass cursor
+    (page id and section ids, or a memory id).
+    """
+
+    kind: str  # wiki | semantic | episodic | working
+    id: str
+    title: str
+    text: str
+    score: float = 0.0
+    updated_at: datetime | None = None
+    occurred_at: date | datetime | None = None
+    sources: list[dict] = field(default_factory=list)
+    summarized: bool = False
+    role: str = ""  # working turns: user / assistant / tool / summary
+    digest: str = ""  # wiki: digest of the visible sections (summary cache key)
+    refs: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """How a warning names this item: the page title, or the kind and id."""
+        if self.kind == "wiki":
+            return self.title or self.id
+        return f"{self.kind} {self.id}"
+
+
+@dataclass
+class Fit:
+    """What the budget fitter decided."""
+
+    prompt: str
+    used: int
+    chosen: dict[str, list[Item]]
+    block_tokens: dict[str, int]
+    summarized: list[Item] = field(default_factory=list)
+    left_out: list[Item] = field(default_factory=list)

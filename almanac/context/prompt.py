@@ -1,0 +1,104 @@
+"""Prompt assembly: neutral labelled blocks, no persona prefix (DESIGN.md §6).
+
+The fitter measures exactly these strings, so any change to the layout here is covered
+by the budget guarantee automatically.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+
+from almanac.context.items import Item
+
+LABELS = {
+    "zh": {
+        "wiki": "[公司知识]",
+        "semantic": "[长期记忆]",
+        "episodic": "[相关历史事件]",
+        "working": "[当前会话]",
+    },
+    "en": {
+        "wiki": "[Company knowledge]",
+        "semantic": "[Long-term memory]",
+        "episodic": "[Related past events]",
+        "working": "[Current session]",
+    },
+}
+SOURCES_LABEL = {"zh": ("（来源：", "；", "）"), "en": (" (sources: ", "; ", ")")}
+ROLE_LABELS = {
+    "zh": {"user": "用户", "assistant": "助手", "tool": "工具", "summary": "此前摘要"},
+    "en": {"user": "user", "assistant": "assistant", "tool": "tool", "summary": "earlier summary"},
+}
+BLOCK_SEPARATOR = "\n\n"
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+
+
+def detect_lang(text: str) -> str:
+    """zh when the task contains CJK characters, else en."""
+    return "zh" if _CJK.search(text or "") else "en"
+
+
+def day(value: date | datetime | str | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value[:10]
+    return value.date().isoformat() if isinstance(value, datetime) else value.isoformat()
+
+
+def source_label(source: dict) -> str:
+    """e.g. 'slack #sales 2026-11-30'."""
+    parts = [str(source.get("source") or "").strip()]
+    name = str(source.get("name") or source.get("container") or "").strip()
+    if name:
+        parts.append(name)
+    when = day(source.get("occurred_at"))
+    if when:
+        parts.append(when)
+    return " ".join(p for p in parts if p)
+
+
+def sources_suffix(sources: list[dict], lang: str, limit: int = 4) -> str:
+    labels: list[str] = []
+    for source in sources:
+        label = source_label(source)
+        if label and label not in labels:
+            labels.append(label)
+    if not labels:
+        return ""
+    opening, joiner, closing = SOURCES_LABEL[lang]
+    more = len(labels) - limit
+    shown = labels[:limit] + ([f"+{more}"] if more > 0 else [])
+    return opening + joiner.join(shown) + closing
+
+
+def single_line(text: str) -> str:
+    return " ".join((text or "").split())
+
+
+def render_item(item: Item, lang: str) -> str:
+    if item.kind == "wiki":
+        return f"## {item.title}{sources_suffix(item.sources, lang)}\n{item.text.strip()}"
+    if item.kind == "episodic":
+        when = day(item.occurred_at or item.updated_at)
+        return f"- {when} {single_line(item.text)}".rstrip() if when else f"- {single_line(item.text)}"
+    if item.kind == "working":
+        role = ROLE_LABELS[lang].get(item.role, item.role or "note")
+        return f"{role}: {single_line(item.text)}"
+    return f"- {single_line(item.text)}"
+
+
+def wiki_header(item: Item, lang: str) -> str:
+    return f"## {item.title}{sources_suffix(item.sources, lang)}\n"
+
+
+def render_block(kind: str, items: list[Item], lang: str) -> str:
+    if not items:
+        return ""
+    joiner = "\n\n" if kind == "wiki" else "\n"
+    return LABELS[lang][kind] + "\n" + joiner.join(render_item(item, lang) for item in items)
+
+
+def assemble(blocks: list[str]) -> str:
+    return BLOCK_SEPARATOR.join(b for b in blocks if b)

@@ -1,0 +1,85 @@
+"""Input and output of `POST /api/v1/context` (API.md, Context: keep the field names)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from django.conf import settings
+from ninja import Schema
+from pydantic import ConfigDict, Field, field_validator
+
+from almanac.context import conf
+
+
+class ContextIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    user: str | None = Field(default=None, max_length=300)
+    task: str
+    max_tokens: int = Field(default_factory=lambda: settings.CONTEXT_DEFAULT_MAX_TOKENS)
+    session_id: int | str | None = None
+    lang: Literal["zh", "en"] | None = None
+    cursor: str | None = Field(default=None, max_length=20000)
+
+    @field_validator("task")
+    @classmethod
+    def task_is_usable(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("task must not contain NUL bytes")
+        if not value.strip():
+            raise ValueError("task must not be empty")
+        if len(value) > conf.TASK_MAX_CHARS:
+            raise ValueError(f"task is {len(value)} characters; the limit is {conf.TASK_MAX_CHARS}")
+        return value
+
+    @field_validator("max_tokens")
+    @classmethod
+    def max_tokens_in_range(cls, value: int) -> int:
+        if not 1 <= value <= conf.MAX_TOKENS_LIMIT:
+            raise ValueError(f"max_tokens must be between 1 and {conf.MAX_TOKENS_LIMIT}")
+        return value
+
+
+class SourceOut(Schema):
+    source: str
+    url: str = ""
+    occurred_at: str | None = None
+
+
+class ItemOut(Schema):
+    id: str
+    title: str
+    text: str
+    score: float
+    summarized: bool
+    updated_at: str | None = None
+    sources: list[SourceOut] = []
+
+
+class BlockOut(Schema):
+    kind: Literal["wiki", "semantic", "episodic", "working"]
+    tokens: int
+    items: list[ItemOut]
+
+
+class BudgetOut(Schema):
+    max_tokens: int
+    used: int
+    blocks: dict[str, int] = {}
+
+
+class WarningOut(Schema):
+    code: Literal["summarized", "source_lagging", "stale_excluded", "budget_exceeded"]
+    detail: str
+    items: list[str] = []
+
+
+class ContextOut(Schema):
+    prompt: str
+    blocks: list[BlockOut]
+    budget: BudgetOut
+    warnings: list[WarningOut]
+    freshness: dict[str, dict]
+    next_cursor: str | None
+    lang: Literal["zh", "en"]
+    entities: list[str] = []

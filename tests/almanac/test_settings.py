@@ -1,0 +1,61 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = (
+    "import django; django.setup(); from django.conf import settings; from django.db import connection; "
+    "cur = connection.cursor(); cur.execute('select current_database()'); "
+    "print(settings.DEBUG, settings.DATABASES['default']['NAME'], cur.fetchone()[0])"
+)
+
+
+def run(env, code=PROBE):
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "almanac.settings"}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_settings_start_with_no_env_at_all():
+    out = run({})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "almanac", "almanac"]
+
+
+@pytest.mark.django_db
+def test_database_url_is_honoured():
+    host = connection.settings_dict["HOST"]
+    name = connection.settings_dict["NAME"]
+    out = run({"DATABASE_URL": f"postgres://postgres@/{name}?host={host}"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", name, name]
+
+
+def test_debug_off_requires_a_secret_key():
+    out = run({"DEBUG": "0"}, code="import django; django.setup()")
+    assert out.returncode != 0
+    assert "SECRET_KEY must be set" in out.stderr
+
+
+def test_secret_key_from_file(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("from-a-file\n")
+    code = "import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY)"
+    out = run({"DEBUG": "0", "SECRET_KEY_FILE": str(secret)}, code=code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "from-a-file"
+
+
+def test_bad_integer_setting_is_a_clear_error():
+    out = run({"EMBEDDING_DIM": "lots"}, code="import django; django.setup()")
+    assert out.returncode != 0 and "EMBEDDING_DIM must be an integer" in out.stderr
