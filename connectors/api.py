@@ -1,3 +1,56 @@
+"""Connector endpoints: the push endpoint, source states, and the Slack/GitHub webhooks."""
+
+from __future__ import annotations
+
+import json
+
+from django.http import Http404
 from ninja import Router
+from ninja.responses import Status
+
+from almanac.auth import request_tenant, require_connector_key
+from almanac.errors import ApplicationError
+from connectors import selectors, services, webhooks
+from connectors.schemas import IngestOut, SourceOut
 
 router = Router(tags=["connectors"])
+
+
+def _json_body(request):
+    try:
+        return json.loads(request.body or b"null")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApplicationError("the body must be JSON", status_code=400) from exc
+
+
+@router.post(
+    "/events",
+    response={202: IngestOut},
+    openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}},
+)
+def push_events(request):
+    """One normalized event, or {"events": [...]} (API.md, Connectors)."""
+    key = require_connector_key(request)
+    body = _json_body(request)
+    payloads = body["events"] if isinstance(body, dict) and set(body) == {"events"} else [body]
+    return Status(202, services.event_ingest_batch(tenant=key.tenant, payloads=payloads))
+
+
+@router.get("", response=list[SourceOut])
+def list_sources(request):
+    tenant = request_tenant(request)
+    if tenant is None:
+        raise Http404("tenant not found")
+    return selectors.source_rows(tenant=tenant)
+
+
+@router.post("/slack/events", auth=None)
+def slack_events(request):
+    """Slack Events API: signed requests only (SLACK_SIGNING_SECRET)."""
+    return webhooks.slack_handle(request)
+
+
+@router.post("/github/webhook", auth=None)
+def github_webhook(request):
+    """GitHub webhooks: X-Hub-Signature-256 with GITHUB_WEBHOOK_SECRET."""
+    return webhooks.github_handle(request)

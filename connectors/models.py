@@ -21,9 +21,12 @@ class Source(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="sources")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     name = models.CharField(max_length=100, help_text="the `source` field of events, e.g. slack")
-    config = models.JSONField(default=dict, blank=True, help_text="non-secret settings: URLs, channels, folders")
+    config = models.JSONField(
+        default=dict, blank=True, help_text="non-secret settings: URLs, channels, folders"
+    )
     credentials = models.TextField(
-        blank=True, help_text="encrypted with CONNECTOR_SECRET_KEY, or env:VAR_NAME to read it from the environment"
+        blank=True,
+        help_text="encrypted with CONNECTOR_SECRET_KEY, or env:VAR_NAME to read it from the environment",
     )
     enabled = models.BooleanField(default=True)
     poll_minutes = models.PositiveIntegerField(default=5)
@@ -59,7 +62,11 @@ class ExternalIdentity(models.Model):
     handle = models.CharField(max_length=300)
     display_name = models.CharField(max_length=300, blank=True)
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="external_identities"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="external_identities",
     )
 
     class Meta:
@@ -126,7 +133,9 @@ class Event(models.Model):
         indexes = [
             models.Index(fields=["source", "external_id"], name="connectors_event_item_idx"),
             models.Index(
-                fields=["received_at"], condition=models.Q(state="pending"), name="connectors_event_pending_idx"
+                fields=["received_at"],
+                condition=models.Q(state="pending"),
+                name="connectors_event_pending_idx",
             ),
             models.Index(fields=["tenant", "thread_key"], name="connectors_event_thread_idx"),
         ]

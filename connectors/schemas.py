@@ -1,0 +1,141 @@
+"""Input/output shapes of the connector API (API.md, Connectors)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from ninja import Schema
+from pydantic import ConfigDict, Field, field_validator
+
+from connectors import conf
+from connectors.models import Event
+
+SOURCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+CONTAINER_KEY_RE = re.compile(r"^[a-z][a-z0-9_-]*:.+$")
+# Group namespaces that belong to the directory; a connector may never manage them.
+RESERVED_NAMESPACES = ("tenant:", "dept:", "project:", "user:")
+MAX_VERSION = 2**31 - 1
+
+
+def _no_nul(value):
+    if isinstance(value, str) and "\x00" in value:
+        raise ValueError("NUL bytes are not allowed")
+    if isinstance(value, list):
+        for item in value:
+            _no_nul(item)
+    return value
+
+
+class ContainerIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(min_length=3, max_length=300)
+    name: str = Field("", max_length=300)
+    members: list[str] | None = Field(None, max_length=20000)
+    public: bool = False
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, value: str) -> str:
+        _no_nul(value)
+        if not CONTAINER_KEY_RE.match(value):
+            raise ValueError("container.key must look like 'namespace:id', e.g. slack:channel:C123")
+        if value.startswith(RESERVED_NAMESPACES):
+            raise ValueError(
+                "container.key may not use the directory namespaces tenant:, dept:, project:, user:"
+            )
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return _no_nul(value)
+
+    @field_validator("members")
+    @classmethod
+    def _members(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        _no_nul(value)
+        cleaned = []
+        for member in value:
+            member = member.strip()
+            if not member or len(member) > 300:
+                raise ValueError("each member must be a non-empty e-mail or handle of at most 300 characters")
+            if member not in cleaned:
+                cleaned.append(member)
+        return cleaned
+
+
+class TagsIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    customer: str | list[str] | None = None
+    project: str | list[str] | None = None
+
+    @field_validator("customer", "project")
+    @classmethod
+    def _tag(cls, value):
+        _no_nul(value)
+        items = [value] if isinstance(value, str) else (value or [])
+        if any(len(v) > 200 for v in items):
+            raise ValueError("a tag may have at most 200 characters")
+        return value
+
+
+class EventIn(Schema):
+    """One normalized event. `raw` (the source's own payload) is optional."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(min_length=1, max_length=100)
+    external_id: str = Field(min_length=1, max_length=500)
+    version: int = Field(1, ge=1, le=MAX_VERSION)
+    kind: Event.Kind
+    occurred_at: datetime
+    container: ContainerIn
+    thread_key: str = Field("", max_length=500)
+    author: str = Field("", max_length=300)
+    title: str = Field("", max_length=500)
+    text: str = Field("", max_length=conf.EVENT_MAX_TEXT)
+    tags: TagsIn = Field(default_factory=TagsIn)
+    url: str = Field("", max_length=1000)
+    raw: dict = Field(default_factory=dict)
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        if not SOURCE_RE.match(value):
+            raise ValueError("source must be letters, digits, '_', '.' or '-' (e.g. slack, hubspot)")
+        return value
+
+    @field_validator("external_id", "thread_key", "author", "title", "text", "url")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        return _no_nul(value)
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+class IngestOut(Schema):
+    accepted: int
+    duplicates: int
+
+
+class SourceOut(Schema):
+    name: str
+    kind: str
+    enabled: bool
+    poll_minutes: int
+    state: str
+    last_synced_at: datetime | None
+    lag_seconds: int | None
+    backoff_until: datetime | None
+    last_error: str
+    stale: bool
+    events: int
+    pending: int

@@ -1,0 +1,28 @@
+"""Writes of the connectors app. `event_ingest` is the one way an event enters Almanac."""
+
+from django_q.tasks import async_task  # noqa: F401  (patched in tests that assert enqueueing)
+
+from connectors.services.identity import identity_resolve, identity_upsert
+from connectors.services.ingest import event_ingest, event_ingest_batch, event_validate
+from connectors.services.sources import (
+    source_ensure,
+    source_reset_backoff,
+    source_set_credentials,
+    sync_cursor_save,
+    sync_failure,
+    sync_success,
+)
+
+__all__ = [
+    "event_ingest",
+    "event_ingest_batch",
+    "event_validate",
+    "identity_resolve",
+    "identity_upsert",
+    "source_ensure",
+    "source_reset_backoff",
+    "source_set_credentials",
+    "sync_cursor_save",
+    "sync_failure",
+    "sync_success",
+]

@@ -1,0 +1,40 @@
+import pytest
+
+
+@pytest.fixture
+def push(client, connector_key):
+    """POST to /connectors/events with the connector key."""
+
+    def _push(body, key=None):
+        return client.post(
+            "/api/v1/connectors/events",
+            body,
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {key or connector_key}"},
+        )
+
+    return _push
+
+
+def make_event(**over):
+    event = {
+        "source": "slack",
+        "external_id": "C123/1700000000.000100",
+        "version": 1,
+        "kind": "message",
+        "occurred_at": "2026-11-30T10:00:00Z",
+        "container": {
+            "key": "slack:channel:C123",
+            "name": "#finance-internal",
+            "members": ["alice@acme.com", "bob@acme.com"],
+            "public": False,
+        },
+        "thread_key": "slack:thread:C123/1700000000.000100",
+        "author": "bob@acme.com",
+        "title": "",
+        "text": "Q4 预算 for Vercel is approved",
+        "tags": {"customer": "Vercel", "project": "Apollo"},
+        "url": "",
+    }
+    event.update(over)
+    return event

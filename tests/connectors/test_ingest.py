@@ -1,0 +1,177 @@
+from unittest import mock
+
+import pytest
+
+from almanac.models import GroupMembership
+from almanac.selectors import user_group_keys
+from connectors import services
+from connectors.models import Event, ExternalIdentity, Source
+from connectors.selectors import event_item_history, source_freshness
+from tests.connectors.conftest import make_event
+
+pytestmark = pytest.mark.django_db
+
+
+def test_push_one_event_is_accepted_and_applies_membership(push, alice, bob, charlie):
+    response = push(make_event())
+    assert response.status_code == 202
+    assert response.json() == {"accepted": 1, "duplicates": 0}
+    event = Event.objects.get()
+    assert event.source.kind == Source.Kind.SLACK
+    assert event.tags == {"customer": "Vercel", "project": "Apollo"}
+    assert "slack:channel:C123" in user_group_keys(alice)
+    assert "slack:channel:C123" in user_group_keys(bob)
+    assert "slack:channel:C123" not in user_group_keys(charlie)
+
+
+def test_push_same_triple_twice_is_a_duplicate(push, alice):
+    assert push(make_event()).json() == {"accepted": 1, "duplicates": 0}
+    assert push({"events": [make_event(), make_event(version=2, kind="message_changed")]}).json() == {
+        "accepted": 1,
+        "duplicates": 1,
+    }
+    assert Event.objects.count() == 2
+
+
+def test_push_needs_connector_permission(api, alice):
+    response = api.post("/connectors/events", make_event())
+    assert response.status_code == 403
+    assert Event.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"kind": "tweet"}, "kind"),
+        ({"occurred_at": "yesterday-ish"}, "occurred_at"),
+        ({"container": {"key": "dept:finance", "members": ["charlie@acme.com"]}}, "directory namespaces"),
+        ({"text": "bad\x00text"}, "NUL"),
+        ({"tags": {"colour": "red"}}, "tags"),
+        ({"source": ""}, "source"),
+        ({"kind": "membership_added", "container": {"key": "slack:channel:C1"}}, "needs container.members"),
+    ],
+)
+def test_push_rejects_bad_event_with_reason(push, alice, change, reason):
+    response = push(make_event(**change))
+    assert response.status_code == 422
+    assert reason in response.json()["detail"]
+    assert Event.objects.count() == 0 and Source.objects.count() == 0
+
+
+def test_bad_event_in_batch_rejects_batch_and_names_index(push, alice):
+    response = push({"events": [make_event(), make_event(external_id="x", kind="nope")]})
+    assert response.status_code == 422
+    assert response.json()["index"] == 1
+    assert "events[1]" in response.json()["detail"]
+    assert Event.objects.count() == 0
+    assert GroupMembership.objects.filter(group__key="slack:channel:C123").count() == 0
+
+
+def test_push_rejects_non_json_body(client, connector_key):
+    response = client.post(
+        "/api/v1/connectors/events",
+        "{not json",
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {connector_key}"},
+    )
+    assert response.status_code == 400
+
+
+def test_unknown_members_are_recorded_and_granted_nothing(tenant, alice):
+    event = make_event(container={"key": "slack:channel:C9", "members": ["stranger@evil.example", "U999"]})
+    services.event_ingest(tenant=tenant, payload=event)
+    handles = set(ExternalIdentity.objects.filter(user=None).values_list("handle", flat=True))
+    assert {"stranger@evil.example", "U999"} <= handles
+    assert GroupMembership.objects.filter(group__key="slack:channel:C9").count() == 0
+
+
+def test_handle_linked_to_user_is_matched(tenant, alice):
+    ExternalIdentity.objects.create(tenant=tenant, source_kind="slack", handle="U1", user=alice)
+    services.event_ingest(
+        tenant=tenant, payload=make_event(container={"key": "slack:channel:C5", "members": ["U1"]})
+    )
+    assert "slack:channel:C5" in user_group_keys(alice)
+
+
+def test_membership_removed_takes_effect_on_next_read(tenant, alice, bob):
+    services.event_ingest(tenant=tenant, payload=make_event())
+    assert "slack:channel:C123" in user_group_keys(bob)
+    removed = make_event(
+        external_id="C123/member_left/bob",
+        kind="membership_removed",
+        container={"key": "slack:channel:C123", "members": ["bob@acme.com"]},
+    )
+    services.event_ingest(tenant=tenant, payload=removed)
+    assert "slack:channel:C123" not in user_group_keys(bob)
+    assert "slack:channel:C123" in user_group_keys(alice)
+
+
+def test_content_event_members_replace_connector_memberships(tenant, alice, bob):
+    services.event_ingest(tenant=tenant, payload=make_event())
+    later = make_event(
+        external_id="C123/2", container={"key": "slack:channel:C123", "members": ["alice@acme.com"]}
+    )
+    services.event_ingest(tenant=tenant, payload=later)
+    assert "slack:channel:C123" not in user_group_keys(bob)
+    omitted = make_event(external_id="C123/3", container={"key": "slack:channel:C123"})
+    services.event_ingest(tenant=tenant, payload=omitted)
+    assert "slack:channel:C123" in user_group_keys(alice)
+
+
+def test_duplicate_changes_no_membership(tenant, alice, bob):
+    services.event_ingest(tenant=tenant, payload=make_event())
+    GroupMembership.objects.filter(user=bob, group__key="slack:channel:C123").delete()
+    _, created = services.event_ingest(tenant=tenant, payload=make_event())
+    assert created is False
+    assert "slack:channel:C123" not in user_group_keys(bob)
+
+
+def test_ingest_enqueues_compile_after_commit(tenant, alice, django_capture_on_commit_callbacks):
+    with mock.patch("connectors.services.async_task") as enqueue:
+        with django_capture_on_commit_callbacks(execute=True):
+            event, created = services.event_ingest(tenant=tenant, payload=make_event())
+        services.event_ingest(tenant=tenant, payload=make_event())
+    assert created
+    enqueue.assert_called_once_with("wiki.tasks.compile_event_task", event.id)
+
+
+def test_event_item_history_orders_versions(tenant, alice):
+    services.event_ingest(tenant=tenant, payload=make_event(version=3, kind="message_deleted"))
+    first, _ = services.event_ingest(tenant=tenant, payload=make_event())
+    services.event_ingest(tenant=tenant, payload=make_event(external_id="other"))
+    assert [e.version for e in event_item_history(event=first)] == [1, 3]
+
+
+def test_source_freshness_for_push_source(tenant, alice):
+    assert source_freshness(tenant=tenant) == {}
+    services.event_ingest(tenant=tenant, payload=make_event(source="hubspot"))
+    state = source_freshness(tenant=tenant)["hubspot"]
+    assert state["state"] == "ok"
+    assert state["last_synced_at"] is not None and state["lag_seconds"] >= 0
+    assert Source.objects.get(name="hubspot").kind == Source.Kind.PUSH
+
+
+def test_source_freshness_backoff_and_error(tenant):
+    source = services.source_ensure(tenant=tenant, name="github")
+    assert source_freshness(tenant=tenant)["github"]["state"] == "never"
+    services.sync_failure(source=source, error="HTTP 429", retry_after=120)
+    state = source_freshness(tenant=tenant)["github"]
+    assert state["state"] == "backoff" and state["backoff_until"] and state["last_error"] == "HTTP 429"
+    services.source_reset_backoff(source=source)
+    assert source_freshness(tenant=tenant)["github"]["state"] == "error"
+    services.sync_success(source=source)
+    assert source_freshness(tenant=tenant)["github"]["state"] == "ok"
+
+
+def test_list_sources_shows_sync_state(api, tenant, alice):
+    services.event_ingest(tenant=tenant, payload=make_event())
+    services.sync_failure(source=Source.objects.get(name="slack"), error="HTTP 503")
+    rows = api.get("/connectors").json()
+    assert rows[0]["name"] == "slack" and rows[0]["state"] == "backoff"
+    assert rows[0]["last_error"] == "HTTP 503" and rows[0]["events"] == 1
+
+
+def test_list_sources_of_other_tenant_not_shown(client, mallory, tenant, alice):
+    services.event_ingest(tenant=tenant, payload=make_event())
+    client.force_login(mallory)
+    assert client.get("/api/v1/connectors").json() == []
