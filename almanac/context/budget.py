@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from almanac.context import conf
 from almanac.context.items import Fit, Item
-from almanac.context.prompt import BLOCK_SEPARATOR, LABELS, assemble, render_block, render_item, wiki_header
+from almanac.context.prompt import BLOCK_SEPARATOR, assemble, render_block, render_item, wiki_header
 from almanac.search import count_tokens
 
 # summarize(item, target_tokens) -> summary text of at most target_tokens, or None on failure.
@@ -108,16 +108,22 @@ def water_fill(sizes: list[int], capacity: int) -> list[int]:
 
 
 def _page_plan(pages: list[Item], allowance: int, lang: str):
-    """Drop the lowest-ranked pages until every page that must shrink can keep a useful summary."""
+    """Drop the lowest-ranked pages until every page that must shrink can keep a useful summary.
+
+    Returns (pages kept, summary target per page or None when it fits whole, dropped pages).
+    """
     active = list(pages)
     dropped: list[Item] = []
-    label = count_tokens(LABELS[lang]["wiki"] + "\n")
     while active:
-        capacity = allowance - label - 2 - 2 * (len(active) - 1)
         sizes = [count_tokens(render_item(page, lang)) for page in active]
-        gives = water_fill(sizes, capacity)
+        whole = count_tokens(render_block("wiki", active, lang))
+        if whole <= allowance:
+            return active, [None] * len(active), dropped
+        # Label and joins, measured; one token of slack per page for joins that merge differently.
+        overhead = max(0, whole - sum(sizes)) + len(active)
+        gives = water_fill(sizes, allowance - overhead)
         targets = [
-            None if give >= size else give - count_tokens(wiki_header(page, lang)) - 2
+            None if give >= size else give - count_tokens(wiki_header(page, lang)) - 1
             for page, size, give in zip(active, sizes, gives, strict=True)
         ]
         if all(t is None or t >= conf.MIN_SUMMARY_TOKENS for t in targets):

@@ -1,0 +1,211 @@
+"""Selection: which wiki pages, memories and session turns are candidates for a task.
+
+Reads only through the other apps' permission-aware selectors (and the one access
+filter `PageSection.objects.visible_to`), so the context call can never see more than
+the user may read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from almanac.context import conf
+from almanac.context.cursor import Seen
+from almanac.context.items import Item
+from almanac.context.prompt import day, single_line
+
+# Ids such as PRD-2024-013, INV_2025/07, #4521 are worth reporting as entities.
+_ID = re.compile(r"\b[A-Za-z]+[-_/][A-Za-z0-9]*\d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*\b|#\d+")
+# A page with sections matching the query gets its best score plus this much of the rest.
+_REST_WEIGHT = 0.3
+
+
+@dataclass
+class Selection:
+    candidates: dict[str, list[Item]] = field(default_factory=dict)
+    entities: list[str] = field(default_factory=list)
+    candidate_page_ids: list[int] = field(default_factory=list)
+    more: bool = False  # something ranked below what this pass considered
+
+
+def task_entities(*, tenant, task: str) -> tuple[list, list[str]]:
+    """Wiki entities named in the task (names and aliases) and ids like PRD-2024-013."""
+    from wiki.selectors import entities_in_text
+
+    entities = list(entities_in_text(tenant=tenant, text=task))
+    names = [e.name for e in entities]
+    names += [m.group() for m in _ID.finditer(task) if m.group() not in names]
+    return entities, names
+
+
+def rank_pages(hits, entity_page_ids: list[int], seen_pages: set[int]) -> list[tuple[int, float]]:
+    """(page_id, score) best first: pages an entity names, then by aggregated section score."""
+    by_page: dict[int, list[float]] = {}
+    for hit in hits:
+        by_page.setdefault(hit.section.page_id, []).append(float(hit.score))
+    scored = {
+        pid: max(scores) + _REST_WEIGHT * (sum(scores) - max(scores)) for pid, scores in by_page.items()
+    }
+    named = [pid for pid in dict.fromkeys(entity_page_ids) if pid not in seen_pages]
+    rest = sorted(
+        (pid for pid in scored if pid not in seen_pages and pid not in named), key=lambda p: (-scored[p], p)
+    )
+    top = max(scored.values(), default=0.0)
+    # Named pages rank first; their score is the best score seen (or their own, if higher).
+    return [(pid, max(scored.get(pid, 0.0), top)) for pid in named] + [(pid, scored[pid]) for pid in rest]
+
+
+def _section_line(section, lang: str) -> str:
+    when = day(section.occurred_at)
+    where = " ".join(
+        p for p in [section.sources[0]["source"] if section.sources else "", section.container_name] if p
+    )
+    head = " · ".join(p for p in [when, where] if p)
+    title = f"{section.title}: " if section.title and section.title not in section.content[:200] else ""
+    return f"[{head}] {title}{section.content.strip()}" if head else f"{title}{section.content.strip()}"
+
+
+def _page_sources(sections) -> list[dict]:
+    sources: list[dict] = []
+    for section in sections:
+        for source in section.sources:
+            sources.append({**source, "name": section.container_name})
+    sources.sort(key=lambda s: str(s.get("occurred_at") or ""), reverse=True)
+    return sources
+
+
+def page_items(*, user, ranked: list[tuple[int, float]], lang: str) -> list[Item]:
+    """The pages' visible, non-stale sections (one query), newest first, as Items.
+
+    Newest-first keeps the text independent of the task, so the summary cache is shared
+    across tasks for the same page and the same visible sections.
+    """
+    from wiki.models import PageSection
+
+    ids = [pid for pid, _ in ranked]
+    sections = (
+        PageSection.objects.visible_to(user)
+        .filter(page_id__in=ids)
+        .select_related("page")
+        .defer("embedding", "tokens", "tf", "search_vector")
+        .order_by("page_id", "-occurred_at", "-id")
+    )
+    grouped: dict[int, list] = {}
+    for section in sections:
+        grouped.setdefault(section.page_id, []).append(section)
+    items = []
+    for pid, score in ranked:
+        group = grouped.get(pid)
+        if not group:
+            continue  # nothing the user may see: the page does not exist for them
+        page = group[0].page
+        digest = hashlib.sha256(
+            "|".join(f"{s.id}:{s.updated_at.isoformat()}" for s in group).encode()
+        ).hexdigest()[:32]
+        items.append(
+            Item(
+                kind="wiki",
+                id=page.slug,
+                title=page.title,
+                text="\n".join(_section_line(s, lang) for s in group),
+                score=score,
+                updated_at=max(s.updated_at for s in group),
+                sources=_page_sources(group),
+                digest=digest,
+                refs={"page": page.id, "sections": [s.id for s in group]},
+            )
+        )
+    return items
+
+
+def select_pages(*, user, tenant, task: str, seen: Seen, lang: str, selection: Selection) -> None:
+    from wiki.models import Page
+    from wiki.selectors import section_search
+
+    entities, selection.entities = task_entities(tenant=tenant, task=task)
+    entity_page_ids = list(
+        Page.objects.filter(tenant=tenant, entity__in=[e.pk for e in entities]).values_list("id", "entity_id")
+    )
+    order = {e.pk: i for i, e in enumerate(entities)}
+    entity_page_ids = [pid for pid, eid in sorted(entity_page_ids, key=lambda pe: order.get(pe[1], 0))]
+    hits = section_search(user=user, query=task, top_k=conf.SECTION_TOP_K, exclude_section_ids=seen.sections)
+    ranked = rank_pages(hits, entity_page_ids, seen.pages)
+    selection.candidate_page_ids = [pid for pid, _ in ranked]
+    top = settings.CONTEXT_TOP_PAGES
+    # Ask for a few more than needed: a named page may have nothing visible to this user.
+    items = page_items(user=user, ranked=ranked[: top + 2], lang=lang)
+    selection.candidates["wiki"] = items[:top]
+    if len(items) > top or len(ranked) > top + 2:
+        selection.more = True
+
+
+def _memory_item(hit, kind: str) -> Item:
+    memory = hit.memory
+    return Item(
+        kind=kind,
+        id=str(memory.id),
+        title=single_line(memory.content)[:80],
+        text=memory.content,
+        score=float(hit.score),
+        updated_at=memory.updated_at,
+        occurred_at=memory.occurred_at,
+        sources=_memory_sources(memory),
+        refs={"memory": memory.id},
+    )
+
+
+def _memory_sources(memory) -> list[dict]:
+    meta = memory.meta or {}
+    source = meta.get("source") or ("session" if meta.get("session_id") else "memory")
+    return [
+        {
+            "source": str(source),
+            "url": str(meta.get("url") or ""),
+            "occurred_at": day(memory.occurred_at) or None,
+        }
+    ]
+
+
+def select_memories(*, user, task: str, seen: Seen, selection: Selection) -> None:
+    from memories.selectors import memory_search
+
+    for kind, top_k in (("semantic", conf.SEMANTIC_TOP_K), ("episodic", conf.EPISODIC_TOP_K)):
+        hits = memory_search(
+            user=user, query=task, top_k=top_k + 1, memory_types=[kind], exclude_ids=seen.memories
+        )
+        if len(hits) > top_k:
+            selection.more = True
+        selection.candidates[kind] = [_memory_item(hit, kind) for hit in hits[:top_k]]
+
+
+def select_working(*, user, session_id) -> list[Item]:
+    from memories.selectors import session_window
+
+    window = session_window(user=user, session_id=session_id)
+    return [
+        Item(
+            kind="working",
+            id=f"{window['session_id']}:{index}",
+            title=turn["role"] if turn.get("kind") != "summary" else "summary",
+            text=turn["content"],
+            role="summary" if turn.get("kind") == "summary" else turn["role"],
+        )
+        for index, turn in enumerate(window["turns"])
+    ]
+
+
+def select(*, user, tenant, task: str, seen: Seen, lang: str, session_id=None) -> Selection:
+    """Candidates for every block, best first; the budget fitter decides what fits."""
+    selection = Selection()
+    if session_id is not None:
+        working = select_working(user=user, session_id=session_id)  # 404 if not the user's
+        # The working window is the live conversation: part of the first pass only.
+        if seen.passes == 0:
+            selection.candidates["working"] = working
+    select_pages(user=user, tenant=tenant, task=task, seen=seen, lang=lang, selection=selection)
+    select_memories(user=user, task=task, seen=seen, selection=selection)
+    return selection

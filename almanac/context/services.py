@@ -1,0 +1,227 @@
+"""`context_build`: select → fit the budget → prompt, warnings, freshness, next cursor."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from django.conf import settings
+from django.core.cache import cache
+
+from almanac.context import conf
+from almanac.context.budget import fit
+from almanac.context.cursor import Seen, cursor_decode, cursor_encode
+from almanac.context.items import Fit, Item
+from almanac.context.prompt import detect_lang
+from almanac.context.selection import Selection, select
+from almanac.search import count_tokens
+
+log = logging.getLogger(__name__)
+
+
+def context_build(
+    *,
+    user,
+    tenant,
+    task: str,
+    max_tokens: int,
+    session_id=None,
+    lang: str | None = None,
+    cursor: str | None = None,
+) -> dict:
+    """The context for one LLM call of an agent acting for `user` (API.md, Context).
+
+    1. Decode the cursor (what earlier passes returned; 400 if foreign or tampered).
+    2. Select candidates through the access filters (selection.py).
+    3. Fit them under `max_tokens` (budget.py), summarizing pages only when needed.
+    4. Report what was summarized or left out, stale sections, lagging sources.
+    5. Encode a cursor for the next pass, or None when nothing ranked is left.
+    """
+    lang = lang or detect_lang(task)
+    seen = cursor_decode(token=cursor, user_id=user.pk, task=task) if cursor else Seen()
+    selection = select(user=user, tenant=tenant, task=task, seen=seen, lang=lang, session_id=session_id)
+    result = fit(selection.candidates, max_tokens=max_tokens, lang=lang, summarize=summarize_page)
+    freshness = freshness_for(tenant=tenant)
+    warnings = budget_warnings(result, lang)
+    warnings += freshness_warnings(freshness)
+    warnings += stale_warnings(user=user, page_ids=selection.candidate_page_ids)
+    return {
+        "prompt": result.prompt,
+        "blocks": blocks_out(result),
+        "budget": {"max_tokens": max_tokens, "used": result.used, "blocks": result.block_tokens},
+        "warnings": warnings,
+        "freshness": freshness,
+        "next_cursor": next_cursor(user=user, task=task, seen=seen, result=result, selection=selection),
+        "lang": lang,
+        "entities": selection.entities,
+    }
+
+
+def summary_cache_key(item: Item, target: int) -> str:
+    # The digest covers the visible section ids and their updated_at, and the text hash
+    # covers the rendering: a reader with other visible sections gets another key.
+    text_digest = hashlib.sha256(item.text.encode()).hexdigest()[:24]
+    return f"almanac:context:summary:v1:{item.refs.get('page')}:{item.digest}:{text_digest}:{target}"
+
+
+def summarize_page(item: Item, target: int) -> str | None:
+    """A summary of `item.text` of at most `target` tokens (cached), or None if the skill failed."""
+    from skills.services import SkillFailed, skill_run
+
+    key = summary_cache_key(item, target)
+    summary = cache.get(key)
+    if summary is not None:
+        return summary
+    try:
+        summary = skill_run(
+            name="summarize",
+            input={"text": item.text, "max_tokens": target, "title": item.title},
+            trigger="context",
+        )["summary"]
+    except SkillFailed:
+        log.warning("summarize failed for page %s; the page is left out", item.id, exc_info=True)
+        return None
+    summary = (summary or "").strip()
+    if not summary or count_tokens(summary) > target:
+        return None  # the skill broke its contract; leave the page out rather than cut it
+    cache.set(key, summary, conf.SUMMARY_CACHE_SECONDS)
+    return summary
+
+
+def blocks_out(result: Fit) -> list[dict]:
+    return [
+        {
+            "kind": kind,
+            "tokens": result.block_tokens.get(kind, 0),
+            "items": [item_out(item) for item in items],
+        }
+        for kind, items in result.chosen.items()
+    ]
+
+
+def item_out(item: Item) -> dict:
+    return {
+        "id": item.id,
+        "title": item.title,
+        "text": item.text,
+        "score": round(item.score, 6),
+        "summarized": item.summarized,
+        "updated_at": item.updated_at.isoformat() if item.updated_at else None,
+        "sources": [
+            {
+                "source": s.get("source") or "",
+                "url": s.get("url") or "",
+                "occurred_at": _iso(s.get("occurred_at")),
+                "name": s.get("name") or "",
+            }
+            for s in item.sources
+        ],
+    }
+
+
+def _iso(value):
+    if value is None or isinstance(value, str):
+        return value
+    return value.isoformat()
+
+
+def _names(items: list[Item]) -> str:
+    return ", ".join(item.label for item in items)
+
+
+def budget_warnings(result: Fit, lang: str) -> list[dict]:
+    warnings = []
+    if result.summarized:
+        warnings.append(
+            {
+                "code": "summarized",
+                "detail": f"summarized to fit the budget: {_names(result.summarized)}",
+                "items": [item.id for item in result.summarized],
+            }
+        )
+    if result.left_out:
+        by_kind: dict[str, list[Item]] = {}
+        for item in result.left_out:
+            by_kind.setdefault(item.kind, []).append(item)
+        parts = [
+            f"{kind}: {', '.join(i.title if kind == 'wiki' else i.id for i in items)}"
+            for kind, items in by_kind.items()
+        ]
+        warnings.append(
+            {
+                "code": "budget_exceeded",
+                "detail": "left out to stay within max_tokens — " + "; ".join(parts),
+                "items": [f"{item.kind}:{item.id}" for item in result.left_out],
+            }
+        )
+    return warnings
+
+
+def freshness_for(*, tenant) -> dict[str, dict]:
+    from connectors.selectors import source_freshness
+
+    return {
+        name: {key: _iso(value) for key, value in state.items()}
+        for name, state in source_freshness(tenant=tenant).items()
+    }
+
+
+def freshness_warnings(freshness: dict[str, dict]) -> list[dict]:
+    lagging = []
+    for name, state in sorted(freshness.items()):
+        lag = state.get("lag_seconds")
+        if state.get("state") in {"backoff", "error"}:
+            reason = state.get("state")
+            if state.get("last_error"):
+                reason += f": {str(state['last_error'])[:120]}"
+            lagging.append(f"{name} ({reason})")
+        elif lag is not None and lag > settings.SOURCE_LAG_WARNING_SECONDS:
+            lagging.append(f"{name} (last synced {int(lag) // 60} min ago)")
+    if not lagging:
+        return []
+    return [
+        {
+            "code": "source_lagging",
+            "detail": "these sources may be behind, recent changes may be missing: " + "; ".join(lagging),
+            "items": [entry.split(" ", 1)[0] for entry in lagging],
+        }
+    ]
+
+
+def stale_warnings(*, user, page_ids: list[int]) -> list[dict]:
+    from wiki.selectors import stale_section_count
+
+    if not page_ids:
+        return []
+    count = stale_section_count(user=user, page_ids=page_ids)
+    if not count:
+        return []
+    return [
+        {
+            "code": "stale_excluded",
+            "detail": f"{count} stale section(s) (e.g. recalled e-mails) were excluded until someone confirms them",
+            "items": [],
+        }
+    ]
+
+
+def next_cursor(*, user, task: str, seen: Seen, result: Fit, selection: Selection) -> str | None:
+    returned = [item for items in result.chosen.values() for item in items]
+    new = Seen(
+        pages=set(seen.pages),
+        sections=set(seen.sections),
+        memories=set(seen.memories),
+        passes=seen.passes + 1,
+    )
+    for item in returned:
+        if item.kind == "wiki":
+            new.pages.add(item.refs["page"])
+            new.sections.update(item.refs["sections"])
+        elif "memory" in item.refs:
+            new.memories.add(item.refs["memory"])
+    left_over = [item for item in result.left_out if item.kind != "working"]
+    if not (selection.more or left_over):
+        return None
+    if not any(item.kind != "working" for item in returned):
+        return None  # nothing fitted at all: another pass with the same budget would loop
+    return cursor_encode(user_id=user.pk, task=task, seen=new)

@@ -1,0 +1,171 @@
+"""The budget fitter on plain data: the ceiling holds for any candidates and budget."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from almanac.context.budget import fit, water_fill
+from almanac.context.items import Item
+from almanac.context.prompt import LABELS, detect_lang
+from almanac.search import count_tokens, truncate_tokens
+
+WORDS = [
+    "Vercel",
+    "续约",
+    "合同",
+    "renewal",
+    "¥120,000",
+    "2026-11-30",
+    "PRD-2024-013",
+    "王伟",
+    "alice",
+    "折扣",
+]
+
+
+def prefix_summary(item: Item, target: int) -> str:
+    """A stand-in summarizer for plain-data tests: the first `target` tokens of the page."""
+    return truncate_tokens(item.text, target)
+
+
+def page(n: int, words: int) -> Item:
+    text = "\n".join(
+        f"[2026-11-{(i % 28) + 1:02d} · slack #sales] " + " ".join(WORDS[: (i % 10) + 1])
+        for i in range(words)
+    )
+    return Item(
+        kind="wiki",
+        id=f"page-{n}",
+        title=f"Page {n}",
+        text=text,
+        score=1.0 / (n + 1),
+        sources=[{"source": "slack", "url": "", "occurred_at": "2026-11-30T10:00:00Z", "name": "#sales"}],
+        refs={"page": n, "sections": [n]},
+    )
+
+
+def memory(kind: str, n: int, length: int) -> Item:
+    return Item(
+        kind=kind,
+        id=str(n),
+        title="",
+        text=" ".join(WORDS[i % len(WORDS)] for i in range(length)),
+        occurred_at=date(2025, 3, (n % 28) + 1),
+        refs={"memory": n},
+    )
+
+
+candidates_strategy = st.fixed_dictionaries(
+    {
+        "wiki": st.lists(st.integers(1, 60), max_size=4),
+        "semantic": st.lists(st.integers(1, 80), max_size=8),
+        "episodic": st.lists(st.integers(1, 80), max_size=8),
+        "working": st.lists(st.integers(1, 60), max_size=10),
+    }
+)
+
+
+def build(spec: dict) -> dict[str, list[Item]]:
+    out = {"wiki": [page(i, size) for i, size in enumerate(spec["wiki"])]}
+    for kind in ("semantic", "episodic"):
+        out[kind] = [memory(kind, 100 * len(kind) + i, size) for i, size in enumerate(spec[kind])]
+    out["working"] = [
+        Item(
+            kind="working",
+            id=f"s:{i}",
+            title="",
+            text=" ".join(WORDS[: size % 10 + 1]) * (size // 10 + 1),
+            role="user",
+        )
+        for i, size in enumerate(spec["working"])
+    ]
+    return out
+
+
+@settings(max_examples=120, deadline=None)
+@given(spec=candidates_strategy, max_tokens=st.integers(1, 8000), lang=st.sampled_from(["zh", "en"]))
+def test_prompt_never_exceeds_budget_and_used_is_exact(spec, max_tokens, lang):
+    result = fit(build(spec), max_tokens=max_tokens, lang=lang, summarize=prefix_summary)
+    assert result.used <= max_tokens
+    assert count_tokens(result.prompt) == result.used
+
+
+@settings(max_examples=60, deadline=None)
+@given(spec=candidates_strategy, max_tokens=st.integers(50, 8000))
+def test_everything_is_either_in_the_prompt_or_reported(spec, max_tokens):
+    candidates = build(spec)
+    result = fit(candidates, max_tokens=max_tokens, lang="en", summarize=prefix_summary)
+    chosen = {(i.kind, i.id) for items in result.chosen.values() for i in items}
+    left = {(i.kind, i.id) for i in result.left_out}
+    everything = {(i.kind, i.id) for items in candidates.values() for i in items}
+    assert chosen | left == everything
+    assert not chosen & left
+    summarized = {(i.kind, i.id) for i in result.summarized}
+    flagged = {(i.kind, i.id) for items in result.chosen.values() for i in items if i.summarized}
+    assert summarized == flagged
+
+
+def test_nothing_is_summarized_when_everything_fits():
+    candidates = build({"wiki": [5, 5], "semantic": [10], "episodic": [10], "working": [5]})
+    calls = []
+    result = fit(candidates, max_tokens=4000, lang="en", summarize=lambda i, t: calls.append(i) or "x")
+    assert calls == []
+    assert result.summarized == [] and result.left_out == []
+    assert all(not i.summarized for items in result.chosen.values() for i in items)
+
+
+def test_big_pages_are_summarized_to_their_share_and_reported():
+    candidates = {"wiki": [page(0, 200), page(1, 200)], "semantic": [memory("semantic", 1, 20)]}
+    result = fit(candidates, max_tokens=600, lang="en", summarize=prefix_summary)
+    assert {i.id for i in result.summarized} == {"page-0", "page-1"}
+    assert all(i.summarized for i in result.chosen["wiki"])
+    assert result.used <= 600
+    assert result.chosen["semantic"]  # the memory kept its guaranteed share
+
+
+def test_unused_share_spills_over_to_other_blocks():
+    # No wiki, no session: memories may use the whole budget.
+    candidates = {"semantic": [memory("semantic", i, 60) for i in range(10)]}
+    result = fit(candidates, max_tokens=3000, lang="en", summarize=prefix_summary)
+    assert len(result.chosen["semantic"]) == 10
+    assert result.left_out == []
+
+
+def test_working_window_keeps_the_newest_turns():
+    turns = [
+        Item(kind="working", id=f"s:{i}", title="", text=f"turn number {i} " * 20, role="user")
+        for i in range(10)
+    ]
+    result = fit({"working": turns}, max_tokens=200, lang="en", summarize=prefix_summary)
+    kept = [i.id for i in result.chosen["working"]]
+    assert kept and kept == [f"s:{i}" for i in range(10 - len(kept), 10)]
+    assert [i.id for i in result.left_out] == [f"s:{i}" for i in range(10 - len(kept))]
+
+
+def test_failed_summary_leaves_the_page_out_and_reports_it():
+    result = fit({"wiki": [page(0, 300)]}, max_tokens=300, lang="en", summarize=lambda item, target: None)
+    assert result.chosen == {}
+    assert [i.id for i in result.left_out] == ["page-0"]
+    assert result.prompt == "" and result.used == 0
+
+
+def test_labels_by_language():
+    candidates = {"semantic": [memory("semantic", 1, 3)], "episodic": [memory("episodic", 2, 3)]}
+    zh = fit(candidates, max_tokens=500, lang="zh", summarize=prefix_summary).prompt
+    en = fit(candidates, max_tokens=500, lang="en", summarize=prefix_summary).prompt
+    assert zh.startswith(LABELS["zh"]["semantic"]) and LABELS["zh"]["episodic"] in zh
+    assert en.startswith("[Long-term memory]") and "[Related past events]\n- 2025-03-03 " in en
+
+
+def test_water_fill_gives_small_items_all_they_need():
+    assert water_fill([10, 500, 500], 310) == [10, 150, 150]
+    assert water_fill([10, 20], 1000) == [10, 20]
+    assert sum(water_fill([300, 300, 300], 100)) <= 100
+
+
+def test_detect_lang():
+    assert detect_lang("为 Vercel 起草续约提案") == "zh"
+    assert detect_lang("Draft the Vercel renewal") == "en"
