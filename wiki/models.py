@@ -1,1 +1,172 @@
-"""Models of this app."""
+"""The company wiki: entities, their pages, and page sections with provenance and ACL.
+
+A page is the set of its sections. Each section comes from one thread of one source
+container and carries that container's ACL, so a reader sees only the sections they may
+see (section-level security) — `PageSection.objects.visible_to(user)` is the one filter
+every read path uses.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.expressions import ArraySubquery
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import Subquery
+from pgvector.django import HnswIndex, VectorField
+from simple_history.models import HistoricalRecords
+
+from almanac import keyword
+from almanac.models import Tenant, UserProfile
+
+
+class Entity(models.Model):
+    class Kind(models.TextChoices):
+        CUSTOMER = "customer"
+        PROJECT = "project"
+        PERSON = "person"
+        TOPIC = "topic"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="wiki_entities")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    name = models.CharField(max_length=300)
+    key = models.CharField(max_length=300, help_text="folded name (case, width, legal suffixes)")
+    aliases = ArrayField(models.CharField(max_length=300), default=list, blank=True)
+    alias_keys = ArrayField(
+        models.CharField(max_length=300), default=list, blank=True, help_text="folded name and aliases"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="wiki_entities",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "entities"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "kind", "key"], name="%(app_label)s_%(class)s_unique_key"
+            ),
+        ]
+        indexes = [GinIndex(fields=["alias_keys"], name="wiki_entity_alias_keys_gin")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+
+class Page(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        OPEN = "open"
+        CLOSED = "closed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="wiki_pages")
+    entity = models.OneToOneField(Entity, on_delete=models.CASCADE, related_name="page")
+    slug = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Entity.Kind.choices)
+    title = models.CharField(max_length=300)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    status_at = models.DateTimeField(null=True, blank=True, help_text="event time of the last status change")
+    summary = models.TextField(blank=True)
+    summary_digest = models.CharField(
+        max_length=64, blank=True, help_text="digest of the sections summarized"
+    )
+    summary_section_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "slug"], name="%(app_label)s_%(class)s_unique_slug"),
+        ]
+        indexes = [models.Index(fields=["tenant", "kind"], name="wiki_page_kind_idx")]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class PageSectionQuerySet(models.QuerySet):
+    def visible_to(self, user, *, include_stale: bool = False):
+        """THE access filter: the user's tenant, `acl && <user's group keys>`, not stale.
+
+        Keys are resolved inside the same query (a subquery), so a membership removed a
+        moment ago hides the section on the very next read. Fails closed.
+        """
+        if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:
+            return self.none()
+        from almanac.selectors import user_keys_subquery
+
+        tenant_id = Subquery(UserProfile.objects.filter(user_id=user.pk).values("tenant_id")[:1])
+        qs = self.filter(tenant_id=tenant_id, acl__overlap=ArraySubquery(user_keys_subquery(user)))
+        return qs if include_stale else qs.filter(stale=False)
+
+
+class PageSection(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="sections")
+    thread_key = models.CharField(max_length=500)
+    container_key = models.CharField(max_length=300)
+    container_name = models.CharField(max_length=300, blank=True)
+    title = models.CharField(max_length=500, blank=True)
+    content = models.TextField()
+    content_digest = models.CharField(max_length=64, blank=True)
+    occurred_at = models.DateTimeField()
+    acl = ArrayField(models.CharField(max_length=300), default=list)
+    authors = ArrayField(models.CharField(max_length=300), default=list, blank=True)
+    event_ids = ArrayField(models.BigIntegerField(), default=list, blank=True, help_text="provenance")
+    source_list = models.JSONField(default=list, blank=True, help_text="[{source, url, occurred_at}]")
+    stale = models.BooleanField(default=False)
+    stale_reason = models.CharField(max_length=300, blank=True)
+    recall_event_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    confirmed_recall_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    embedding = VectorField(dimensions=settings.EMBEDDING_DIM, null=True, blank=True)
+    tokens = models.TextField(blank=True)
+    tf = models.JSONField(default=dict, blank=True)
+    doc_len = models.IntegerField(default=0)
+    search_vector = models.GeneratedField(
+        expression=keyword.tsvector_expression(), output_field=SearchVectorField(), db_persist=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords(excluded_fields=["embedding", "search_vector", "tokens", "tf", "doc_len"])
+
+    objects = PageSectionQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["page", "thread_key", "container_key"], name="%(app_label)s_%(class)s_unique_thread"
+            ),
+        ]
+        indexes = [
+            GinIndex(fields=["acl"], name="wiki_section_acl_gin"),
+            GinIndex(fields=["authors"], name="wiki_section_authors_gin"),
+            GinIndex(fields=["search_vector"], name="wiki_section_search_gin"),
+            HnswIndex(
+                name="wiki_section_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            models.Index(fields=["tenant", "thread_key"], name="wiki_section_thread_idx"),
+            models.Index(fields=["page", "occurred_at"], name="wiki_section_page_time_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.page_id}/{self.thread_key}"
+
+    @property
+    def sources(self) -> list[dict]:
+        """Where this section comes from: [{"source", "url", "occurred_at"}] (ISO times)."""
+        return [
+            {"source": s.get("source", ""), "url": s.get("url", ""), "occurred_at": s.get("occurred_at")}
+            for s in self.source_list or []
+        ]

@@ -1,0 +1,12 @@
+"""Settings of the wiki app (env-driven, see docs/wiki.md)."""
+
+from almanac.settings import envbool, envint
+
+# Generate page summaries with the `summarize` skill after sections change.
+WIKI_SUMMARY_ENABLED = envbool("WIKI_SUMMARY_ENABLED", True)
+WIKI_SUMMARY_MAX_TOKENS = envint("WIKI_SUMMARY_MAX_TOKENS", 200)
+# Longest text of one item kept in a section, and of a whole section (characters).
+WIKI_ITEM_MAX_CHARS = envint("WIKI_ITEM_MAX_CHARS", 4000)
+WIKI_SECTION_MAX_CHARS = envint("WIKI_SECTION_MAX_CHARS", 20000)
+# Visible sections below which the vector lane scans exactly instead of using HNSW.
+WIKI_EXACT_SCAN_BELOW = envint("WIKI_EXACT_SCAN_BELOW", 2000)

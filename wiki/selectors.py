@@ -1,0 +1,244 @@
+"""Permission-aware reads of the wiki. Every path goes through `PageSection.objects.visible_to`."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+from django.db import connection, transaction
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
+from django.http import Http404
+from pgvector.django import CosineDistance
+
+from almanac import keyword, search
+from almanac.models import Tenant
+from almanac.selectors import user_tenant
+from wiki import conf, folding
+from wiki.models import Entity, Page, PageSection
+from wiki.services.sections import CORPUS
+from wiki.services.summary import summary_digest
+
+LANE_SIZE = 50
+RRF_K = 60
+MIN_LATIN_KEY = 3
+MAX_QUERY_CHARS = 4000
+
+# --- Entities in text -------------------------------------------------------------------
+
+
+@dataclass
+class _Matcher:
+    stamp: tuple
+    pattern: re.Pattern | None
+    by_key: dict[str, list[int]] = field(default_factory=dict)
+    entities: dict[int, Entity] = field(default_factory=dict)
+
+
+_matchers: dict[int, _Matcher] = {}
+_matchers_lock = threading.Lock()
+
+
+def _matcher(tenant_id: int) -> _Matcher:
+    """One alternation regex of all folded names/aliases of a tenant, rebuilt when entities change."""
+    agg = Entity.objects.filter(tenant_id=tenant_id).aggregate(n=Count("id"), at=Max("updated_at"))
+    stamp = (agg["n"], agg["at"])
+    cached = _matchers.get(tenant_id)
+    if cached is not None and cached.stamp == stamp:
+        return cached
+    entities = {e.pk: e for e in Entity.objects.filter(tenant_id=tenant_id)}
+    by_key: dict[str, list[int]] = {}
+    for entity in entities.values():
+        for key in entity.alias_keys:
+            if len(key) >= (2 if folding.has_cjk(key) else MIN_LATIN_KEY):
+                by_key.setdefault(key, []).append(entity.pk)
+    search.add_words([e.name for e in entities.values()] + [a for e in entities.values() for a in e.aliases])
+    keys = sorted(by_key, key=len, reverse=True)
+    latin = [re.escape(k) for k in keys if not folding.has_cjk(k)]
+    cjk = [re.escape(k) for k in keys if folding.has_cjk(k)]
+    parts = ([rf"(?<!\w)(?:{'|'.join(latin)})(?!\w)"] if latin else []) + (
+        [f"(?:{'|'.join(cjk)})"] if cjk else []
+    )
+    pattern = re.compile("|".join(parts)) if parts else None
+    matcher = _Matcher(stamp=stamp, pattern=pattern, by_key=by_key, entities=entities)
+    with _matchers_lock:
+        _matchers[tenant_id] = matcher
+    return matcher
+
+
+def _fold_text(text: str) -> str:
+    return re.sub(r"[\s\"'`.,;:!?()\[\]{}<>|/\\]+", " ", folding.normalize(text))
+
+
+def entities_in_text(*, tenant: Tenant, text: str) -> list[Entity]:
+    """Entities whose folded name or alias occurs in `text`, in order of first mention.
+
+    Lexical (case, width, legal suffixes folded); CJK names match as substrings, Latin
+    names on word boundaries.
+    """
+    matcher = _matcher(tenant.pk)
+    if matcher.pattern is None or not text:
+        return []
+    found: dict[int, Entity] = {}
+    for match in matcher.pattern.finditer(_fold_text(text)):
+        for pk in matcher.by_key.get(match.group(), []):
+            found.setdefault(pk, matcher.entities[pk])
+    return list(found.values())
+
+
+# --- Pages and sections -----------------------------------------------------------------
+
+
+def _person_handles(page: Page) -> list[str]:
+    from wiki.services.people import person_handles
+
+    user = page.entity.user if page.kind == Entity.Kind.PERSON else None
+    return person_handles(user) if user is not None else []
+
+
+def page_sections_for_user(*, user, page: Page) -> QuerySet[PageSection]:
+    """The page's sections the user may see, non-stale, oldest first.
+
+    A person page also shows that person's visible activity (sections they authored).
+    """
+    condition = Q(page=page)
+    handles = _person_handles(page)
+    if handles:
+        condition |= Q(authors__overlap=handles)
+    return (
+        PageSection.objects.visible_to(user)
+        .filter(condition)
+        .select_related("page")
+        .order_by("occurred_at", "id")
+    )
+
+
+def stale_section_count(*, user, page_ids: list[int] | None = None) -> int:
+    """Sections that would be visible to the user but are stale (awaiting confirmation)."""
+    qs = PageSection.objects.visible_to(user, include_stale=True).filter(stale=True)
+    if page_ids is not None:
+        qs = qs.filter(page_id__in=page_ids)
+    return qs.count()
+
+
+def page_list(*, user, q: str = "", kind: str = "") -> QuerySet[Page]:
+    """Pages with at least one visible, non-stale section, with how many the user sees."""
+    visible = PageSection.objects.visible_to(user).filter(page_id=OuterRef("pk"))
+    tenant = user_tenant(user)
+    if tenant is None:
+        return Page.objects.none()
+    qs = Page.objects.filter(tenant=tenant).filter(Exists(visible)).select_related("entity")
+    if kind:
+        qs = qs.filter(kind=kind)
+    if q:
+        folded = folding.fold(q)
+        qs = qs.filter(
+            Q(title__icontains=q)
+            | Q(slug__icontains=q)
+            | Q(entity__key__icontains=folded)
+            | Q(entity__alias_keys__contains=[folded])
+        )
+    return qs.order_by("kind", "title")
+
+
+def page_get_for_user(*, user, slug: str) -> Page:
+    """The page if the user may see at least one of its sections (stale ones count); else 404."""
+    tenant = user_tenant(user)
+    page = Page.objects.filter(tenant=tenant, slug=slug).select_related("entity", "entity__user").first()
+    if (
+        page is None
+        or not PageSection.objects.visible_to(user, include_stale=True).filter(page=page).exists()
+    ):
+        raise Http404("page not found")
+    return page
+
+
+def page_summary_for_user(*, user, page: Page, visible_ids: set[int]) -> str:
+    """The page summary, only if it is current and the user sees every section it was made from."""
+    if not page.summary or not page.summary_section_ids:
+        return ""
+    current = list(PageSection.objects.filter(page=page, stale=False).only("id", "content_digest"))
+    if summary_digest(current) != page.summary_digest:
+        return ""
+    return page.summary if set(page.summary_section_ids) <= visible_ids else ""
+
+
+# --- Hybrid search ----------------------------------------------------------------------
+
+
+@dataclass
+class SectionHit:
+    section: PageSection
+    score: float
+    breakdown: dict
+
+
+def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tuple[int, float]]:
+    q = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
+    if q.empty:
+        return []
+    rows = (
+        visible.alias(kw_match=q.match()).filter(kw_match=True).annotate(kw=q.score()).order_by("-kw", "id")
+    )
+    return list(rows.values_list("id", "kw")[:LANE_SIZE])
+
+
+def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple[int, float]]:
+    vector = search.embed_query(query)
+    rows = visible.filter(embedding__isnull=False).annotate(d=CosineDistance("embedding", vector))
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            # The ACL filter is selective: let HNSW keep scanning until enough rows pass it,
+            # or scan exactly when the visible set is small (never fewer results than asked).
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            if visible.count() < conf.WIKI_EXACT_SCAN_BELOW:
+                cursor.execute("SET LOCAL enable_indexscan = off")
+        hits = list(rows.order_by("d", "id").values_list("id", "d")[:LANE_SIZE])
+    return sorted(hits, key=lambda pair: (pair[1], pair[0]))  # relaxed order → exact order
+
+
+def section_search(
+    *, user, query: str, top_k: int = 50, exclude_section_ids: set[int] | None = None
+) -> list[SectionHit]:
+    """Hybrid search of the sections the user may see: BM25 top 50 ‖ vector top 50 → RRF (k=60).
+
+    Stale sections are excluded (they wait for confirmation). `breakdown` has each lane's
+    rank and raw score and the fused score.
+    """
+    query = (query or "").strip()[:MAX_QUERY_CHARS]
+    tenant = user_tenant(user)
+    if not query or tenant is None or top_k <= 0:
+        return []
+    visible = PageSection.objects.visible_to(user)
+    if exclude_section_ids:
+        visible = visible.exclude(id__in=exclude_section_ids)
+    kw = _keyword_lane(visible, tenant_id=tenant.pk, query=query)
+    vec = _vector_lane(visible, query=query)
+    fused = search.rrf([i for i, _ in kw], [i for i, _ in vec], k=RRF_K)[:top_k]
+    kw_rank = {i: (r, s) for r, (i, s) in enumerate(kw, start=1)}
+    vec_rank = {i: (r, d) for r, (i, d) in enumerate(vec, start=1)}
+    sections = PageSection.objects.select_related("page").in_bulk([i for i, _ in fused])
+    hits = []
+    for section_id, score in fused:
+        k, v = kw_rank.get(section_id), vec_rank.get(section_id)
+        breakdown = {
+            "keyword_rank": k[0] if k else None,
+            "keyword_score": round(float(k[1]), 4) if k else None,
+            "vector_rank": v[0] if v else None,
+            "vector_similarity": round(1.0 - float(v[1]), 4) if v else None,
+            "rrf": round(score, 6),
+        }
+        hits.append(SectionHit(section=sections[section_id], score=score, breakdown=breakdown))
+    return hits
+
+
+def page_search(*, user, query: str, top_k: int = 10) -> list[dict]:
+    """Pages ranked by their best section hits (sum of the page's top-3 section RRF scores)."""
+    hits = section_search(user=user, query=query, top_k=LANE_SIZE * 2)
+    grouped: dict[int, list[SectionHit]] = {}
+    for hit in hits:
+        grouped.setdefault(hit.section.page_id, []).append(hit)
+    ranked = sorted(
+        grouped.values(), key=lambda hs: (-sum(h.score for h in hs[:3]), hs[0].section.page.slug)
+    )[:top_k]
+    return [{"page": hs[0].section.page, "score": sum(h.score for h in hs[:3]), "hits": hs} for hs in ranked]

@@ -1,0 +1,22 @@
+"""Writes of the wiki: the compiler, entities, people pages, sections, summaries."""
+
+from wiki.services.compiler import compile_event, compile_pending, thread_rebuild
+from wiki.services.entities import directory_sync, entity_ensure, entity_update, page_ensure
+from wiki.services.people import person_page_sync
+from wiki.services.sections import section_confirm, section_delete, section_write
+from wiki.services.summary import page_summarize
+
+__all__ = [
+    "compile_event",
+    "compile_pending",
+    "directory_sync",
+    "entity_ensure",
+    "entity_update",
+    "page_ensure",
+    "page_summarize",
+    "person_page_sync",
+    "section_confirm",
+    "section_delete",
+    "section_write",
+    "thread_rebuild",
+]

@@ -1,0 +1,314 @@
+"""The event-driven compiler: one inbox event → the sections of its thread, rebuilt.
+
+Each compile rebuilds the event's whole thread deterministically from the inbox: for
+every item of the thread (one `(source, external_id)`), the version with the latest
+event time is its current state (last write by event time wins, so an old version that
+arrives late changes nothing). Deleted items contribute nothing; recalled e-mails make
+their sections stale; closed issues close the project page. Because the result depends
+only on the set of events in the inbox, replays, retries and out-of-order delivery all
+converge to the same wiki.
+
+Safety: one transaction per event; a per-thread advisory lock is taken before the inbox
+is read (so two workers never build a thread from different snapshots) and the pages
+are row-locked in id order (so page status/summary writes are serialized per page).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import traceback
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from connectors.models import Event
+from wiki import conf
+from wiki.models import Entity, Page, PageSection
+from wiki.services.entities import entities_from_tags, entity_ensure
+from wiki.services.sections import SectionDraft, section_delete, section_write
+
+log = logging.getLogger(__name__)
+
+K = Event.Kind
+NO_CONTENT = {K.MEMBERSHIP_ADDED, K.MEMBERSHIP_REMOVED}
+NOT_BASE = {K.MESSAGE_DELETED, K.EMAIL_RECALLED, K.ISSUE_CLOSED, *NO_CONTENT}
+# Containers that are one thread each: they make no topic page of their own.
+NO_TOPIC_KINDS = {K.EMAIL, K.EMAIL_RECALLED, K.CALENDAR_EVENT}
+
+
+@dataclass
+class Item:
+    """One source item (all versions of one external id) in its current state."""
+
+    versions: list[Event]
+    current: Event
+    base: Event | None  # the latest version that carries content
+
+    @property
+    def deleted(self) -> bool:
+        return self.current.kind == K.MESSAGE_DELETED or self.base is None
+
+    @property
+    def recalled(self) -> bool:
+        return self.current.kind == K.EMAIL_RECALLED
+
+    def first(self, attr: str) -> str:
+        """The attribute from the current version, else the latest version that has it."""
+        for event in [self.current, *sorted(self.versions, key=_order, reverse=True)]:
+            value = getattr(event, attr)
+            if value:
+                return value
+        return ""
+
+
+def _order(event: Event):
+    return (event.occurred_at, event.version, event.id)
+
+
+def thread_of(event: Event) -> str:
+    """The thread of an event: its own key, else the one of its item's other versions."""
+    if event.thread_key:
+        return event.thread_key
+    other = (
+        Event.objects.filter(source_id=event.source_id, external_id=event.external_id)
+        .exclude(thread_key="")
+        .order_by("version", "id")
+        .values_list("thread_key", flat=True)
+        .first()
+    )
+    return other or f"item:{event.source.name}:{event.external_id}"
+
+
+def _lock_thread(tenant_id: int, thread_key: str) -> None:
+    digest = int.from_bytes(hashlib.sha256(thread_key.encode()).digest()[:4], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [tenant_id, digest])
+
+
+def thread_items(*, event: Event, thread_key: str) -> list[Item]:
+    """Every item of the thread with all its versions, read after the thread lock."""
+    keyed = Event.objects.filter(tenant_id=event.tenant_id).filter(
+        Q(thread_key=thread_key) | Q(source_id=event.source_id, external_id=event.external_id)
+    )
+    pairs = set(keyed.values_list("source_id", "external_id"))
+    if thread_key.startswith("item:"):
+        pairs.add((event.source_id, event.external_id))
+    versions: dict[tuple, list[Event]] = defaultdict(list)
+    rows = Event.objects.filter(
+        tenant_id=event.tenant_id,
+        source_id__in={s for s, _ in pairs},
+        external_id__in={x for _, x in pairs},
+    ).select_related("source")
+    for row in rows:
+        if (row.source_id, row.external_id) in pairs and row.kind not in NO_CONTENT:
+            versions[(row.source_id, row.external_id)].append(row)
+    items = []
+    for group in versions.values():
+        group.sort(key=_order)
+        bases = [e for e in group if e.kind not in NOT_BASE]
+        items.append(Item(versions=group, current=group[-1], base=bases[-1] if bases else None))
+    items.sort(key=lambda item: _order(item.base or item.current))
+    return items
+
+
+def item_entities(*, tenant, item: Item) -> list[Entity]:
+    """Tags first (created if new), then customers/projects whose names appear in the text."""
+    from wiki.selectors import entities_in_text
+
+    base = item.base
+    tags = item.current.tags or base.tags
+    found = entities_from_tags(tenant=tenant, tags=tags)
+    text = f"{base.title}\n{base.text}"
+    kinds = {Entity.Kind.CUSTOMER, Entity.Kind.PROJECT}
+    found += [e for e in entities_in_text(tenant=tenant, text=text) if e.kind in kinds]
+    return list({e.pk: e for e in found}.values())
+
+
+def _topic_entity(*, tenant, item: Item) -> Entity | None:
+    name = item.first("container_name").strip()
+    if not name or item.base.kind in NO_TOPIC_KINDS:
+        return None
+    return entity_ensure(tenant=tenant, kind=Entity.Kind.TOPIC, name=name)
+
+
+def _line(item: Item) -> str:
+    base = item.base
+    text = (base.text or "").strip()[: conf.WIKI_ITEM_MAX_CHARS]
+    if base.title and base.kind not in {K.MESSAGE, K.MESSAGE_CHANGED}:
+        text = f"{base.title}: {text}" if text else base.title
+    marks = []
+    if item.current.kind == K.ISSUE_CLOSED:
+        marks.append("[closed]")
+    if item.recalled:
+        marks.append("[recalled]")
+    author = item.first("author") or "unknown"
+    return " ".join([f"[{base.occurred_at:%Y-%m-%d}] {author}:", text, *marks])
+
+
+def _draft(*, tenant, thread_key: str, container_key: str, items: list[Item]) -> SectionDraft:
+    latest = max(items, key=lambda i: _order(i.current))
+    public = latest.current.container_public if latest.current.container_key else latest.base.container_public
+    acl = [container_key] + ([tenant.group_key] if public else [])
+    recalls = sorted(i.current.id for i in items if i.recalled)
+    content = "\n".join(_line(i) for i in items)[: conf.WIKI_SECTION_MAX_CHARS]
+    title = next((i.base.title for i in items if i.base.title), "") or latest.first("container_name")
+    return SectionDraft(
+        thread_key=thread_key,
+        container_key=container_key,
+        container_name=latest.first("container_name"),
+        title=title,
+        content=content,
+        occurred_at=max(i.base.occurred_at for i in items),
+        acl=sorted(set(acl)),
+        authors=sorted({a.lower() for i in items if (a := i.first("author"))}),
+        event_ids=sorted(e.id for i in items for e in i.versions),
+        source_list=[
+            {
+                "source": i.base.source.name,
+                "url": i.first("url"),
+                "occurred_at": i.base.occurred_at.isoformat(),
+            }
+            for i in items
+        ],
+        recall_event_ids=recalls,
+        stale_reason="e-mail recalled by its sender" if recalls else "",
+    )
+
+
+def thread_plan(
+    *, tenant, thread_key: str, items: list[Item]
+) -> dict[int, tuple[Entity, list[SectionDraft]]]:
+    """page entity id → (entity, drafts): one draft per source container of the thread."""
+    live = [i for i in items if not i.deleted]
+    by_container: dict[str, list[Item]] = defaultdict(list)
+    entities: dict[int, Entity] = {}
+    for item in live:
+        by_container[item.first("container_key")].append(item)
+        for entity in item_entities(tenant=tenant, item=item):
+            entities[entity.pk] = entity
+    if live and not entities:
+        topic = _topic_entity(tenant=tenant, item=live[0])
+        if topic is not None:
+            entities[topic.pk] = topic
+    drafts = [
+        _draft(tenant=tenant, thread_key=thread_key, container_key=key, items=group)
+        for key, group in sorted(by_container.items())
+        if key
+    ]
+    return {pk: (entity, drafts) for pk, entity in entities.items()}
+
+
+def _issue_status(items: list[Item]):
+    """(status, event time) of the latest open/close transition among the thread's issues."""
+    transitions = []
+    for item in items:
+        if not any(e.kind == K.ISSUE_CLOSED for e in item.versions):
+            continue
+        closed = item.current.kind == K.ISSUE_CLOSED
+        if closed or item.current.kind in {K.ISSUE, K.PULL_REQUEST}:
+            transitions.append((item.current.occurred_at, Page.Status.CLOSED if closed else Page.Status.OPEN))
+    return max(transitions) if transitions else None
+
+
+def page_status_apply(*, page: Page, transition) -> bool:
+    """Set a project page's status if this transition is newer than the one it shows."""
+    if transition is None or page.kind != Entity.Kind.PROJECT:
+        return False
+    at, status = transition
+    if page.status_at is not None and at < page.status_at:
+        return False
+    if page.status == status and page.status_at == at:
+        return False
+    page.status, page.status_at = status, at
+    page._change_reason = f"issue {status}"
+    page.save(update_fields=["status", "status_at", "updated_at"])
+    return True
+
+
+def thread_rebuild(*, event: Event) -> set[int]:
+    """Steps 1–5 of a compile, inside the caller's transaction; returns the changed page ids.
+
+    1. lock the thread, 2. read its items from the inbox, 3. resolve their entities,
+    4. lock the affected pages in id order, 5. write/delete sections and page status.
+    """
+    tenant = event.tenant
+    thread_key = thread_of(event)
+    _lock_thread(tenant.pk, thread_key)
+    items = thread_items(event=event, thread_key=thread_key)
+    plan = thread_plan(tenant=tenant, thread_key=thread_key, items=items)
+    existing = list(PageSection.objects.filter(tenant=tenant, thread_key=thread_key))
+    page_ids = {s.page_id for s in existing} | set(
+        Page.objects.filter(entity_id__in=plan).values_list("id", flat=True)
+    )
+    pages = list(Page.objects.select_for_update().filter(id__in=page_ids).order_by("id"))
+    reason = f"event {event.id} ({event.kind})"
+    changed: set[int] = set()
+    transition = _issue_status(items)
+    for page in pages:
+        drafts = plan.get(page.entity_id, (None, []))[1]
+        keep = {d.container_key for d in drafts}
+        for draft in drafts:
+            if section_write(page=page, draft=draft, reason=reason)[1]:
+                changed.add(page.pk)
+        for section in existing:
+            if section.page_id == page.pk and section.container_key not in keep:
+                section_delete(section=section, reason=reason)
+                changed.add(page.pk)
+        if page_status_apply(page=page, transition=transition if drafts else None):
+            changed.add(page.pk)
+    return changed
+
+
+def _enqueue_summaries(page_ids: set[int]) -> None:
+    if not conf.WIKI_SUMMARY_ENABLED:
+        return
+    for page_id in sorted(page_ids):
+        transaction.on_commit(lambda pid=page_id: async_task("wiki.tasks.page_summarize_task", pid))
+
+
+def compile_event(event_id: int) -> str | None:
+    """Compile one inbox event (idempotent, one transaction). Returns the event's state.
+
+    A failure rolls back everything the compile wrote and marks the event `failed` with
+    the error; `compile_pending` retries failed events.
+    """
+    try:
+        with transaction.atomic():
+            event = (
+                Event.objects.select_for_update(of=("self",))
+                .select_related("source", "tenant")
+                .filter(id=event_id)
+                .first()
+            )
+            if event is None or event.state == Event.State.COMPILED:
+                return event.state if event else None
+            if event.kind not in NO_CONTENT:
+                _enqueue_summaries(thread_rebuild(event=event))
+            event.state, event.compiled_at, event.error = Event.State.COMPILED, timezone.now(), ""
+            event.save(update_fields=["state", "compiled_at", "error"])
+            return event.state
+    except Exception as exc:
+        log.exception("compiling event %s failed", event_id)
+        error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"[:4000]
+        Event.objects.filter(id=event_id).exclude(state=Event.State.COMPILED).update(
+            state=Event.State.FAILED, error=error
+        )
+        return Event.State.FAILED
+
+
+def compile_pending(tenant=None, limit: int | None = None) -> int:
+    """Drain the inbox: compile pending (and retry failed) events in event-time order.
+
+    Returns how many events were compiled. Used by the demo, `manage.py wiki_compile`
+    and recovery after an outage; the live path is one task per event.
+    """
+    qs = Event.objects.filter(state__in=[Event.State.PENDING, Event.State.FAILED])
+    if tenant is not None:
+        qs = qs.filter(tenant=tenant)
+    ids = list(qs.order_by("occurred_at", "id").values_list("id", flat=True)[:limit])
+    return sum(1 for event_id in ids if compile_event(event_id) == Event.State.COMPILED)

@@ -1,0 +1,111 @@
+"""Entities and their pages: resolution from tags and text, the directory's people."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.utils.text import slugify
+
+from almanac import search
+from almanac.models import Project, Tenant, UserProfile
+from wiki import folding
+from wiki.models import Entity, Page
+
+User = get_user_model()
+
+TAG_KINDS = {"customer": Entity.Kind.CUSTOMER, "project": Entity.Kind.PROJECT}
+
+
+def _alias_keys(name: str, aliases: list[str]) -> list[str]:
+    keys = [folding.fold(name)] + [folding.fold(a) for a in aliases]
+    return sorted({k for k in keys if k})
+
+
+def entity_ensure(
+    *, tenant: Tenant, kind: str, name: str, aliases: list[str] | None = None, user=None
+) -> Entity:
+    """The entity of `kind` whose folded name is `name`'s, created with its page if new.
+
+    Idempotent and safe under concurrent workers (the unique key decides the winner).
+    """
+    name = (name or "").strip()[:300]
+    key = folding.fold(name)[:300]
+    entity = Entity.objects.filter(tenant=tenant, kind=kind, key=key).first()
+    if entity is None:
+        try:
+            with transaction.atomic():
+                entity = Entity.objects.create(
+                    tenant=tenant,
+                    kind=kind,
+                    name=name,
+                    key=key,
+                    aliases=[],
+                    alias_keys=_alias_keys(name, []),
+                    user=user,
+                )
+                page_ensure(entity=entity)
+        except IntegrityError:
+            entity = Entity.objects.get(tenant=tenant, kind=kind, key=key)
+        search.add_words([name])
+    new_aliases = [a.strip()[:300] for a in aliases or [] if a and a.strip() and a.strip() != entity.name]
+    if any(a not in entity.aliases for a in new_aliases) or (user is not None and entity.user_id != user.pk):
+        entity_update(entity=entity, aliases=entity.aliases + new_aliases, user=user or entity.user)
+    return entity
+
+
+def entity_update(*, entity: Entity, aliases: list[str], user=None) -> Entity:
+    entity.aliases = list(dict.fromkeys(aliases))
+    entity.alias_keys = _alias_keys(entity.name, entity.aliases)
+    entity.user = user
+    entity.save(update_fields=["aliases", "alias_keys", "user", "updated_at"])
+    search.add_words(entity.aliases)
+    return entity
+
+
+def _slug_for(entity: Entity) -> str:
+    base = slugify(entity.name, allow_unicode=True)[:150] or f"{entity.kind}-{entity.pk}"
+    taken = Page.objects.filter(tenant_id=entity.tenant_id)
+    for candidate in (base, f"{entity.kind}-{base}", f"{entity.kind}-{base}-{entity.pk}"):
+        if not taken.filter(slug=candidate).exists():
+            return candidate
+    return f"{entity.kind}-{entity.pk}"
+
+
+def page_ensure(*, entity: Entity) -> Page:
+    page = Page.objects.filter(entity=entity).first()
+    if page is not None:
+        return page
+    status = Page.Status.OPEN if entity.kind == Entity.Kind.PROJECT else Page.Status.ACTIVE
+    return Page.objects.create(
+        tenant_id=entity.tenant_id,
+        entity=entity,
+        slug=_slug_for(entity),
+        kind=entity.kind,
+        title=entity.name,
+        status=status,
+    )
+
+
+def entities_from_tags(*, tenant: Tenant, tags: dict) -> list[Entity]:
+    """Entities named by an event's tags ({"customer": "...", "project": "..."}); created if new."""
+    found = []
+    for tag, kind in TAG_KINDS.items():
+        values = (tags or {}).get(tag)
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, str) and folding.fold(value):
+                found.append(entity_ensure(tenant=tenant, kind=kind, name=value))
+    return found
+
+
+def directory_sync(*, tenant: Tenant) -> int:
+    """Project entities from the tenant's projects and person pages from its profiles."""
+    for project in Project.objects.filter(tenant=tenant):
+        entity_ensure(tenant=tenant, kind=Entity.Kind.PROJECT, name=project.name)
+    count = 0
+    profiles = UserProfile.objects.filter(tenant=tenant, user__is_active=True).select_related("user")
+    for profile in profiles:
+        from wiki.services.people import person_page_sync
+
+        person_page_sync(user=profile.user)
+        count += 1
+    return count

@@ -1,0 +1,70 @@
+"""Person pages from the directory, so agents read the org chart instead of inventing it."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from almanac.models import UserProfile
+from wiki.models import Entity, Page
+from wiki.services.sections import SectionDraft, section_write
+
+
+def person_handles(user) -> list[str]:
+    """The author handles of a user in events: username, e-mail, external identities."""
+    handles = {user.username.lower()}
+    if user.email:
+        handles.add(user.email.lower())
+    try:
+        from connectors.models import ExternalIdentity
+
+        handles |= {
+            h.lower() for h in ExternalIdentity.objects.filter(user=user).values_list("handle", flat=True)
+        }
+    except ImportError:  # pragma: no cover - connectors is always installed
+        pass
+    return sorted(handles)
+
+
+def _directory_text(user, profile: UserProfile) -> str:
+    name = profile.display_name or user.get_full_name() or user.username
+    lines = [f"{name} ({user.username}{', ' + user.email if user.email else ''})"]
+    if profile.title:
+        lines.append(f"Title: {profile.title}")
+    departments = sorted(d.name for d in profile.departments.all())
+    projects = sorted(p.name for p in profile.projects.all())
+    lines.append(f"Departments: {', '.join(departments) or '-'}")
+    lines.append(f"Projects: {', '.join(projects) or '-'}")
+    return "\n".join(lines)
+
+
+@transaction.atomic
+def person_page_sync(*, user) -> Page | None:
+    """Create or refresh the person page of `user` (a tenant-wide directory section)."""
+    from wiki.services.entities import entity_ensure
+
+    profile = UserProfile.objects.select_related("tenant").filter(user=user).first()
+    if profile is None or not user.is_active:
+        return None
+    tenant = profile.tenant
+    name = profile.display_name or user.get_full_name() or user.username
+    aliases = [a for a in {user.username, name} if a]
+    entity = Entity.objects.filter(tenant=tenant, kind=Entity.Kind.PERSON, user=user).first()
+    if entity is None:
+        entity = entity_ensure(tenant=tenant, kind=Entity.Kind.PERSON, name=name, aliases=aliases, user=user)
+    page = Page.objects.select_for_update().get(entity=entity)
+    existing = page.sections.filter(thread_key=f"directory:{user.username}").first()
+    draft = SectionDraft(
+        thread_key=f"directory:{user.username}",
+        container_key=tenant.group_key,
+        container_name="directory",
+        title=name,
+        content=_directory_text(user, profile),
+        occurred_at=existing.occurred_at if existing else timezone.now(),
+        acl=[tenant.group_key],
+        authors=[],
+        event_ids=[],
+        source_list=[{"source": "directory", "url": "", "occurred_at": None}],
+    )
+    section_write(page=page, draft=draft, reason="directory sync")
+    return page
