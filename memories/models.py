@@ -1,1 +1,268 @@
-"""Models of this app."""
+"""Memories (episodic/semantic/working), their links and feedback, and conversation sessions."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import Q
+from pgvector.django import HnswIndex, VectorField
+from simple_history.models import HistoricalRecords
+
+from almanac import keyword
+from almanac.models import Tenant
+from memories.querysets import MemoryQuerySet, SessionQuerySet
+
+CORPUS = "memory"
+
+
+class Memory(models.Model):
+    class Scope(models.TextChoices):
+        USER = "user"
+        DEPT = "dept"
+        PROJECT = "project"
+        TENANT = "tenant"
+
+    class Type(models.TextChoices):
+        WORKING = "working"
+        EPISODIC = "episodic"
+        SEMANTIC = "semantic"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        COMPRESSED = "compressed"
+        ARCHIVED = "archived"
+
+    SCHEMA_VERSION = 1
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memories")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories")
+    scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.USER)
+    scope_key = models.CharField(max_length=200, help_text="username, department/project key or tenant slug")
+    memory_type = models.CharField(max_length=16, choices=Type.choices, default=Type.SEMANTIC)
+    content = models.TextField()
+    embedding = VectorField(dimensions=settings.EMBEDDING_DIM)
+    # Keyword index (almanac.keyword, corpus "memory").
+    tokens = models.TextField(blank=True, default="")
+    tf = models.JSONField(default=dict, blank=True)
+    doc_len = models.IntegerField(default=0)
+    search_vector = models.GeneratedField(
+        expression=keyword.tsvector_expression(), output_field=SearchVectorField(), db_persist=True
+    )
+    importance = models.FloatField(default=0.5)
+    access_count = models.PositiveIntegerField(default=0)
+    last_access = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    quality = models.FloatField(default=1.0)
+    schema_version = models.PositiveSmallIntegerField(default=SCHEMA_VERSION)
+    occurred_at = models.DateField(null=True, blank=True, help_text="for episodic memories: when it happened")
+    meta = models.JSONField(default=dict, blank=True, help_text="source session, document, tags")
+    acl = ArrayField(models.CharField(max_length=300), help_text="access-group keys, derived from the scope")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords(excluded_fields=["embedding", "search_vector", "tokens", "tf", "doc_len"])
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "memories"
+        indexes = [
+            HnswIndex(
+                name="memories_memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="memories_memory_search_gin"),
+            GinIndex(fields=["acl"], name="memories_memory_acl_gin"),
+            models.Index(fields=["tenant", "status", "memory_type"], name="memories_memory_tenant_status"),
+            models.Index(fields=["owner", "-created_at"], name="memories_memory_owner_created"),
+            # The decay job scans active memories by last access.
+            models.Index(
+                fields=["last_access"], condition=Q(status="active"), name="memories_memory_active_access"
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(importance__gte=0) & Q(importance__lte=1),
+                name="%(app_label)s_%(class)s_importance_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(quality__gte=0.2) & Q(quality__lte=2.0),
+                name="%(app_label)s_%(class)s_quality_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(scope__in=["user", "dept", "project", "tenant"]),
+                name="%(app_label)s_%(class)s_scope_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(memory_type__in=["working", "episodic", "semantic"]),
+                name="%(app_label)s_%(class)s_type_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["active", "compressed", "archived"]),
+                name="%(app_label)s_%(class)s_status_valid",
+            ),
+            models.CheckConstraint(condition=~Q(acl=[]), name="%(app_label)s_%(class)s_acl_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.content[:60]}"
+
+    @staticmethod
+    def acl_key(scope: str, scope_key: str) -> str:
+        return {"user": "user", "dept": "dept", "project": "project", "tenant": "tenant"}[
+            scope
+        ] + f":{scope_key}"
+
+
+class MemoryLink(models.Model):
+    """Provenance between memories: a duplicate merged into another, originals of a summary."""
+
+    class Kind(models.TextChoices):
+        DUPLICATE_OF = "duplicate_of"
+        COMPRESSED_INTO = "compressed_into"
+        DERIVED_FROM = "derived_from"
+
+    source = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="links_out")
+    target = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="links_in")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    meta = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "target", "kind"], name="%(app_label)s_%(class)s_unique_link"
+            ),
+            models.CheckConstraint(
+                condition=~Q(source=models.F("target")), name="%(app_label)s_%(class)s_not_self"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} {self.kind} {self.target_id}"
+
+
+class Feedback(models.Model):
+    class Signal(models.TextChoices):
+        ADOPTED = "adopted"
+        IGNORED = "ignored"
+        CORRECTED = "corrected"
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="feedback")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memory_feedback"
+    )
+    signal = models.CharField(max_length=16, choices=Signal.choices)
+    quality_before = models.FloatField()
+    quality_after = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "feedback"
+        indexes = [models.Index(fields=["memory", "-created_at"], name="memories_feedback_memory")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(signal__in=["adopted", "ignored", "corrected"]),
+                name="%(app_label)s_%(class)s_signal_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.signal} on {self.memory_id}"
+
+
+class ConversationSession(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open"
+        ENDED = "ended"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="conversation_sessions")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversation_sessions"
+    )
+    title = models.CharField(max_length=300, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    turn_count = models.PositiveIntegerField(default=0, help_text="turns added (summaries not counted)")
+    started_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    extracted_at = models.DateTimeField(null=True, blank=True, help_text="when memory extraction finished")
+    meta = models.JSONField(default=dict, blank=True)
+
+    objects = SessionQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "-started_at"], name="memories_session_user_started")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["open", "ended"]), name="%(app_label)s_%(class)s_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"session {self.pk} of {self.user_id}"
+
+
+class Turn(models.Model):
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+        TOOL = "tool"
+        SUMMARY = "summary"
+
+    session = models.ForeignKey(ConversationSession, on_delete=models.CASCADE, related_name="turns")
+    order = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField()
+    tokens = models.PositiveIntegerField(default=0)
+    folded = models.BooleanField(default=False, help_text="folded into a (later) summary turn")
+    meta = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["session", "order"]
+        indexes = [
+            models.Index(
+                fields=["session", "order"], condition=Q(folded=False), name="memories_turn_unfolded"
+            ),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "order"], name="%(app_label)s_%(class)s_unique_order"),
+            models.CheckConstraint(
+                condition=Q(role__in=["user", "assistant", "tool", "summary"]),
+                name="%(app_label)s_%(class)s_role_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.order} {self.role}"
+
+
+class SessionChunk(models.Model):
+    """One chunk of an ended session that the extraction task has handled (its idempotency record)."""
+
+    class Outcome(models.TextChoices):
+        EXTRACTED = "extracted"
+        COVERED = "covered"  # already known: cosine > threshold to an existing memory
+
+    session = models.ForeignKey(ConversationSession, on_delete=models.CASCADE, related_name="chunks")
+    digest = models.CharField(max_length=64)
+    position = models.PositiveIntegerField()
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    facts = models.PositiveIntegerField(default=0)
+    memories_written = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "digest"], name="%(app_label)s_%(class)s_unique_digest"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}:{self.position} {self.outcome}"

@@ -1,0 +1,32 @@
+"""Settings of the memories app that the foundation does not define (env-driven)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from almanac.settings import env, envbool, envfloat, envint
+
+# Recall
+RECALL_LANE_SIZE = envint("MEMORY_RECALL_LANE_SIZE", 50)
+RECALL_FUSED_SIZE = envint("MEMORY_RECALL_FUSED_SIZE", 15)
+RECALL_RRF_K = envint("MEMORY_RECALL_RRF_K", 60)
+RECENCY_HALF_LIFE_DAYS = envfloat("MEMORY_RECENCY_HALF_LIFE_DAYS", 30.0)
+HNSW_EF_SEARCH = envint("MEMORY_HNSW_EF_SEARCH", 100)
+HNSW_MAX_SCAN_TUPLES = envint("MEMORY_HNSW_MAX_SCAN_TUPLES", 20000)
+RERANK = env("MEMORY_RERANK")  # dotted path of a callable(query, hits) -> hits; empty = off
+TOUCH_ON_RECALL = envbool("MEMORY_TOUCH_ON_RECALL", True)
+
+# Write path
+MAX_CONTENT_CHARS = envint("MEMORY_MAX_CONTENT_CHARS", 20000)
+MAX_TURN_CHARS = envint("MEMORY_MAX_TURN_CHARS", 200000)
+CHUNK_CHARS = envint("MEMORY_CHUNK_CHARS", 256)
+CHUNK_OVERLAP = envint("MEMORY_CHUNK_OVERLAP", 32)
+
+# Quality (feedback)
+QUALITY_MIN = 0.2
+QUALITY_MAX = 2.0
+QUALITY_STEP = {"adopted": 1.15, "ignored": 0.9, "corrected": 0.75}
+
+
+def dedup_threshold() -> float:
+    return settings.MEMORY_DEDUP_THRESHOLD

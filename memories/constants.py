@@ -1,0 +1,28 @@
+"""Vocabularies of the memories app."""
+
+from __future__ import annotations
+
+import re
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Replies that carry no fact (compared after lower-casing and stripping punctuation).
+JUNK_PHRASES = _words(
+    """你好 您好 大家好 谢谢 谢谢你 谢谢您 多谢 感谢 好的 好 好吧 行 可以 收到 嗯 嗯嗯 哦 哈哈 哈哈哈 再见 拜拜 没问题 明白 了解 知道了
+    hi hello hey thanks thank thx ty ok okay k bye goodbye sure great cool yes no yep nope nice got it noted"""
+)
+JUNK_WORDS = _words(
+    "hi hello hey thanks thank you thx ok okay bye goodbye sure great cool got it noted much so very a lot yes no "
+    "please welcome good morning night"
+)
+MIN_FACT_CHARS = 5
+
+PROJECT_CUES_ZH = ("我们项目组", "我们项目", "我们的项目", "项目组", "咱们项目", "我们团队", "我们组")
+PROJECT_CUES_EN = re.compile(r"\b(our|the) (project|team|squad)\b", re.I)
+DEPT_CUES_ZH = ("我们部门", "我们的部门", "本部门", "咱们部门")
+DEPT_CUES_EN = re.compile(r"\b(our|my) (department|dept|division)\b", re.I)
+
+CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")

@@ -1,0 +1,250 @@
+"""Permission-aware reads of memories and sessions. Every read goes through `visible_to`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import connection, transaction
+from django.http import Http404
+from django.utils import timezone
+from django.utils.module_loading import import_string
+from pgvector.django import CosineDistance
+
+from almanac import keyword
+from almanac.search import _is_id, embed_query, rrf, segment
+from memories import conf
+from memories.models import CORPUS, ConversationSession, Memory, Turn
+
+SEARCH_TYPES = ("semantic", "episodic", "working")
+
+
+@dataclass
+class MemoryHit:
+    memory: Memory
+    score: float
+    breakdown: dict = field(default_factory=dict)
+
+
+# --- Lists and single rows -------------------------------------------------------------
+
+
+def memory_list(
+    *,
+    user,
+    memory_type: str | None = None,
+    status: str | None = "active",
+    scope: str | None = None,
+    q: str = "",
+):
+    """The user's visible memories, newest first, with optional filters.
+
+    `status=None` lists every status; `q` filters by keyword (BM25 order when given).
+    """
+    qs = Memory.objects.visible_to(user, statuses=(status,) if status else None)
+    if memory_type:
+        qs = qs.filter(memory_type=memory_type)
+    if scope:
+        qs = qs.filter(scope=scope)
+    qs = qs.defer("embedding", "tf", "tokens")
+    if q.strip():
+        kq = keyword.keyword_query(tenant_id=_tenant_id(user), corpus=CORPUS, text=q)
+        if kq.empty:
+            return qs.none()
+        return (
+            qs.alias(kw_match=kq.match()).filter(kw_match=True).annotate(kw=kq.score()).order_by("-kw", "-id")
+        )
+    return qs.order_by("-created_at", "-id")
+
+
+def memory_get_for_user(*, user, memory_id: int, statuses: tuple[str, ...] | None = None) -> Memory:
+    """A memory the user may read (any status by default); 404 for missing and invisible alike."""
+    memory = Memory.objects.visible_to(user, statuses=statuses).filter(pk=memory_id).first()
+    if memory is None:
+        raise Http404("memory not found")
+    return memory
+
+
+def _tenant_id(user) -> int | None:
+    profile = getattr(user, "profile", None)
+    return profile.tenant_id if profile else None
+
+
+# --- Recall -----------------------------------------------------------------------------
+
+
+def _keyword_lane(qs, *, tenant_id: int, query: str, size: int) -> list[int]:
+    kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
+    if kq.empty:
+        return []
+    rows = (
+        qs.alias(kw_match=kq.match())
+        .filter(kw_match=True)
+        .annotate(kw=kq.score())
+        .order_by("-kw", "id")
+        .values_list("id", flat=True)[:size]
+    )
+    return list(rows)
+
+
+def nearest(qs, vector, size: int) -> list[tuple[int, float]]:
+    """(id, cosine distance) of the `size` rows of `qs` nearest to `vector`, best first.
+
+    HNSW with iterative scans (pgvector >= 0.8) keeps scanning past rows the filter
+    rejects; when it still returns fewer than `size` (a very selective filter, or the
+    scan cap reached) an exact scan of the filtered set answers instead, so a filter
+    never makes us return fewer rows than exist.
+    """
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                "set_config('hnsw.ef_search', %s, true), set_config('hnsw.max_scan_tuples', %s, true)",
+                [str(max(conf.HNSW_EF_SEARCH, size)), str(conf.HNSW_MAX_SCAN_TUPLES)],
+            )
+        dist = CosineDistance("embedding", vector)
+        rows = list(qs.annotate(dist=dist).order_by(dist).values_list("id", "dist")[:size])
+    if len(rows) < size:
+        # `+ 0` makes the sort key an expression the index cannot serve: an exact scan.
+        exact = list(qs.annotate(dist=dist + 0).order_by("dist", "id").values_list("id", "dist")[:size])
+        if len(exact) > len(rows):
+            rows = exact
+    rows.sort(key=lambda r: (r[1], r[0]))  # relaxed_order may return slightly out of order
+    return rows
+
+
+def recency(memory: Memory, now: datetime) -> float:
+    """1.0 for just used, halving every MEMORY_RECENCY_HALF_LIFE_DAYS since last access (or creation)."""
+    seen = memory.last_access or memory.created_at
+    age_days = max((now - seen).total_seconds(), 0) / 86400
+    return math.pow(0.5, age_days / max(conf.RECENCY_HALF_LIFE_DAYS, 1e-6))
+
+
+def _weight(*, rrf_score: float, memory: Memory, now: datetime) -> tuple[float, dict]:
+    rec = recency(memory, now)
+    score = rrf_score * (0.5 + memory.importance) * (0.5 + 0.5 * rec) * memory.quality
+    return score, {
+        "rrf": round(rrf_score, 6),
+        "importance": memory.importance,
+        "recency": round(rec, 4),
+        "quality": memory.quality,
+    }
+
+
+def _id_terms(query: str) -> list[str]:
+    return [t for t in segment(query) if _is_id(t) and len(t) >= 4]
+
+
+def memory_search(
+    *,
+    user,
+    query: str,
+    top_k: int = 10,
+    memory_types: list[str] | None = None,
+    exclude_ids: set[int] | None = None,
+) -> list[MemoryHit]:
+    """Hybrid recall inside the user's visible set (DESIGN §5).
+
+    1. keyword lane: BM25 top 50 ‖ vector lane: cosine top 50 (filtered HNSW);
+    2. RRF (k=60) → top 15;
+    3. weight by importance, recency (last access) and quality; a memory containing every
+       exact id of the query (e.g. PRD-2024-013) is ranked ahead of the rest;
+    4. optional rerank hook (MEMORY_RERANK), then top_k. Hits are touched in the background.
+    """
+    query = (query or "").strip()
+    tenant_id = _tenant_id(user)
+    if not query or tenant_id is None or top_k <= 0:
+        return []
+    qs = Memory.objects.visible_to(user).filter(memory_type__in=list(memory_types or SEARCH_TYPES))
+    if exclude_ids:
+        qs = qs.exclude(id__in=list(exclude_ids))
+    size = max(conf.RECALL_LANE_SIZE, top_k)
+    kw_ids = _keyword_lane(qs, tenant_id=tenant_id, query=query, size=size)
+    vec_ids = [pk for pk, _ in nearest(qs, embed_query(query), size)]
+    fused = rrf(kw_ids, vec_ids, k=conf.RECALL_RRF_K)[: max(conf.RECALL_FUSED_SIZE, top_k)]
+    rows = Memory.objects.defer("embedding", "tf", "tokens").in_bulk([pk for pk, _ in fused])
+    hits = _rank(fused, rows, kw_ids=kw_ids, vec_ids=vec_ids, id_terms=_id_terms(query))
+    if conf.RERANK:
+        hits = import_string(conf.RERANK)(query, hits)
+    hits = hits[:top_k]
+    if hits and conf.TOUCH_ON_RECALL:
+        from memories.services import memory_touch_later
+
+        memory_touch_later(memory_ids=[h.memory.pk for h in hits])
+    return hits
+
+
+def _rank(
+    fused, rows: dict, *, kw_ids: list[int], vec_ids: list[int], id_terms: list[str]
+) -> list[MemoryHit]:
+    now = timezone.now()
+    kw_rank = {pk: i for i, pk in enumerate(kw_ids, start=1)}
+    vec_rank = {pk: i for i, pk in enumerate(vec_ids, start=1)}
+    hits = []
+    for pk, rrf_score in fused:
+        memory = rows.get(pk)
+        if memory is None:  # deleted between the lanes and the fetch
+            continue
+        score, parts = _weight(rrf_score=rrf_score, memory=memory, now=now)
+        exact = bool(id_terms) and all(t in (memory.content or "").lower() for t in id_terms)
+        if exact:
+            score += 1.0
+        breakdown = {
+            "vector_rank": vec_rank.get(pk),
+            "keyword_rank": kw_rank.get(pk),
+            **parts,
+            "exact_id": exact,
+        }
+        hits.append(MemoryHit(memory=memory, score=round(score, 6), breakdown=breakdown))
+    hits.sort(key=lambda h: (-h.score, h.memory.pk))
+    return hits
+
+
+# --- Sessions ---------------------------------------------------------------------------
+
+
+def session_get_for_user(*, user, session_id: int) -> ConversationSession:
+    session = ConversationSession.objects.of_user(user).filter(pk=session_id).first()
+    if session is None:
+        raise Http404("session not found")
+    return session
+
+
+def window_turns(*, session: ConversationSession, max_turns: int, max_tokens: int) -> list[Turn]:
+    """The latest summary (if any) and the newest unfolded turns within the turn and token caps.
+
+    Unfolded turns are bounded by design: each compression point folds what fell out of
+    the window, so this reads at most one window plus WORKING_COMPRESS_EVERY turns.
+    """
+    unfolded = list(Turn.objects.filter(session=session, folded=False).order_by("-order"))
+    summary = next((t for t in unfolded if t.role == Turn.Role.SUMMARY), None)
+    budget = max_tokens - (summary.tokens if summary else 0)
+    kept: list[Turn] = []
+    for turn in (t for t in unfolded if t.role != Turn.Role.SUMMARY):
+        if len(kept) >= max_turns or (kept and turn.tokens > budget):
+            break
+        kept.append(turn)
+        budget -= turn.tokens
+    kept.reverse()
+    return ([summary] if summary else []) + kept
+
+
+def session_window(*, user, session_id: int) -> dict:
+    """The working window of a session of `user` (Http404 otherwise)."""
+    from django.conf import settings
+
+    session = session_get_for_user(user=user, session_id=session_id)
+    turns = window_turns(
+        session=session, max_turns=settings.WORKING_WINDOW_TURNS, max_tokens=settings.WORKING_WINDOW_TOKENS
+    )
+    items = [
+        {
+            "role": t.role,
+            "content": t.content,
+            "kind": "summary" if t.role == Turn.Role.SUMMARY else "turn",
+            "tokens": t.tokens,
+        }
+        for t in turns
+    ]
+    return {"session_id": session.pk, "turns": items, "tokens": sum(i["tokens"] for i in items)}

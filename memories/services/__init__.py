@@ -1,0 +1,32 @@
+"""Writes of the memories app (STYLE §1): memories, feedback, sessions, extraction."""
+
+from memories.services.extraction import session_extract
+from memories.services.memories import (
+    memory_create,
+    memory_delete,
+    memory_feedback,
+    memory_find_duplicate,
+    memory_set_status,
+    memory_touch,
+    memory_touch_later,
+    memory_update,
+    scope_resolve,
+)
+from memories.services.sessions import session_create, session_end, tool_output_truncate, turn_add
+
+__all__ = [
+    "memory_create",
+    "memory_delete",
+    "memory_feedback",
+    "memory_find_duplicate",
+    "memory_set_status",
+    "memory_touch",
+    "memory_touch_later",
+    "memory_update",
+    "scope_resolve",
+    "session_create",
+    "session_end",
+    "session_extract",
+    "tool_output_truncate",
+    "turn_add",
+]

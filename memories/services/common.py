@@ -1,0 +1,41 @@
+"""Helpers shared by the memory services: input checks, skills, language."""
+
+from __future__ import annotations
+
+import logging
+
+from almanac.errors import ApplicationError
+from memories.constants import CJK_RE
+
+log = logging.getLogger("memories")
+
+
+def clean_text(value: str | None, *, field: str, max_chars: int) -> str:
+    """Reject empty, NUL-containing or oversized text with a clear 4xx."""
+    text = (value or "").strip()
+    if not text:
+        raise ApplicationError(f"{field} may not be empty", status_code=422)
+    if "\x00" in text:
+        raise ApplicationError(f"{field} may not contain NUL bytes", status_code=422)
+    if len(text) > max_chars:
+        raise ApplicationError(f"{field} is too long ({len(text)} > {max_chars} characters)", status_code=413)
+    return text
+
+
+def lang_of(text: str) -> str:
+    return "zh" if CJK_RE.search(text or "") else "en"
+
+
+def skill_run(*, name: str, input: dict, trigger: str, tenant=None) -> dict:
+    """Run a skill of the skills app (imported late: the skills app depends on nobody)."""
+    from skills.services import skill_run as run
+
+    return run(name=name, input=input, trigger=trigger, tenant=tenant)
+
+
+def skill_failed_type() -> type[Exception]:
+    try:
+        from skills.services import SkillFailed
+    except ImportError:  # pragma: no cover - only while the skills app is being built
+        return RuntimeError
+    return SkillFailed

@@ -1,0 +1,213 @@
+"""Memories from an ended session (DESIGN §5 write path).
+
+chunk (256/32) → embed → skip chunks already covered → fact_extract skill → junk filter →
+scope attribution → semantic/episodic memories (dedup within scope). Idempotent: each
+handled chunk leaves a `SessionChunk` row keyed by its digest; a re-run skips them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import date
+
+from django.db import transaction
+from django.utils import timezone
+
+from almanac.search import embed
+from almanac.selectors import user_group_keys
+from memories import conf
+from memories.constants import (
+    DEPT_CUES_EN,
+    DEPT_CUES_ZH,
+    JUNK_PHRASES,
+    JUNK_WORDS,
+    MIN_FACT_CHARS,
+    PROJECT_CUES_EN,
+    PROJECT_CUES_ZH,
+)
+from memories.models import ConversationSession, Memory, SessionChunk, Turn
+from memories.selectors import nearest
+from memories.services.common import lang_of, log, skill_run
+from memories.services.dates import parse_occurred
+from memories.services.memories import _my_units, memory_create
+
+BOUNDARY = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
+TYPE_OF_FACT = {
+    "event": Memory.Type.EPISODIC,
+    "preference": Memory.Type.SEMANTIC,
+    "fact": Memory.Type.SEMANTIC,
+    "decision": Memory.Type.SEMANTIC,
+}
+
+
+def chunk_text(text: str, size: int = 256, overlap: int = 32) -> list[str]:
+    """Windows of at most `size` characters overlapping by up to `overlap`, cut at sentence ends when possible."""
+    text = text.strip()
+    chunks, start = [], 0
+    while start < len(text):
+        end = min(start + size, len(text))
+        if end < len(text):
+            cuts = [m.end() for m in BOUNDARY.finditer(text, start + size // 2, end)]
+            end = cuts[-1] if cuts else end
+        chunks.append(text[start:end].strip())
+        if end >= len(text):
+            break
+        # Start the next window inside the overlap, at a sentence start if there is one.
+        nxt = max(end - overlap, start + 1)
+        starts = [m.end() for m in BOUNDARY.finditer(text, nxt, end)]
+        start = starts[0] if starts and starts[0] < end else nxt
+    return [c for c in chunks if c]
+
+
+def is_junk(text: str) -> bool:
+    """Too short, or nothing but greetings/thanks/acknowledgements (zh + en)."""
+    stripped = re.sub(r"[\s\W_]+", " ", text or "", flags=re.UNICODE).strip().lower()
+    if len(stripped.replace(" ", "")) < MIN_FACT_CHARS:
+        return True
+    if stripped.replace(" ", "") in JUNK_PHRASES or stripped in JUNK_PHRASES:
+        return True
+    words = stripped.split()
+    if all(w in JUNK_WORDS or w in JUNK_PHRASES for w in words):
+        return True
+    # Chinese greetings run together: 你好谢谢好的
+    rest = stripped.replace(" ", "")
+    for phrase in sorted((p for p in JUNK_PHRASES if not p.isascii()), key=len, reverse=True):
+        rest = rest.replace(phrase, "")
+    return not rest
+
+
+def _unit_named(units: list, text: str):
+    low = text.lower()
+    return next((u for u in units if u.name.lower() in low or u.key.lower() in low), None)
+
+
+def attribute_scope(*, user, text: str) -> tuple[str, str | None]:
+    """ "我们项目组"/"our team" → project, "我们部门"/"our department" → dept, else (and if ambiguous) user."""
+    project_cue = any(c in text for c in PROJECT_CUES_ZH) or bool(PROJECT_CUES_EN.search(text))
+    dept_cue = any(c in text for c in DEPT_CUES_ZH) or bool(DEPT_CUES_EN.search(text))
+    if project_cue == dept_cue:
+        return Memory.Scope.USER, None
+    scope = Memory.Scope.PROJECT if project_cue else Memory.Scope.DEPT
+    keys = set(user_group_keys(user))
+    units = [u for u in _my_units(user, scope) if u.group_key in keys]
+    if not units:
+        return Memory.Scope.USER, None
+    unit = _unit_named(units, text) or units[0]
+    return scope, unit.key
+
+
+def _chunks_of(session: ConversationSession) -> list[str]:
+    # Only the user's own turns: assistant text ("I can help…") would be misread as facts about the user.
+    turns = (
+        Turn.objects.filter(session=session, role=Turn.Role.USER)
+        .order_by("order")
+        .values_list("content", flat=True)
+    )
+    return chunk_text("\n".join(turns), conf.CHUNK_CHARS, conf.CHUNK_OVERLAP)
+
+
+def _digest(session_id: int, chunk: str) -> str:
+    return hashlib.sha256(f"{session_id}\x1f{chunk}".encode()).hexdigest()
+
+
+def _covered(*, session: ConversationSession, vector) -> bool:
+    visible = Memory.objects.visible_to(session.user)
+    rows = nearest(visible, vector, 1)
+    return bool(rows) and 1.0 - rows[0][1] > conf.dedup_threshold()
+
+
+def _write_fact(*, session: ConversationSession, fact: dict, base: date, digest: str) -> bool:
+    text = (fact.get("text") or "").strip()
+    if is_junk(text):
+        return False
+    memory_type = TYPE_OF_FACT.get(fact.get("type"), Memory.Type.SEMANTIC)
+    occurred = None
+    if memory_type == Memory.Type.EPISODIC:
+        occurred = _iso_date(fact.get("occurred_at")) or parse_occurred(text, base)
+    scope, scope_key = attribute_scope(user=session.user, text=text)
+    importance = min(max(float(fact.get("importance") or 0.5), 0.0), 1.0)
+    meta = {
+        "source": "session",
+        "session_id": session.pk,
+        "chunk": digest[:16],
+        "fact_type": fact.get("type"),
+    }
+    _, duplicate = memory_create(
+        owner=session.user,
+        content=text[: conf.MAX_CONTENT_CHARS],
+        memory_type=memory_type,
+        scope=scope,
+        scope_key=scope_key,
+        importance=importance,
+        meta=meta,
+        occurred_at=occurred,
+        reason=f"session:{session.pk}",
+    )
+    return duplicate is None
+
+
+def _iso_date(value) -> date | None:
+    try:
+        return date.fromisoformat(str(value)[:10]) if value else None
+    except ValueError:
+        return None
+
+
+def _extract_chunk(*, session, chunk: str, position: int, digest: str, vector, base: date) -> None:
+    with transaction.atomic():
+        if _covered(session=session, vector=vector):
+            SessionChunk.objects.create(
+                session=session, digest=digest, position=position, outcome=SessionChunk.Outcome.COVERED
+            )
+            return
+        out = skill_run(
+            name="fact_extract",
+            input={"text": chunk, "session_date": base.isoformat(), "lang": lang_of(chunk)},
+            trigger=f"session:{session.pk}",
+            tenant=session.tenant,
+        )
+        facts = (out or {}).get("facts") or []
+        written = sum(_write_fact(session=session, fact=f, base=base, digest=digest) for f in facts)
+        SessionChunk.objects.create(
+            session=session,
+            digest=digest,
+            position=position,
+            outcome=SessionChunk.Outcome.EXTRACTED,
+            facts=len(facts),
+            memories_written=written,
+        )
+
+
+def session_extract(*, session_id: int) -> dict:
+    """Extract memories of one ended session. Safe to run again: handled chunks are skipped.
+
+    1. chunk the user's turns; 2. drop chunks handled before (digest); 3. embed the rest;
+    4. per chunk, in its own transaction: skip if covered, else fact_extract and write.
+    """
+    session = ConversationSession.objects.select_related("user", "tenant").filter(pk=session_id).first()
+    if session is None or session.status != ConversationSession.Status.ENDED:
+        return {"skipped": "missing or still open"}
+    chunks = _chunks_of(session)
+    digests = [_digest(session.pk, c) for c in chunks]
+    done = set(
+        SessionChunk.objects.filter(session=session, digest__in=digests).values_list("digest", flat=True)
+    )
+    todo = [(i, c, d) for i, (c, d) in enumerate(zip(chunks, digests, strict=True)) if d not in done]
+    vectors = embed([c for _, c, _ in todo]) if todo else []
+    base = timezone.localdate(session.started_at)
+    failures = 0
+    for (position, chunk, digest), vector in zip(todo, vectors, strict=True):
+        try:
+            _extract_chunk(
+                session=session, chunk=chunk, position=position, digest=digest, vector=vector, base=base
+            )
+        except Exception:
+            failures += 1
+            log.exception("extraction of chunk %s of session %s failed", position, session.pk)
+    if failures:
+        raise RuntimeError(f"{failures} chunk(s) of session {session.pk} failed; a retry resumes from them")
+    if session.extracted_at is None:
+        session.extracted_at = timezone.now()
+        session.save(update_fields=["extracted_at"])
+    return {"chunks": len(chunks), "new": len(todo)}

@@ -1,0 +1,250 @@
+"""Direct writes of memories: create (with near-duplicate check), update, delete, feedback, touch."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from almanac import keyword
+from almanac.errors import ApplicationError
+from almanac.models import Department, Project, UserProfile, key_part
+from almanac.search import embed
+from almanac.selectors import user_group_keys
+from memories import conf
+from memories.models import CORPUS, Feedback, Memory, MemoryLink
+from memories.selectors import nearest
+from memories.services.common import clean_text
+
+SCOPE_MODELS = {"dept": Department, "project": Project}
+
+
+def _my_units(user, scope: str) -> list:
+    """The user's departments or projects, most recently joined first."""
+    profile = UserProfile.objects.get(user=user)
+    through = (UserProfile.departments if scope == "dept" else UserProfile.projects).through
+    column = "department" if scope == "dept" else "project"
+    rows = through.objects.filter(userprofile=profile).select_related(column).order_by("-id")
+    return [getattr(r, column) for r in rows]
+
+
+def scope_resolve(*, user, scope: str, scope_key: str | None) -> tuple[str, str]:
+    """(scope, scope_key) for a memory `user` writes; the user must belong to that scope.
+
+    dept/project accept the key or the display name; omitted → the user's most recent one.
+    """
+    profile = UserProfile.objects.select_related("tenant").filter(user=user).first()
+    if profile is None:
+        raise ApplicationError("user has no tenant", status_code=404)
+    if scope == Memory.Scope.USER:
+        return scope, user.username
+    if scope == Memory.Scope.TENANT:
+        return scope, profile.tenant.slug
+    if scope not in SCOPE_MODELS:
+        raise ApplicationError(f"unknown scope {scope!r}", status_code=422)
+    if not scope_key:
+        mine = _my_units(user, scope)
+        if not mine:
+            raise ApplicationError(f"user belongs to no {scope}; give scope_key or use scope 'user'")
+        return scope, mine[0].key
+    model = SCOPE_MODELS[scope]
+    unit = model.objects.filter(tenant=profile.tenant, key=key_part(scope_key)).first()
+    unit = unit or model.objects.filter(tenant=profile.tenant, name__iexact=scope_key.strip()).first()
+    if unit is None:
+        raise ApplicationError(f"unknown {scope} {scope_key!r}")
+    if unit.group_key not in user_group_keys(user):
+        raise ApplicationError(f"user is not a member of {scope} {scope_key!r}", status_code=403)
+    return scope, unit.key
+
+
+def _check_importance(value: float) -> float:
+    if value is None or not 0.0 <= float(value) <= 1.0:
+        raise ApplicationError("importance must be between 0 and 1", status_code=422)
+    return float(value)
+
+
+def memory_find_duplicate(
+    *, tenant_id: int, acl_key: str, vector, exclude_id: int | None = None
+) -> Memory | None:
+    """The nearest active memory of the same scope when its cosine similarity exceeds the threshold."""
+    qs = Memory.objects.filter(tenant_id=tenant_id, status=Memory.Status.ACTIVE, acl__overlap=[acl_key])
+    if exclude_id:
+        qs = qs.exclude(pk=exclude_id)
+    rows = nearest(qs, vector, 1)
+    if rows and 1.0 - rows[0][1] > conf.dedup_threshold():
+        return Memory.objects.get(pk=rows[0][0])
+    return None
+
+
+@transaction.atomic
+def memory_create(
+    *,
+    owner,
+    content: str,
+    memory_type: str = Memory.Type.SEMANTIC,
+    scope: str = Memory.Scope.USER,
+    scope_key: str | None = None,
+    importance: float = 0.5,
+    meta: dict | None = None,
+    occurred_at: date | None = None,
+    reason: str = "api",
+    embedding=None,
+) -> tuple[Memory, Memory | None]:
+    """Write a memory, or return the near-duplicate already in the same scope.
+
+    Returns `(memory, duplicate_of)`: `duplicate_of` is the existing memory (and `memory`
+    is it too) when one with cosine > MEMORY_DEDUP_THRESHOLD exists in the scope.
+    """
+    content = clean_text(content, field="content", max_chars=conf.MAX_CONTENT_CHARS)
+    if memory_type not in Memory.Type.values:
+        raise ApplicationError(f"unknown memory_type {memory_type!r}", status_code=422)
+    importance = _check_importance(importance)
+    scope, scope_key = scope_resolve(user=owner, scope=scope, scope_key=scope_key)
+    tenant_id = owner.profile.tenant_id
+    acl_key = Memory.acl_key(scope, scope_key)
+    vector = embedding if embedding is not None else embed([content])[0]
+    existing = memory_find_duplicate(tenant_id=tenant_id, acl_key=acl_key, vector=vector)
+    if existing is not None:
+        return existing, existing
+    fields = keyword.index_fields(content)
+    memory = Memory(
+        tenant_id=tenant_id,
+        owner=owner,
+        scope=scope,
+        scope_key=scope_key,
+        memory_type=memory_type,
+        content=content,
+        embedding=vector,
+        importance=importance,
+        occurred_at=occurred_at,
+        meta=meta or {},
+        acl=[acl_key],
+        **fields,
+    )
+    memory._history_user = owner
+    memory._change_reason = reason
+    memory.save()
+    keyword.stats_apply(tenant_id=tenant_id, corpus=CORPUS, old=None, new=fields)
+    return memory, None
+
+
+def can_modify(*, user, memory: Memory, perm: str) -> bool:
+    return (
+        memory.owner_id == user.pk
+        or user.has_perm(f"memories.{perm}")
+        or user.has_perm(f"memories.{perm}", memory)
+    )
+
+
+def _apply_content(memory: Memory, content: str) -> list[str]:
+    content = clean_text(content, field="content", max_chars=conf.MAX_CONTENT_CHARS)
+    if content == memory.content:
+        return []
+    old = {"tf": memory.tf, "doc_len": memory.doc_len}
+    fields = keyword.index_fields(content)
+    keyword.stats_apply(tenant_id=memory.tenant_id, corpus=CORPUS, old=old, new=fields)
+    memory.content = content
+    memory.embedding = embed([content])[0]
+    for name, value in fields.items():
+        setattr(memory, name, value)
+    return ["content", "embedding", *fields]
+
+
+@transaction.atomic
+def memory_update(*, memory: Memory, user, data: dict, reason: str = "api") -> Memory:
+    """Change content (re-embedded, re-indexed), importance, status or scope (acl recomputed)."""
+    if not can_modify(user=user, memory=memory, perm="change_memory"):
+        raise ApplicationError("only the owner or a governor may change this memory", status_code=403)
+    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    changed: list[str] = []
+    if data.get("content") is not None:
+        changed += _apply_content(memory, data["content"])
+    if data.get("importance") is not None:
+        memory.importance = _check_importance(data["importance"])
+        changed.append("importance")
+    if data.get("status") is not None:
+        if data["status"] not in Memory.Status.values:
+            raise ApplicationError(f"unknown status {data['status']!r}", status_code=422)
+        memory.status = data["status"]
+        changed.append("status")
+    if data.get("scope") is not None or data.get("scope_key") is not None:
+        scope, key = scope_resolve(
+            user=user, scope=data.get("scope") or memory.scope, scope_key=data.get("scope_key")
+        )
+        memory.scope, memory.scope_key, memory.acl = scope, key, [Memory.acl_key(scope, key)]
+        changed += ["scope", "scope_key", "acl"]
+    if data.get("meta") is not None:
+        memory.meta = data["meta"]
+        changed.append("meta")
+    if changed:
+        memory._history_user = user
+        memory._change_reason = reason
+        memory.save(update_fields=[*dict.fromkeys(changed), "updated_at"])
+    return memory
+
+
+@transaction.atomic
+def memory_delete(*, memory: Memory, user, reason: str = "api") -> None:
+    """Delete a memory (owner, or `memories.delete_memory` globally or on this object)."""
+    if not can_modify(user=user, memory=memory, perm="delete_memory"):
+        raise ApplicationError("only the owner or a governor may delete this memory", status_code=403)
+    keyword.stats_apply(
+        tenant_id=memory.tenant_id, corpus=CORPUS, old={"tf": memory.tf, "doc_len": memory.doc_len}, new=None
+    )
+    memory._history_user = user
+    memory._change_reason = reason
+    memory.delete()
+
+
+@transaction.atomic
+def memory_set_status(*, memories, status: str, user, reason: str) -> int:
+    """Archive / reactivate / mark compressed, with a history row per memory."""
+    count = 0
+    for memory in memories.select_for_update():
+        if memory.status != status:
+            memory.status = status
+            memory._history_user = user
+            memory._change_reason = reason
+            memory.save(update_fields=["status", "updated_at"])
+            count += 1
+    return count
+
+
+@transaction.atomic
+def memory_feedback(*, memory: Memory, user, signal: str) -> Feedback:
+    """Move the memory's quality: adopted up, ignored/corrected down, kept within [0.2, 2.0]."""
+    if signal not in conf.QUALITY_STEP:
+        raise ApplicationError(f"unknown signal {signal!r}", status_code=422)
+    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    before = memory.quality
+    memory.quality = round(
+        min(conf.QUALITY_MAX, max(conf.QUALITY_MIN, before * conf.QUALITY_STEP[signal])), 4
+    )
+    memory._history_user = user
+    memory._change_reason = f"feedback:{signal}"
+    memory.save(update_fields=["quality", "updated_at"])
+    return Feedback.objects.create(
+        memory=memory, user=user, signal=signal, quality_before=before, quality_after=memory.quality
+    )
+
+
+def memory_touch(*, memory_ids: list[int], at) -> int:
+    """Bump access_count/last_access (no history row: reads are not changes)."""
+    return Memory.objects.filter(pk__in=memory_ids).update(access_count=F("access_count") + 1, last_access=at)
+
+
+def memory_touch_later(*, memory_ids: list[int]) -> None:
+    """Touch recalled memories in the worker, after the reading transaction commits."""
+    at = timezone.now().isoformat()
+    ids = sorted(memory_ids)
+    transaction.on_commit(lambda: async_task("memories.tasks.memory_touch_task", ids, at))
+
+
+def memory_link(*, source: Memory, target: Memory, kind: str, meta: dict | None = None) -> MemoryLink:
+    link, _ = MemoryLink.objects.get_or_create(
+        source=source, target=target, kind=kind, defaults={"meta": meta or {}}
+    )
+    return link

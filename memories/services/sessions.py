@@ -1,0 +1,137 @@
+"""Working memory: sessions, turns, compression points and tool-output truncation."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from almanac.errors import ApplicationError
+from almanac.search import count_tokens, truncate_tokens
+from memories import conf
+from memories.models import ConversationSession, Turn
+from memories.selectors import window_turns
+from memories.services.common import clean_text, lang_of, log, skill_failed_type, skill_run
+
+ROLES_IN = ("user", "assistant", "tool")
+
+
+def session_create(*, user, title: str = "") -> ConversationSession:
+    profile = getattr(user, "profile", None)
+    if profile is None:
+        raise ApplicationError("user has no tenant", status_code=404)
+    if "\x00" in title or len(title) > 300:
+        raise ApplicationError("title must be at most 300 characters without NUL bytes", status_code=422)
+    return ConversationSession.objects.create(tenant_id=profile.tenant_id, user=user, title=title.strip())
+
+
+def _more_line(n: int, zh: bool) -> str:
+    return f"…等 {n} 条" if zh else f"… and {n} more"
+
+
+def tool_output_truncate(content: str, max_items: int | None = None) -> str:
+    """Keep the first TOOL_OUTPUT_MAX_ITEMS items of a long tool output (a JSON list or lines)."""
+    max_items = max_items or settings.TOOL_OUTPUT_MAX_ITEMS
+    zh = lang_of(content) == "zh"
+    stripped = content.strip()
+    if stripped.startswith("["):
+        try:
+            items = json.loads(stripped)
+        except ValueError:
+            items = None
+        if isinstance(items, list) and len(items) > max_items:
+            kept = json.dumps(items[:max_items], ensure_ascii=False, indent=None)
+            return f"{kept}\n{_more_line(len(items) - max_items, zh)}"
+        if isinstance(items, list):
+            return content
+    lines = [line for line in re.split(r"\r?\n", stripped) if line.strip()]
+    if len(lines) > max_items:
+        return "\n".join(lines[:max_items]) + "\n" + _more_line(len(lines) - max_items, zh)
+    return content
+
+
+@transaction.atomic
+def turn_add(*, session: ConversationSession, role: str, content: str) -> Turn:
+    """Append a turn; every WORKING_COMPRESS_EVERY turns, fold what left the window into a summary."""
+    if role not in ROLES_IN:
+        raise ApplicationError(f"role must be one of {', '.join(ROLES_IN)}", status_code=422)
+    content = clean_text(content, field="content", max_chars=conf.MAX_TURN_CHARS)
+    # Lock the session row: turn order and compression points are per session and serial.
+    session = ConversationSession.objects.select_for_update().get(pk=session.pk)
+    if session.status != ConversationSession.Status.OPEN:
+        raise ApplicationError("session has ended", status_code=409)
+    if role == Turn.Role.TOOL:
+        content = tool_output_truncate(content)
+    order = (Turn.objects.filter(session=session).aggregate(m=Max("order"))["m"] or 0) + 1
+    turn = Turn.objects.create(
+        session=session, order=order, role=role, content=content, tokens=count_tokens(content)
+    )
+    session.turn_count += 1
+    session.save(update_fields=["turn_count"])
+    if session.turn_count % max(settings.WORKING_COMPRESS_EVERY, 1) == 0:
+        session_compress(session=session)
+    return turn
+
+
+def _fold_text(turns: list[Turn]) -> str:
+    return "\n".join(f"{t.role}: {t.content}" for t in turns)
+
+
+def _summarize(*, session: ConversationSession, text: str, max_tokens: int) -> str:
+    try:
+        out = skill_run(
+            name="summarize",
+            input={"text": text, "max_tokens": max_tokens, "title": session.title or "conversation"},
+            trigger="working_memory",
+            tenant=session.tenant,
+        )
+        summary = (out or {}).get("summary", "").strip()
+    except (ImportError, skill_failed_type()) as exc:
+        log.warning("summarize failed for session %s: %s; using an extractive fallback", session.pk, exc)
+        summary = ""
+    return truncate_tokens(summary or text, max_tokens)
+
+
+def session_compress(*, session: ConversationSession) -> Turn | None:
+    """A compression point: the previous summary and the turns outside the window become one summary."""
+    window = window_turns(
+        session=session, max_turns=settings.WORKING_WINDOW_TURNS, max_tokens=settings.WORKING_WINDOW_TOKENS
+    )
+    keep = {t.pk for t in window if t.role != Turn.Role.SUMMARY}
+    unfolded = list(Turn.objects.filter(session=session, folded=False).order_by("order"))
+    previous = [t for t in unfolded if t.role == Turn.Role.SUMMARY]
+    old = [t for t in unfolded if t.role != Turn.Role.SUMMARY and t.pk not in keep]
+    if not old:
+        return None
+    text = "\n".join([*(p.content for p in previous), _fold_text(old)])
+    summary = _summarize(session=session, text=text, max_tokens=max(settings.WORKING_WINDOW_TOKENS // 4, 32))
+    order = max(t.order for t in unfolded) + 1
+    turn = Turn.objects.create(
+        session=session,
+        order=order,
+        role=Turn.Role.SUMMARY,
+        content=summary,
+        tokens=count_tokens(summary),
+        meta={"folded_orders": [t.order for t in old]},
+    )
+    Turn.objects.filter(pk__in=[t.pk for t in previous + old]).update(folded=True)
+    return turn
+
+
+@transaction.atomic
+def session_end(*, session: ConversationSession) -> ConversationSession:
+    """End the session and extract its memories in the background (idempotent: ending twice is fine)."""
+    session = ConversationSession.objects.select_for_update().get(pk=session.pk)
+    if session.status == ConversationSession.Status.OPEN:
+        session.status = ConversationSession.Status.ENDED
+        session.ended_at = timezone.now()
+        session.save(update_fields=["status", "ended_at"])
+    if session.extracted_at is None:
+        session_id = session.pk
+        transaction.on_commit(lambda: async_task("memories.tasks.session_extract_task", session_id))
+    return session
