@@ -82,6 +82,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -141,6 +142,11 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+WHITENOISE_USE_FINDERS = True  # serve admin/app static files without a collectstatic step
+
+# --- Web server (`manage.py up` runs gunicorn) --------------------------------------
+WEB_WORKERS = envint("WEB_WORKERS", 2)
+WEB_THREADS = envint("WEB_THREADS", 4)
 
 # --- Background work (django-q2) ------------------------------------------------------
 Q_CLUSTER = {

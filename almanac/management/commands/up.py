@@ -4,6 +4,7 @@ import subprocess
 import sys
 import time
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
@@ -21,8 +22,28 @@ class Command(BaseCommand):
         manage = [sys.executable, "manage.py"]
         procs = []
         if not no_worker:
-            procs.append(subprocess.Popen([*manage, "qcluster"]))
-        procs.append(subprocess.Popen([*manage, "runserver", "--noreload", "--insecure", addr]))
+            procs.append(subprocess.Popen([*manage, "qcluster"], start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "almanac.wsgi:application",
+                    "--bind",
+                    addr,
+                    "--workers",
+                    str(settings.WEB_WORKERS),
+                    "--threads",
+                    str(settings.WEB_THREADS),
+                    "--access-logfile",
+                    "-",
+                    "--graceful-timeout",
+                    "10",
+                ],
+                start_new_session=True,
+            )
+        )
         self.stdout.write(f"Almanac on http://{addr}/  (admin /admin/, API docs /api/v1/docs) — Ctrl-C stops")
         stopping = False
 
@@ -34,9 +55,11 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         while not stopping and all(p.poll() is None for p in procs):
             time.sleep(0.5)
+        # Children run in their own sessions, so a terminal Ctrl-C reaches only us and each
+        # child gets exactly one SIGTERM (a second signal deadlocks django-q2's shutdown).
         for p in procs:
             if p.poll() is None:
-                p.send_signal(signal.SIGINT)
+                p.send_signal(signal.SIGTERM)
         for p in procs:
             try:
                 p.wait(timeout=20)
