@@ -1,1 +1,73 @@
-"""Models of this app."""
+"""Skills: versioned JSON-schema contracts (`Skill`) and the record of every run (`SkillRun`)."""
+
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+
+class Skill(models.Model):
+    """A named capability. Built-in rows mirror Python skills; the others are prompt-only."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    version = models.CharField(max_length=40, default="1")
+    description = models.TextField(blank=True)
+    input_schema = models.JSONField(default=dict, blank=True)
+    output_schema = models.JSONField(default=dict, blank=True)
+    prompt = models.TextField(
+        blank=True,
+        help_text="Prompt-only skills: the system prompt. {field} is replaced by that input field.",
+    )
+    events = models.JSONField(
+        default=list, blank=True, help_text='Domain events this skill runs on, e.g. ["session.ended"].'
+    )
+    enabled = models.BooleanField(default=True)
+    builtin = models.BooleanField(default=False, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class SkillRun(models.Model):
+    """One call of `skills.services.skill_run` (append-only)."""
+
+    class Status(models.TextChoices):
+        SUCCESS = "success", "success"
+        FAILED = "failed", "failed"
+        FALLBACK = "fallback", "fallback (LLM failed, offline result)"
+
+    skill_name = models.CharField(max_length=100)
+    version = models.CharField(max_length=40, blank=True)
+    trigger = models.CharField(max_length=120, default="api")
+    tenant = models.ForeignKey("almanac.Tenant", null=True, blank=True, on_delete=models.SET_NULL)
+    input_digest = models.CharField(max_length=64, help_text="sha256 of the canonical JSON input")
+    input = models.JSONField(default=dict, blank=True)
+    input_truncated = models.BooleanField(default=False)
+    output = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    used_llm = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="LLM requests made")
+    duration_ms = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    event_key = models.CharField(max_length=64, blank=True, help_text="Event delivery id (bus runs)")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["skill_name", "-created_at"], name="skills_run_skill_created"),
+            models.Index(fields=["status", "-created_at"], name="skills_run_status_created"),
+            models.Index(fields=["trigger", "-created_at"], name="skills_run_trigger_created"),
+            models.Index(fields=["input_digest"], name="skills_run_digest"),
+            models.Index(
+                fields=["event_key"], name="skills_run_event_key", condition=~models.Q(event_key="")
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.skill_name} {self.status} #{self.pk}"

@@ -1,0 +1,1 @@
+"""Built-in Python skills and the text helpers their offline fallbacks share."""

@@ -1,0 +1,265 @@
+"""`fact_extract`: preferences, events, facts and decisions from a conversation or text."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from skills.builtin import text as T
+from skills.builtin.dates import find_date, parse_iso
+from skills.registry import BaseSkill, register
+
+FACT_TYPES = ("preference", "event", "fact", "decision")
+MAX_TEXT = 500_000
+
+INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "maxLength": MAX_TEXT},
+        "session_date": {"type": ["string", "null"], "format": "date", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+        "lang": {"enum": ["zh", "en", None]},
+    },
+    "required": ["text"],
+    "additionalProperties": False,
+}
+OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "facts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "minLength": 1},
+                    "type": {"enum": list(FACT_TYPES)},
+                    "importance": {"type": "number", "minimum": 0, "maximum": 1},
+                    "occurred_at": {"type": ["string", "null"], "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+                },
+                "required": ["text", "type", "importance", "occurred_at"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["facts"],
+    "additionalProperties": False,
+}
+
+PROMPT = """You extract durable memories from a conversation between a user and an assistant.
+Return every preference, event, fact and decision worth remembering about the user, their
+work, team, project or company. Rules:
+- Each item is ONE self-contained sentence that makes sense without the conversation:
+  resolve "it", "that", "he/she", "他/她/它/这个" to the names they refer to.
+- KEEP first-person markers exactly as the user would say them ("I ...", "我...",
+  "our team ...", "我们项目组..."): downstream code uses them to decide who the memory is about.
+- Write each sentence in the language the user used.
+- type: "preference" (likes, dislikes, habits, wants), "event" (something that happened
+  or is scheduled, with a date when known), "fact" (a stable statement), "decision"
+  (something decided or agreed).
+- importance: 0..1 (0.9+ for contracts, budgets, amounts, deadlines, "always/never/must").
+- occurred_at: "YYYY-MM-DD" for events when the date is known (resolve relative dates
+  such as "last Friday" / "上周五" against the session date), otherwise null.
+- Skip greetings, thanks, small talk, questions and what the assistant said.
+Reply with JSON only, no prose: {"facts": [{"text": "...", "type": "...", "importance": 0.0, "occurred_at": null}]}"""
+
+# --- Offline, rule-based ---------------------------------------------------------------
+
+_PREFERENCE = re.compile(
+    r"\b(?:prefer(?:s|red)?|preference|like|likes|love|loves|hate|hates|dislike|dislikes|enjoy|enjoys|"
+    r"can't stand|cannot stand|would rather|'d rather|favou?rite|allergic|vegetarian|vegan|usually|"
+    r"tend to|habit)\b|喜欢|讨厌|偏好|习惯|更爱|爱吃|不吃|最爱|倾向|宁愿|宁可|受不了|过敏|素食|口味|爱喝|不喝|希望",
+    re.IGNORECASE,
+)
+_NOT_PREFERENCE = re.compile(
+    r"\b(?:looks?|sounds?|seems?|feels?) like\b|\blike (?:this|that|a|an|the)\b", re.IGNORECASE
+)
+_DECISION = re.compile(
+    r"\b(?:decided|decide to|decision|agreed to|agreed on|settled on|resolved to|final call)\b|决定|敲定|拍板|决议|商定|最终选|定下来",
+    re.IGNORECASE,
+)
+_WEAK_DECISION = re.compile(
+    r"\b(?:agreed|chose|chosen|approved|signed off|go with|going with|will go with|we will use|finali[sz]ed)\b|确定|定了|同意|批准|选定",
+    re.IGNORECASE,
+)
+_EVENT = re.compile(
+    r"\b(?:meeting|meet|met|call with|called|happened|launch(?:ed|es)?|release[ds]?|shipped|went live|go live|"
+    r"visited|travel(?:l?ed)?|flew|attended|presented|demo(?:ed)?|held|kick-?off|workshop|conference|"
+    r"interview(?:ed)?|signed|deployed|moved to|joined|started|finished|completed)\b|"
+    r"开会|会议|上线|发布|见了|拜访|出差|参加|举行|举办|发生|签约|签了|演示|召开|交付|到访|入职|离职|见面|面试|部署|完成|启动",
+    re.IGNORECASE,
+)
+_HIGH = re.compile(
+    r"\b(?:always|never|must|deadline|due|contract|budget|price|pricing|amount|critical|urgent|important|"
+    r"allergic|required?|mandatory|asap)\b|合同|预算|金额|截止|必须|一定|务必|永远|从不|绝不|重要|紧急|价格|报价|过敏|底线",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(
+    r"^(?:hi|hello|hey|thanks?|thank you(?: so much| very much)?|thx|ok(?:ay)?|sure|great|cool|nice|got it|"
+    r"sounds good|good (?:morning|afternoon|evening|night)|bye|goodbye|see you|yes|no|yep|nope|alright|"
+    r"no problem|you'?re welcome|awesome|perfect|wow|hmm+|haha+|lol|"
+    r"你好|您好|谢谢|多谢|感谢|好的|好|嗯+|哦+|收到|再见|拜拜|没问题|不客气|早上好|晚上好|下午好|对|是的|行|可以|明白|了解|哈哈+)"
+    r"(?:[\s,，!！.。~～]*(?:you|there|everyone|all|大家|你|您|啦|了|呀|啊|哈)?)*[\s,，!！.。~～?？]*$",
+    re.IGNORECASE,
+)
+_QUESTION_START = re.compile(
+    r"^(?:what|how|why|when|where|who|whom|which|can you|could you|would you|will you|do you|does|did you|"
+    r"is there|are there|is it|are you|should i|shall we|may i)\b",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(
+    r"^(?:please |pls |can you |could you |would you |help me |帮我|请帮|请你|麻烦你|你能|能不能|可以帮)",
+    re.IGNORECASE,
+)
+_REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:remember|note|keep in mind|fyi|for the record)(?:\s+that)?[\s,:：]+|^(?:请)?(?:记住|记一下|记下|备注)[\s,，:：]*",
+    re.IGNORECASE,
+)
+_LEADING_FILLER = re.compile(
+    r"^(?:(?:oh|ah|well|so|and|also|btw|by the way|actually|ok(?:ay)?|yes|yeah|嗯|哦|对了|另外|还有|顺便说一下|其实|好的)[\s,，、]+)+",
+    re.IGNORECASE,
+)
+
+
+def _is_question(sentence: str) -> bool:
+    bare = sentence.rstrip(" .。!！~")
+    if bare.endswith(("?", "？")) or re.search(r"(?:吗|么|呢)$", bare):
+        return True
+    return bool(_QUESTION_START.match(sentence)) and not sentence.endswith((".", "。"))
+
+
+def _clean(sentence: str) -> str:
+    sentence = _LEADING_FILLER.sub("", sentence.strip())
+    sentence = _REMEMBER.sub("", sentence)
+    return sentence.strip(" ,，、;；:：-")
+
+
+def _classify(sentence: str, date) -> str | None:
+    size = T.content_size(sentence)
+    if size < 5:
+        return None
+    event_cue = bool(_EVENT.search(sentence))
+    if _DECISION.search(sentence):
+        return "decision"
+    if date and event_cue:
+        return "event"  # "上周五开会，确定了金额": the meeting is the memory, dated
+    if _WEAK_DECISION.search(sentence):
+        return "decision"
+    if _PREFERENCE.search(sentence) and not _NOT_PREFERENCE.search(sentence):
+        return "preference"
+    if (date or event_cue) and size >= 6:
+        return "event"
+    return "fact" if size >= 8 else None
+
+
+def _importance(kind: str, sentence: str) -> float:
+    score = {"preference": 0.6, "decision": 0.7, "event": 0.5, "fact": 0.4}[kind]
+    if _HIGH.search(sentence):
+        score += 0.2
+    if T.AMOUNT.search(sentence) or T.IDENT.search(sentence):
+        score += 0.1
+    return round(min(score, 1.0), 2)
+
+
+def _finish(sentence: str) -> str:
+    if sentence[:1].isalpha() and sentence[:1].islower() and sentence[:2] != "i'":
+        sentence = sentence[0].upper() + sentence[1:]
+    if sentence[-1:] not in ".。!！":
+        sentence += "。" if T.is_cjk(sentence) else "."
+    return sentence
+
+
+def extract_offline(text: str, session_date=None) -> list[dict]:
+    """Deterministic facts: split, drop non-user turns/questions/filler, classify by cues."""
+    facts, seen = [], set()
+    for role, body in T.turns(text):
+        if role in T.NON_USER_ROLES:
+            continue
+        for raw in T.split_sentences(body):
+            if _FILLER.match(raw) or _is_question(raw):
+                continue
+            sentence = _clean(raw)
+            if (
+                not sentence
+                or _FILLER.match(sentence)
+                or (_REQUEST.match(sentence) and not _PREFERENCE.search(sentence))
+            ):
+                continue
+            date = find_date(sentence, session_date)
+            kind = _classify(sentence, date)
+            sentence = _finish(sentence)
+            if kind is None or sentence.lower() in seen:
+                continue
+            seen.add(sentence.lower())
+            occurred = date.isoformat() if kind == "event" and date else None
+            facts.append(
+                {
+                    "text": sentence,
+                    "type": kind,
+                    "importance": _importance(kind, sentence),
+                    "occurred_at": occurred,
+                }
+            )
+    return facts
+
+
+# --- The skill -------------------------------------------------------------------------
+
+_TYPE_ALIASES = {
+    "preferences": "preference",
+    "pref": "preference",
+    "events": "event",
+    "facts": "fact",
+    "decisions": "decision",
+    "偏好": "preference",
+    "事件": "event",
+    "事实": "fact",
+    "决定": "decision",
+}
+
+
+def _normalize_fact(item) -> dict | None:
+    if isinstance(item, str):
+        item = {"text": item}
+    if not isinstance(item, dict):
+        return None
+    text = item.get("text") or item.get("fact") or item.get("content") or ""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    kind = str(item.get("type") or "fact").strip().lower()
+    kind = _TYPE_ALIASES.get(kind, kind if kind in FACT_TYPES else "fact")
+    try:
+        importance = min(max(float(item.get("importance", 0.5)), 0.0), 1.0)
+    except (TypeError, ValueError):
+        importance = 0.5
+    when = parse_iso(item.get("occurred_at") or item.get("date"))
+    return {
+        "text": text.strip(),
+        "type": kind,
+        "importance": importance,
+        "occurred_at": when.isoformat() if when else None,
+    }
+
+
+@register
+class FactExtract(BaseSkill):
+    name = "fact_extract"
+    version = "1.0"
+    description = "Preferences, events, facts and decisions as self-contained sentences (JSON facts)."
+    input_schema = INPUT_SCHEMA
+    output_schema = OUTPUT_SCHEMA
+    max_output_tokens = 4096
+
+    def messages(self, input: dict) -> list[dict]:
+        context = {"session_date": input.get("session_date"), "lang": input.get("lang")}
+        user = f"Session context: {json.dumps(context, ensure_ascii=False)}\n\nConversation:\n{input['text']}"
+        return [{"role": "system", "content": PROMPT}, {"role": "user", "content": user}]
+
+    def normalize(self, input: dict, data):
+        if isinstance(data, list):
+            data = {"facts": data}
+        if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
+            return data  # let the schema explain what is wrong
+        facts = [_normalize_fact(item) for item in data["facts"]]
+        return {"facts": [f for f in facts if f]}
+
+    def run_offline(self, input: dict) -> dict:
+        return {"facts": extract_offline(input["text"], parse_iso(input.get("session_date")))}

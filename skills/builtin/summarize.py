@@ -1,0 +1,176 @@
+"""`summarize`: a summary that never exceeds `max_tokens` (cl100k tokens, as everywhere)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from almanac.search import count_tokens, truncate_tokens
+from skills.builtin import text as T
+from skills.registry import BaseSkill, register
+
+MAX_TEXT = 2_000_000
+
+INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "maxLength": MAX_TEXT},
+        "max_tokens": {"type": "integer", "minimum": 1, "maximum": 100_000},
+        "title": {"type": ["string", "null"], "maxLength": 1000},
+        "lang": {"enum": ["zh", "en", None]},
+        "keep": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 500},
+    },
+    "required": ["text", "max_tokens"],
+    "additionalProperties": False,
+}
+OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {"summary": {"type": "string"}},
+    "required": ["summary"],
+    "additionalProperties": False,
+}
+
+PROMPT = """Summarize the text for another AI assistant that will rely on it.
+Hard limit: at most {max_tokens} tokens (about {words} English words or {chars} Chinese
+characters). Keep every name, date, amount, identifier (like PRD-2024-013) and technical
+term that matters exactly as written{keep}. Write in {lang}. No preamble.
+Reply with JSON only: {{"summary": "..."}}"""
+
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*\b")
+_NUMBER = re.compile(r"\d")
+_FILLER_START = re.compile(
+    r"^(?:hi|hello|hey|dear|thanks?|thank you|ok(?:ay)?|sure|great|got it|bye|regards|cheers|"
+    r"你好|您好|大家好|谢谢|感谢|好的|嗯+|收到|再见)\b",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r"(?<=[，,、：:；;])")
+
+
+def _score(unit: str, index: int, keep: list[str]) -> float:
+    """Names, dates, amounts, ids and numbers rank highest; filler lowest."""
+    if _FILLER_START.match(unit) and T.content_size(unit) < 12:
+        return -5.0
+    lower = unit.lower()
+    score = 4.0 * sum(1 for word in keep if word and word.lower() in lower)
+    score += 3.0 * min(len(T.DATE_TEXT.findall(unit)), 2)
+    score += 3.0 * min(len(T.AMOUNT.findall(unit)), 2)
+    score += 3.0 * min(len(T.IDENT.findall(unit)), 2)
+    score += 1.5 * min(len(_CAPITALISED.findall(unit)), 3)
+    score += 0.5 * min(len(_NUMBER.findall(unit)), 4)
+    score += 1.0 if index == 0 else 0.0  # the lead sentence usually says what it is about
+    return score / math.sqrt(max(count_tokens(unit), 1)) * 4 + min(T.content_size(unit), 40) / 40
+
+
+def _cut_at_word(unit: str, max_tokens: int) -> str:
+    """A prefix within the budget that ends on a word (never half a word or a token)."""
+    cut = truncate_tokens(unit, max_tokens)
+    if cut == unit:
+        return unit
+    cut = cut.rstrip("\ufffd")  # half of a multi-byte character at the token edge
+    if not T.CJK.search(cut[-1:]) and " " in cut.strip():
+        cut = cut[: cut.rstrip().rfind(" ")]
+    return cut.rstrip(" ,，、;；:")
+
+
+def _units(text: str, max_tokens: int) -> list[str]:
+    """Sentences; one longer than the whole budget is split into clauses."""
+    out: list[str] = []
+    for line in T.normalize(text).split("\n"):
+        for sentence in T.split_sentences(line):
+            if count_tokens(sentence) <= max_tokens:
+                out.append(sentence)
+            else:
+                out.extend(c.strip() for c in _CLAUSE.split(sentence) if c.strip())
+    return out
+
+
+def _join(units: list[str]) -> str:
+    parts: list[str] = []
+    for unit in units:
+        if parts and not (T.CJK.search(parts[-1][-1]) or parts[-1][-1] in "。！？，；：”」）"):
+            parts.append(" ")
+        parts.append(unit)
+    return "".join(parts)
+
+
+def extractive_summary(
+    text: str, max_tokens: int, keep: list[str] | None = None, title: str | None = None
+) -> str:
+    """Deterministic: score sentences, keep the best that fit, in their original order."""
+    normalized = re.sub(r"\n\s*\n+", "\n", T.normalize(text)).strip()
+    if count_tokens(normalized) <= max_tokens:
+        return normalized
+    keep = [w for w in (keep or []) if w] + ([title] if title else [])
+    units = _units(normalized, max_tokens)
+    if not units:
+        return ""
+    scores = [_score(unit, i, keep) for i, unit in enumerate(units)]
+    # Filler (greetings, thanks) is only a last resort.
+    ranked = sorted(range(len(units)), key=lambda i: (scores[i] <= 0, -scores[i], i))
+    chosen: set[int] = set()
+    used = 0
+    for i in ranked:
+        cost = count_tokens(units[i]) + 1
+        if used + cost <= max_tokens and (scores[i] > 0 or not any(scores[j] > 0 for j in chosen)):
+            chosen.add(i)
+            used += cost
+    if ranked[0] not in chosen and sum(scores[i] for i in chosen) < scores[ranked[0]]:
+        # The best sentence alone is worth more than everything that fits: keep its start.
+        return _cut_at_word(units[ranked[0]], max_tokens)
+    summary = _join([units[i] for i in sorted(chosen)])
+    # Token counts are not exactly additive across joins: drop the weakest until it fits.
+    for i in reversed(ranked):
+        if count_tokens(summary) <= max_tokens:
+            break
+        if i in chosen and len(chosen) > 1:
+            chosen.discard(i)
+            summary = _join([units[j] for j in sorted(chosen)])
+    return summary if count_tokens(summary) <= max_tokens else _cut_at_word(summary, max_tokens)
+
+
+@register
+class Summarize(BaseSkill):
+    name = "summarize"
+    version = "1.0"
+    description = "A summary within max_tokens that keeps names, dates, amounts, ids and terms."
+    input_schema = INPUT_SCHEMA
+    output_schema = OUTPUT_SCHEMA
+
+    def messages(self, input: dict) -> list[dict]:
+        budget = input["max_tokens"]
+        keep = input.get("keep") or []
+        lang = {"zh": "Chinese", "en": "English"}.get(input.get("lang") or "", "the language of the text")
+        system = PROMPT.format(
+            max_tokens=budget,
+            words=max(int(budget * 0.7), 1),
+            chars=max(int(budget * 1.2), 1),
+            keep=(", especially: " + ", ".join(keep[:50])) if keep else "",
+            lang=lang,
+        )
+        title = f"Title: {input['title']}\n\n" if input.get("title") else ""
+        return [{"role": "system", "content": system}, {"role": "user", "content": title + input["text"]}]
+
+    def output_token_limit(self, input: dict) -> int | None:
+        return input["max_tokens"] * 2 + 64
+
+    def normalize(self, input: dict, data):
+        if isinstance(data, str):
+            return {"summary": data.strip()}
+        if isinstance(data, dict) and isinstance(data.get("summary"), str):
+            return {"summary": data["summary"].strip()}
+        return data
+
+    def check(self, input: dict, output: dict) -> str | None:
+        used = count_tokens(output["summary"])
+        if used > input["max_tokens"]:
+            return f"The summary has {used} tokens; the limit is {input['max_tokens']}. Make it shorter."
+        if not output["summary"] and input["text"].strip():
+            return "The summary is empty."
+        return None
+
+    def run_offline(self, input: dict) -> dict:
+        return {
+            "summary": extractive_summary(
+                input["text"], input["max_tokens"], input.get("keep"), input.get("title")
+            )
+        }

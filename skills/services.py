@@ -1,0 +1,227 @@
+"""Running skills. The one entry point other apps call is `skill_run`.
+
+Outcome rules (also in docs/llm.md):
+- LLM configured (`LLM_BASE_URL`): the LLM path; its JSON is validated against the output
+  schema, repaired or retried (`skills.llm`). If it still fails, a built-in skill with an
+  offline fallback returns the offline result (status `fallback`, the LLM error recorded),
+  so callers always get a result; a prompt-only skill fails (`SkillFailed`).
+- No LLM configured: the offline fallback (status `success`, `used_llm` false); a
+  prompt-only skill fails.
+- Invalid input: `ApplicationError` 422 (recorded as a failed run).
+Every call writes exactly one `SkillRun` row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+
+from almanac.errors import ApplicationError
+from skills import conf, llm, registry
+from skills.models import Skill, SkillRun
+from skills.prompt_skill import PromptSkill
+
+logger = logging.getLogger(__name__)
+
+
+class SkillFailed(Exception):
+    """A skill run that produced no result (the `SkillRun` row `run_id` says why)."""
+
+    def __init__(self, message: str, run_id: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.run_id = run_id
+
+
+@dataclass
+class _Outcome:
+    output: dict | None = None
+    status: str = SkillRun.Status.FAILED
+    used_llm: bool = False
+    attempts: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def canonical_json(value) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def input_digest(input: dict) -> str:
+    return hashlib.sha256(canonical_json(input).encode()).hexdigest()
+
+
+def _stored_input(input: dict) -> tuple[dict, bool]:
+    limit = int(conf.get("SKILL_RUN_INPUT_MAX_CHARS"))
+    text = canonical_json(input)
+    if len(text) <= limit:
+        return input, False
+    return {"_truncated": True, "size": len(text), "preview": text[:limit]}, True
+
+
+# --- Skill rows ------------------------------------------------------------------------
+
+
+def _builtin_fields(skill: registry.BaseSkill) -> dict:
+    return {
+        "version": skill.version,
+        "description": skill.description,
+        "input_schema": skill.input_schema,
+        "output_schema": skill.output_schema,
+        "builtin": True,
+    }
+
+
+@transaction.atomic
+def skill_sync_builtin(*, name: str) -> Skill:
+    """Upsert the `Skill` row of a built-in (keeps `enabled` as the admin set it)."""
+    skill = registry.get_builtin(name)
+    if skill is None:
+        raise ApplicationError(f"unknown built-in skill {name!r}", status_code=404)
+    fields = _builtin_fields(skill)
+    # get_or_create copes with two workers registering the same built-in at once.
+    row, created = Skill.objects.get_or_create(name=name, defaults={"events": list(skill.events), **fields})
+    if created:
+        return row
+    row = Skill.objects.select_for_update().get(pk=row.pk)
+    changed = [k for k, v in fields.items() if getattr(row, k) != v]
+    if changed:
+        for key in changed:
+            setattr(row, key, fields[key])
+        row._change_reason = "built-in skill updated from code"
+        row.save(update_fields=[*changed, "updated_at"])
+    return row
+
+
+def skill_sync_builtins() -> list[Skill]:
+    return [skill_sync_builtin(name=name) for name in registry.builtin_names()]
+
+
+def _resolve(name: str) -> tuple[registry.BaseSkill, Skill]:
+    builtin = registry.get_builtin(name)
+    if builtin is not None:
+        row = Skill.objects.filter(name=name).first()
+        if row is None or row.version != builtin.version:
+            row = skill_sync_builtin(name=name)
+        return builtin, row
+    row = Skill.objects.filter(name=name, builtin=False).first()
+    if row is None:
+        raise ApplicationError(f"unknown skill {name!r}", extra={"skill": name}, status_code=404)
+    return PromptSkill(row), row
+
+
+# --- Running ---------------------------------------------------------------------------
+
+
+def _check_input(skill: registry.BaseSkill, input) -> str | None:
+    if not isinstance(input, dict):
+        return "input must be a JSON object"
+    try:
+        llm.validate(input, skill.input_schema)
+    except llm.ReplyError as exc:
+        return str(exc).replace("The JSON does not match the schema", "input does not match the schema")
+    if "\x00" in canonical_json(input):
+        return "input contains NUL bytes"
+    return None
+
+
+def _execute(skill: registry.BaseSkill, input: dict) -> _Outcome:
+    outcome = _Outcome()
+    if settings.LLM_BASE_URL:
+        client = llm.LLMClient.from_settings()
+        try:
+            outcome.output = skill.run_llm(input, client)
+            outcome.status, outcome.used_llm = SkillRun.Status.SUCCESS, True
+        except Exception as exc:  # an LLM failure or a bug in a skill's LLM path: fall back
+            logger.warning("skill %s: LLM path failed: %s", skill.name, exc)
+            outcome.errors.append(f"LLM: {exc}")
+        outcome.attempts = client.attempts
+        if outcome.output is not None:
+            return outcome
+    if not skill.has_offline:
+        outcome.errors.append(
+            "no LLM configured (LLM_BASE_URL)" if not settings.LLM_BASE_URL else "no offline fallback"
+        )
+        return outcome
+    try:
+        outcome.output = skill.run_offline(input)
+        outcome.status = SkillRun.Status.FALLBACK if outcome.errors else SkillRun.Status.SUCCESS
+    except Exception as exc:
+        logger.exception("skill %s: offline path failed", skill.name)
+        outcome.errors.append(f"offline: {type(exc).__name__}: {exc}")
+    return outcome
+
+
+def _record(
+    *, row: Skill, name: str, input, trigger: str, tenant, outcome: _Outcome, started: float, event_key: str
+):
+    stored, truncated = (
+        _stored_input(input) if isinstance(input, dict) else ({"_invalid": repr(input)[:1000]}, True)
+    )
+    return SkillRun.objects.create(
+        skill_name=name,
+        version=row.version if row else "",
+        trigger=(trigger or "api")[:120],
+        tenant=tenant,
+        input_digest=input_digest(input if isinstance(input, dict) else {"_invalid": repr(input)}),
+        input=stored,
+        input_truncated=truncated,
+        output=outcome.output,
+        status=outcome.status,
+        used_llm=outcome.used_llm,
+        attempts=outcome.attempts,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        error="\n".join(outcome.errors)[:10_000],
+        event_key=event_key,
+    )
+
+
+def skill_run(*, name: str, input: dict, trigger: str = "api", tenant=None, event_key: str = "") -> dict:
+    """Run skill `name` on `input`; returns the output (valid against the output schema).
+
+    1. resolve the skill (built-in or prompt-only row), unknown → ApplicationError 404;
+    2. validate input → ApplicationError 422; disabled → SkillFailed;
+    3. LLM path when configured, else/on failure the offline fallback;
+    4. validate the output; 5. record one SkillRun; raise SkillFailed if no result.
+    """
+    started = time.monotonic()
+    skill, row = _resolve(name)
+    problem = _check_input(skill, input)
+    outcome = _Outcome(errors=[problem] if problem else [])
+    if problem is None and not row.enabled:
+        outcome.errors.append(f"skill {name!r} is disabled")
+    if not outcome.errors:
+        outcome = _execute(skill, input)
+    if outcome.output is not None and not skill_output_valid(name, outcome.output, skill=skill):
+        outcome.errors.append("output does not match the output schema")
+        outcome.output, outcome.status = None, SkillRun.Status.FAILED
+    run = _record(
+        row=row,
+        name=name,
+        input=input,
+        trigger=trigger,
+        tenant=tenant,
+        outcome=outcome,
+        started=started,
+        event_key=event_key,
+    )
+    if problem:
+        raise ApplicationError(problem, extra={"skill": name, "run_id": run.id}, status_code=422)
+    if outcome.output is None:
+        raise SkillFailed(f"skill {name!r} failed: {run.error}", run.id)
+    return outcome.output
+
+
+def skill_output_valid(name: str, output, *, skill: registry.BaseSkill | None = None) -> bool:
+    """Does `output` satisfy the output contract of skill `name`?"""
+    skill = skill or _resolve(name)[0]
+    try:
+        llm.validate(output, skill.output_schema)
+    except llm.ReplyError:
+        return False
+    return True

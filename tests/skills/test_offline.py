@@ -1,0 +1,146 @@
+import pytest
+
+from almanac.errors import ApplicationError
+from skills.models import Skill, SkillRun
+from skills.services import SkillFailed, skill_output_valid, skill_run
+
+pytestmark = pytest.mark.django_db
+
+ZH_CONVERSATION = """用户：你好！
+助手：你好，有什么可以帮你？
+用户：我喜欢靠窗的座位，讨厌红眼航班。
+用户：我们上周五和 Acme 开会了，确定了合同金额是 30 万元。
+用户：3 月 12 日 Apollo 项目正式上线。
+用户：我们项目组决定下个季度改用 PostgreSQL。
+用户：预算截止日期是什么时候？
+用户：我在上海办公室工作，负责华东区的销售。
+用户：谢谢！"""
+
+EN_CONVERSATION = """User: Hi there!
+Assistant: Hello! I will remember that you like tea. How can I help?
+User: I prefer morning meetings and I never take calls after 6pm.
+User: We met with Globex last Friday to review the contract.
+User: Our team decided to go with Postgres for the Apollo project.
+User: The Zephyr launch happened on 2025-03-12.
+User: My manager is Carol and she runs the platform team in Berlin.
+User: What is the deadline again?
+User: Thanks, that's all."""
+
+
+def _by_text(facts):
+    return {f["text"]: f for f in facts}
+
+
+def test_fact_extract_chinese_types_and_dates(settings):
+    settings.LLM_BASE_URL = ""
+    out = skill_run(
+        name="fact_extract", input={"text": ZH_CONVERSATION, "session_date": "2025-03-20", "lang": "zh"}
+    )
+    facts = _by_text(out["facts"])
+    assert facts["我喜欢靠窗的座位，讨厌红眼航班。"]["type"] == "preference"
+    meeting = facts["我们上周五和 Acme 开会了，确定了合同金额是 30 万元。"]
+    assert (meeting["type"], meeting["occurred_at"]) == ("event", "2025-03-14")  # 上周五 of the week before
+    assert meeting["importance"] >= 0.8  # 合同 / 金额
+    assert facts["3 月 12 日 Apollo 项目正式上线。"]["occurred_at"] == "2025-03-12"
+    assert facts["我们项目组决定下个季度改用 PostgreSQL。"]["type"] == "decision"
+    assert facts["我在上海办公室工作，负责华东区的销售。"]["type"] == "fact"
+    texts = " ".join(facts)
+    assert "你好" not in texts and "谢谢" not in texts and "什么时候" not in texts
+    assert len(facts) == 5
+
+
+def test_fact_extract_english_types_and_relative_dates(settings):
+    settings.LLM_BASE_URL = ""
+    out = skill_run(name="fact_extract", input={"text": EN_CONVERSATION, "session_date": "2025-03-20"})
+    facts = _by_text(out["facts"])
+    pref = facts["I prefer morning meetings and I never take calls after 6pm."]
+    assert pref["type"] == "preference" and pref["importance"] > 0.6  # "never"
+    met = facts["We met with Globex last Friday to review the contract."]
+    assert (met["type"], met["occurred_at"]) == ("event", "2025-03-14")
+    assert facts["Our team decided to go with Postgres for the Apollo project."]["type"] == "decision"
+    assert facts["The Zephyr launch happened on 2025-03-12."]["occurred_at"] == "2025-03-12"
+    assert facts["My manager is Carol and she runs the platform team in Berlin."]["type"] == "fact"
+    joined = " ".join(facts).lower()
+    assert "like tea" not in joined  # the assistant's words are not the user's facts
+    assert "hi there" not in joined and "thanks" not in joined and "deadline" not in joined
+    assert len(facts) == 5
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("3月12日我们和客户开会。", "2025-03-12"),
+        ("上周五我们见了王伟。", "2025-03-14"),
+        ("下周一我们开会讨论预算。", "2025-03-24"),
+        ("We had the kickoff meeting yesterday.", "2025-03-19"),
+        ("The demo happened on March 5th.", "2025-03-05"),
+    ],
+)
+def test_fact_extract_event_dates_relative_to_session(settings, sentence, expected):
+    settings.LLM_BASE_URL = ""
+    out = skill_run(name="fact_extract", input={"text": sentence, "session_date": "2025-03-20"})
+    assert [(f["type"], f["occurred_at"]) for f in out["facts"]] == [("event", expected)]
+
+
+def test_fact_extract_only_filler_gives_no_facts(settings):
+    settings.LLM_BASE_URL = ""
+    out = skill_run(
+        name="fact_extract", input={"text": "User: hello\nUser: 谢谢！\nUser: ok thanks\n用户：好的"}
+    )
+    assert out == {"facts": []}
+
+
+def test_skill_run_records_a_run(settings, tenant):
+    settings.LLM_BASE_URL = ""
+    skill_run(name="fact_extract", input={"text": "I prefer tea over coffee."}, trigger="test", tenant=tenant)
+    run = SkillRun.objects.get()
+    assert (run.skill_name, run.status, run.used_llm, run.attempts, run.trigger) == (
+        "fact_extract",
+        "success",
+        False,
+        0,
+        "test",
+    )
+    assert run.tenant == tenant and len(run.input_digest) == 64 and run.output["facts"]
+    assert Skill.objects.get(name="fact_extract").builtin
+
+
+def test_invalid_input_is_422_and_recorded(settings):
+    settings.LLM_BASE_URL = ""
+    with pytest.raises(ApplicationError) as info:
+        skill_run(name="fact_extract", input={"text": 42})
+    assert info.value.status_code == 422 and "text" in info.value.message
+    with pytest.raises(ApplicationError) as info:
+        skill_run(name="summarize", input={"text": "x", "max_tokens": 0})
+    assert info.value.status_code == 422
+    assert list(SkillRun.objects.values_list("status", flat=True)) == ["failed", "failed"]
+
+
+def test_unknown_skill_is_404():
+    with pytest.raises(ApplicationError) as info:
+        skill_run(name="nope", input={})
+    assert info.value.status_code == 404
+
+
+def test_disabled_skill_fails(settings):
+    settings.LLM_BASE_URL = ""
+    skill_run(name="summarize", input={"text": "a", "max_tokens": 5})
+    Skill.objects.filter(name="summarize").update(enabled=False)
+    with pytest.raises(SkillFailed) as info:
+        skill_run(name="summarize", input={"text": "a", "max_tokens": 5})
+    assert SkillRun.objects.get(id=info.value.run_id).status == "failed"
+
+
+def test_prompt_only_skill_without_llm_fails(settings):
+    settings.LLM_BASE_URL = ""
+    Skill.objects.create(name="weekly_report", prompt="Write a report", output_schema={"type": "object"})
+    with pytest.raises(SkillFailed):
+        skill_run(name="weekly_report", input={"text": "x"})
+
+
+def test_skill_output_valid():
+    assert skill_output_valid("summarize", {"summary": "ok"})
+    assert not skill_output_valid("summarize", {"summary": 1})
+    assert not skill_output_valid(
+        "fact_extract", {"facts": [{"text": "x", "type": "opinion", "importance": 1, "occurred_at": None}]}
+    )

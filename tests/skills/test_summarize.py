@@ -1,0 +1,74 @@
+import pytest
+
+from almanac.search import count_tokens
+from skills.builtin.summarize import extractive_summary
+from skills.services import skill_run
+
+pytestmark = pytest.mark.django_db
+
+EN = """Hi team, thanks for joining today. We talked about many things and it was a long meeting.
+Acme Corp signed the renewal for $1.2M on 2025-03-12. The weather was nice and everyone enjoyed the lunch.
+Carol will own PRD-2024-013 and the Zephyr migration. Some people felt that the discussion went on for far too long.
+The budget for Q3 is capped at 30% above last year. We will probably meet again at some point to continue talking."""
+
+ZH = """大家好，今天的会议主要讨论了几个问题，大家发言都很积极。王伟确认 Acme 的合同金额为 30万元，3 月 12 日签约。
+午饭很好吃，大家都很开心，气氛一直很轻松。Apollo 项目的需求文档 PRD-2024-013 由 Carol 负责。
+预算增长不超过 30%。会议气氛很好，讨论很热烈，大家都觉得很有收获。"""
+
+
+def test_summarize_keeps_amounts_dates_names_ids_english(settings):
+    settings.LLM_BASE_URL = ""
+    summary = skill_run(name="summarize", input={"text": EN, "max_tokens": 45})["summary"]
+    assert count_tokens(summary) <= 45
+    for kept in ("$1.2M", "2025-03-12", "PRD-2024-013", "Carol"):
+        assert kept in summary
+    assert "weather" not in summary and "lunch" not in summary
+
+
+def test_summarize_keeps_amounts_dates_ids_chinese(settings):
+    settings.LLM_BASE_URL = ""
+    summary = skill_run(name="summarize", input={"text": ZH, "max_tokens": 80, "lang": "zh"})["summary"]
+    assert count_tokens(summary) <= 80
+    for kept in ("30万元", "3 月 12 日", "PRD-2024-013", "30%"):
+        assert kept in summary
+    assert "午饭" not in summary
+
+
+def test_summarize_keep_terms_rank_first(settings):
+    settings.LLM_BASE_URL = ""
+    text = "The office moved to a new floor last year. 王伟负责华东区的客户关系维护工作。 Lunch is served at noon every day."
+    summary = skill_run(name="summarize", input={"text": text, "max_tokens": 20, "keep": ["王伟"]})["summary"]
+    assert summary.startswith("王伟负责") and count_tokens(summary) <= 20
+
+
+def test_summarize_short_text_is_returned_whole(settings):
+    settings.LLM_BASE_URL = ""
+    assert skill_run(name="summarize", input={"text": "Acme renewed.", "max_tokens": 50}) == {
+        "summary": "Acme renewed."
+    }
+
+
+@pytest.mark.parametrize("text", [EN, ZH, EN + "\n" + ZH, "word " * 400, "很长的句子没有任何标点龘齉" * 60])
+def test_summarize_respects_every_budget(text):
+    previous = ""
+    for budget in [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 400]:
+        summary = extractive_summary(text, budget)
+        assert count_tokens(summary) <= budget, (budget, summary)
+        assert "\ufffd" not in summary  # never half a character
+        assert summary.strip() or budget < 3, budget
+        assert summary == extractive_summary(text, budget)  # deterministic
+        previous = summary
+    assert previous
+
+
+def test_summarize_keeps_original_order():
+    summary = extractive_summary(EN, 60)
+    assert summary.index("$1.2M") < summary.index("PRD-2024-013") < summary.index("30%")
+
+
+def test_summarize_never_cuts_a_word():
+    text = "Internationalization considerations dominate " * 20
+    words = set(text.split())
+    for budget in (3, 7, 11):
+        summary = extractive_summary(text, budget)
+        assert set(summary.split()) <= words, summary
