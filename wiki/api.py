@@ -1,3 +1,95 @@
-from ninja import Router
+"""The wiki API (API.md, Wiki): list, get-as-user, hybrid search, confirm stale sections."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ninja import Query, Router, Schema
+from pydantic import ConfigDict, Field
+
+from almanac.auth import acting_user
+from wiki import selectors, services
+from wiki.schemas import ConfirmIn, ConfirmOut, PageDetailOut, PageOut, SearchIn, SearchOut
 
 router = Router(tags=["wiki"])
+
+
+class PageListQuery(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    user: str | None = Field(None, max_length=300)
+    q: str = Field("", max_length=300, pattern=r"^[^\x00]*$")
+    kind: Literal["customer", "project", "person", "topic", ""] = ""
+
+
+def section_out(section) -> dict:
+    return {
+        "id": section.pk,
+        "page": section.page.slug,
+        "title": section.title,
+        "container": section.container_name,
+        "content": section.content,
+        "occurred_at": section.occurred_at,
+        "updated_at": section.updated_at,
+        "stale": section.stale,
+        "sources": section.sources,
+    }
+
+
+def page_out(page, sections: int | None = None) -> dict:
+    count = sections if sections is not None else getattr(page, "visible_sections", 0) or 0
+    return {
+        "slug": page.slug,
+        "kind": page.kind,
+        "title": page.title,
+        "status": page.status,
+        "updated_at": page.updated_at,
+        "sections": count,
+    }
+
+
+def page_detail(*, user, page) -> dict:
+    sections = list(selectors.page_sections_for_user(user=user, page=page))
+    visible_ids = {s.pk for s in sections if s.page_id == page.pk}
+    return {
+        **page_out(page),
+        "aliases": page.entity.aliases,
+        "summary": selectors.page_summary_for_user(user=user, page=page, visible_ids=visible_ids),
+        "sections": [section_out(s) for s in sections],
+        "stale_sections": selectors.stale_section_count(user=user, page_ids=[page.pk]),
+    }
+
+
+@router.get("/pages", response=list[PageOut])
+def list_pages(request, filters: Query[PageListQuery]):
+    user = acting_user(request, filters.user)
+    return [page_out(p) for p in selectors.page_list(user=user, q=filters.q, kind=filters.kind)]
+
+
+@router.get("/pages/{slug}", response=PageDetailOut)
+def get_page(request, slug: str, user: str | None = None):
+    acting = acting_user(request, user)
+    return page_detail(user=acting, page=selectors.page_get_for_user(user=acting, slug=slug))
+
+
+@router.post("/search", response=SearchOut)
+def search_pages(request, payload: SearchIn):
+    user = acting_user(request, payload.user)
+    results = selectors.page_search(user=user, query=payload.query, top_k=payload.top_k)
+    return {"results": [_page_hit_out(r) for r in results]}
+
+
+def _page_hit_out(result: dict) -> dict:
+    hits = [
+        {"section": section_out(h.section), "score": h.score, "breakdown": h.breakdown}
+        for h in result["hits"]
+    ]
+    return {"page": page_out(result["page"], sections=len(hits)), "score": result["score"], "sections": hits}
+
+
+@router.post("/pages/{slug}/confirm", response=ConfirmOut)
+def confirm_sections(request, slug: str, payload: ConfirmIn):
+    user = acting_user(request, payload.user)
+    page = selectors.page_get_for_user(user=user, slug=slug)
+    sections = services.section_confirm(user=user, page=page, section_ids=payload.section_ids)
+    return {"confirmed": [s.pk for s in sections]}

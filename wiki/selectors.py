@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass, field
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 from pgvector.django import CosineDistance
 
@@ -127,7 +127,13 @@ def page_list(*, user, q: str = "", kind: str = "") -> QuerySet[Page]:
     tenant = user_tenant(user)
     if tenant is None:
         return Page.objects.none()
-    qs = Page.objects.filter(tenant=tenant).filter(Exists(visible)).select_related("entity")
+    counts = visible.order_by().values("page_id").annotate(c=Count("id")).values("c")
+    qs = (
+        Page.objects.filter(tenant=tenant)
+        .filter(Exists(visible))
+        .annotate(visible_sections=Subquery(counts[:1]))
+        .select_related("entity")
+    )
     if kind:
         qs = qs.filter(kind=kind)
     if q:

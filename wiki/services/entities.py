@@ -63,7 +63,7 @@ def entity_update(*, entity: Entity, aliases: list[str], user=None) -> Entity:
 
 
 def _slug_for(entity: Entity) -> str:
-    base = slugify(entity.name, allow_unicode=True)[:150] or f"{entity.kind}-{entity.pk}"
+    base = slugify(entity.key or entity.name, allow_unicode=True)[:150] or f"{entity.kind}-{entity.pk}"
     taken = Page.objects.filter(tenant_id=entity.tenant_id)
     for candidate in (base, f"{entity.kind}-{base}", f"{entity.kind}-{base}-{entity.pk}"):
         if not taken.filter(slug=candidate).exists():

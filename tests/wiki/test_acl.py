@@ -1,0 +1,118 @@
+"""Section-level security: a private container's content never reaches a non-member."""
+
+from almanac.models import AccessGroup
+from almanac.services import membership_remove
+from tests.wiki.conftest import slack
+from wiki import selectors
+from wiki.models import Page, PageSection
+
+SECRET = "margin floor"
+
+
+def _page_contents(api, user):
+    response = api.get("/wiki/pages/vercel", user=user)
+    assert response.status_code == 200, response.content
+    return " ".join(s["content"] for s in response.json()["sections"])
+
+
+def test_private_section_hidden_from_non_member_on_get(api, vercel_world):
+    assert SECRET not in _page_contents(api, "alice")
+    assert "SSO" in _page_contents(api, "alice")
+    assert SECRET in _page_contents(api, "bob")
+
+
+def test_private_section_hidden_from_non_member_on_list(api, vercel_world):
+    alice_pages = {p["slug"]: p["sections"] for p in api.get("/wiki/pages", user="alice").json()}
+    bob_pages = {p["slug"]: p["sections"] for p in api.get("/wiki/pages", user="bob").json()}
+    assert alice_pages["vercel"] == 1
+    assert bob_pages["vercel"] == 2
+
+
+def test_private_section_hidden_from_non_member_on_search(api, vercel_world):
+    for user, expected in (("alice", False), ("charlie", False), ("bob", True)):
+        body = api.post("/wiki/search", {"user": user, "query": "discount margin floor"}).json()
+        texts = " ".join(s["section"]["content"] for r in body["results"] for s in r["sections"])
+        assert (SECRET in texts) is expected, user
+
+
+def test_private_section_hidden_from_non_member_in_section_search(vercel_world, alice, bob):
+    alice_hits = selectors.section_search(user=alice, query="Vercel discount")
+    bob_hits = selectors.section_search(user=bob, query="Vercel discount")
+    assert all(SECRET not in h.section.content for h in alice_hits)
+    assert any(SECRET in h.section.content for h in bob_hits)
+    assert {h.section.container_key for h in alice_hits} == {"slack:channel:C100"}
+
+
+def test_page_with_only_private_sections_is_invisible(api, push, alice, bob):
+    push(
+        slack(
+            "Budget for Initech is frozen",
+            channel="C300",
+            name="#finance-internal",
+            public=False,
+            members=["bob@acme.com"],
+            tags={"customer": "Initech"},
+        )
+    )
+    assert api.get("/wiki/pages/initech", user="alice").status_code == 404
+    assert "initech" not in {p["slug"] for p in api.get("/wiki/pages", user="alice").json()}
+    assert api.get("/wiki/pages/initech", user="bob").status_code == 200
+
+
+def test_removing_a_member_hides_the_section_on_the_next_query(api, tenant, vercel_world, bob):
+    assert SECRET in _page_contents(api, "bob")
+    group = AccessGroup.objects.get(tenant=tenant, key="slack:channel:C200")
+    membership_remove(user=bob, group=group)
+    assert SECRET not in _page_contents(api, "bob")
+    assert not selectors.section_search(user=bob, query="margin floor discount") or all(
+        SECRET not in h.section.content for h in selectors.section_search(user=bob, query="margin floor")
+    )
+
+
+def test_membership_removed_event_hides_the_section(api, push, vercel_world, bob):
+    push(
+        slack(
+            "",
+            channel="C200",
+            name="#finance-internal",
+            public=False,
+            members=["bob@acme.com"],
+            kind="membership_removed",
+            ts="1700009999.000100",
+        )
+    )
+    assert SECRET not in _page_contents(api, "bob")
+
+
+def test_unknown_members_are_granted_nothing(push, tenant, alice):
+    push(
+        slack(
+            "Secret roadmap for Globex",
+            channel="C400",
+            name="#exec",
+            public=False,
+            members=["stranger@elsewhere.com"],
+            tags={"customer": "Globex Corp"},
+        )
+    )
+    assert PageSection.objects.filter(page__slug="globex").exists()
+    assert not PageSection.objects.visible_to(alice).filter(page__slug="globex").exists()
+
+
+def test_other_tenant_user_sees_nothing(vercel_world, mallory):
+    assert not PageSection.objects.visible_to(mallory).exists()
+    assert selectors.section_search(user=mallory, query="Vercel") == []
+
+
+def test_anonymous_user_sees_nothing(vercel_world):
+    from django.contrib.auth.models import AnonymousUser
+
+    assert not PageSection.objects.visible_to(AnonymousUser()).exists()
+    assert not PageSection.objects.visible_to(None).exists()
+
+
+def test_section_acl_is_the_container_plus_tenant_when_public(vercel_world, tenant):
+    acls = {s.container_key: s.acl for s in PageSection.objects.filter(page__slug="vercel")}
+    assert acls["slack:channel:C100"] == sorted(["slack:channel:C100", tenant.group_key])
+    assert acls["slack:channel:C200"] == ["slack:channel:C200"]
+    assert Page.objects.get(slug="vercel").kind == "customer"
