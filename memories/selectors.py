@@ -248,3 +248,11 @@ def session_window(*, user, session_id: int) -> dict:
         for t in turns
     ]
     return {"session_id": session.pk, "turns": items, "tokens": sum(i["tokens"] for i in items)}
+
+
+def session_get_in_tenant(*, tenant, session_id: int) -> ConversationSession:
+    """A session of `tenant` (agent-key calls that name no user); 404 otherwise."""
+    session = ConversationSession.objects.select_related("user").filter(pk=session_id, tenant=tenant).first()
+    if session is None or tenant is None:
+        raise Http404("session not found")
+    return session

@@ -1,0 +1,158 @@
+"""Input/output schemas of the Memories and Sessions API (API.md)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+from typing import Literal
+
+from ninja import Field, Schema
+from pydantic import ConfigDict, field_validator
+
+MemoryType = Literal["semantic", "episodic", "working"]
+Scope = Literal["user", "dept", "project", "tenant"]
+Status = Literal["active", "compressed", "archived"]
+MAX_META_CHARS = 10_000
+
+
+def _check_meta(value: dict | None) -> dict | None:
+    if value is not None and len(json.dumps(value, ensure_ascii=False)) > MAX_META_CHARS:
+        raise ValueError(f"meta is larger than {MAX_META_CHARS} characters of JSON")
+    return value
+
+
+class In(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MemoryIn(In):
+    user: str | None = None
+    content: str
+    memory_type: MemoryType = "semantic"
+    scope: Scope = "user"
+    scope_key: str | None = Field(None, max_length=200)
+    importance: float = Field(0.5, ge=0, le=1)
+    meta: dict = Field(default_factory=dict)
+    occurred_at: date | None = None
+
+    _meta = field_validator("meta")(_check_meta)
+
+
+class MemoryPatch(In):
+    user: str | None = None
+    content: str | None = None
+    importance: float | None = Field(None, ge=0, le=1)
+    status: Status | None = None
+    scope: Scope | None = None
+    scope_key: str | None = Field(None, max_length=200)
+    meta: dict | None = None
+
+    _meta = field_validator("meta")(_check_meta)
+
+
+class MemoryOut(Schema):
+    id: int
+    memory_type: str
+    scope: str
+    scope_key: str
+    content: str
+    importance: float
+    status: str
+    access_count: int
+    last_access: datetime | None
+    quality: float
+    schema_version: int
+    occurred_at: date | None
+    meta: dict
+    created_at: datetime
+    updated_at: datetime
+    duplicate_of: int | None = None
+
+
+class MemoryListOut(Schema):
+    items: list[MemoryOut]
+    count: int
+
+
+class SearchIn(In):
+    user: str | None = None
+    query: str = Field(..., min_length=1, max_length=2000)
+    top_k: int = Field(10, ge=1, le=100)
+    memory_types: list[MemoryType] | None = None
+
+
+class Breakdown(Schema):
+    vector_rank: int | None
+    keyword_rank: int | None
+    rrf: float
+    importance: float
+    recency: float
+    quality: float
+    exact_id: bool = False
+
+
+class HitOut(Schema):
+    memory: MemoryOut
+    score: float
+    breakdown: Breakdown
+
+
+class SearchOut(Schema):
+    results: list[HitOut]
+
+
+class FeedbackIn(In):
+    user: str | None = None
+    signal: Literal["adopted", "ignored", "corrected"]
+
+
+class FeedbackOut(Schema):
+    memory_id: int
+    signal: str
+    quality_before: float
+    quality: float
+
+
+class SessionIn(In):
+    user: str | None = None
+    title: str = Field("", max_length=300)
+
+
+class SessionOut(Schema):
+    id: int
+    status: str
+    started_at: datetime
+    ended_at: datetime | None
+    extracted_at: datetime | None
+    turn_count: int
+
+
+class TurnIn(In):
+    user: str | None = None
+    role: Literal["user", "assistant", "tool"]
+    content: str
+
+
+class TurnOut(Schema):
+    id: int
+    order: int
+    role: str
+    content: str
+    tokens: int
+
+
+class SessionUserIn(In):
+    user: str | None = None
+
+
+class WindowTurn(Schema):
+    role: str
+    content: str
+    kind: Literal["turn", "summary"]
+    tokens: int
+
+
+class WindowOut(Schema):
+    session_id: int
+    turns: list[WindowTurn]
+    tokens: int

@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+from django.conf import settings
+
+from almanac.services import user_create
+from memories import services
+from memories.models import ConversationSession
+
+
+def unit(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(settings.EMBEDDING_DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def at_cosine(base: np.ndarray, cos: float, seed: int = 99) -> np.ndarray:
+    """A unit vector whose cosine similarity to `base` is exactly `cos`."""
+    other = unit(seed)
+    other = other - other.dot(base) * base
+    other /= np.linalg.norm(other)
+    return (cos * base + np.sqrt(1 - cos**2) * other).astype(np.float32)
+
+
+@pytest.fixture
+def sam(tenant):
+    """Another Sales member (alice's department), no projects."""
+    return user_create(tenant=tenant, username="sam", email="sam@acme.com", departments=["Sales"])
+
+
+@pytest.fixture
+def remember():
+    def make(owner, content, **kw):
+        memory, duplicate = services.memory_create(owner=owner, content=content, **kw)
+        assert duplicate is None, f"unexpected duplicate of {duplicate}"
+        return memory
+
+    return make
+
+
+@pytest.fixture
+def ended_session():
+    """A finished session of `user` with the given user turns, dated `day`."""
+
+    def make(user, turns: list[str], day: str = "2026-03-20"):
+        session = services.session_create(user=user, title="test")
+        for text in turns:
+            services.turn_add(session=session, role="user", content=text)
+            services.turn_add(
+                session=session, role="assistant", content="好的，我记下了。I can help with that."
+            )
+        ConversationSession.objects.filter(pk=session.pk).update(started_at=f"{day}T09:00:00Z")
+        session.refresh_from_db()
+        ConversationSession.objects.filter(pk=session.pk).update(status="ended")
+        return session
+
+    return make
