@@ -104,3 +104,15 @@ def test_demo_is_idempotent():
     second = run("demo")
     assert "already exist" in second
     assert Tenant.objects.filter(slug="acme").count() == 1
+
+
+def test_backup_writes_a_restorable_dump(tmp_path, tenant):
+    import subprocess
+
+    from almanac.management.commands.backup import pg_tool
+
+    target = tmp_path / "almanac.dump"
+    assert "wrote" in run("backup", str(target))
+    listing = subprocess.run([pg_tool("pg_restore"), "--list", str(target)], capture_output=True, text=True)
+    assert listing.returncode == 0
+    assert "almanac_tenant" in listing.stdout
