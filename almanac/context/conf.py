@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ImproperlyConfigured
 
-from almanac.settings import env, envint
+from almanac.settings import env, envfloat, envint
 
 BLOCK_KINDS = ("wiki", "semantic", "episodic", "working")
 
@@ -48,3 +48,6 @@ MIN_SUMMARY_TOKENS = envint("CONTEXT_MIN_SUMMARY_TOKENS", 24)
 SUMMARY_CACHE_SECONDS = envint("CONTEXT_SUMMARY_CACHE_SECONDS", 7 * 24 * 3600)
 # A cursor older than this is refused (400).
 CURSOR_MAX_AGE_SECONDS = envint("CONTEXT_CURSOR_MAX_AGE_SECONDS", 24 * 3600)
+# A wiki section found only by the vector lane (no keyword match) must be at least this
+# similar to the task to pull its page in; pages named by an entity always count.
+MIN_VECTOR_SIMILARITY = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY", 0.15)

@@ -17,7 +17,7 @@ class ContextIn(Schema):
     user: str | None = Field(default=None, max_length=300)
     task: str
     max_tokens: int = Field(default_factory=lambda: settings.CONTEXT_DEFAULT_MAX_TOKENS)
-    session_id: int | str | None = None
+    session_id: int | None = Field(default=None, ge=1, le=2**63 - 1)
     lang: Literal["zh", "en"] | None = None
     cursor: str | None = Field(default=None, max_length=20000)
 
@@ -44,6 +44,7 @@ class SourceOut(Schema):
     source: str
     url: str = ""
     occurred_at: str | None = None
+    name: str = ""  # the container, e.g. "#sales" (added field)
 
 
 class ItemOut(Schema):

@@ -42,10 +42,19 @@ def task_entities(*, tenant, task: str) -> tuple[list, list[str]]:
     return entities, names
 
 
+def relevant(hit) -> bool:
+    """A keyword match, or a vector neighbour that is actually similar (not just the nearest)."""
+    breakdown = hit.breakdown or {}
+    if breakdown.get("keyword_rank") is not None:
+        return True
+    similarity = breakdown.get("vector_similarity")
+    return similarity is None or similarity >= conf.MIN_VECTOR_SIMILARITY
+
+
 def rank_pages(hits, entity_page_ids: list[int], seen_pages: set[int]) -> list[tuple[int, float]]:
     """(page_id, score) best first: pages an entity names, then by aggregated section score."""
     by_page: dict[int, list[float]] = {}
-    for hit in hits:
+    for hit in filter(relevant, hits):
         by_page.setdefault(hit.section.page_id, []).append(float(hit.score))
     scored = {
         pid: max(scores) + _REST_WEIGHT * (sum(scores) - max(scores)) for pid, scores in by_page.items()
@@ -59,14 +68,16 @@ def rank_pages(hits, entity_page_ids: list[int], seen_pages: set[int]) -> list[t
     return [(pid, max(scored.get(pid, 0.0), top)) for pid in named] + [(pid, scored[pid]) for pid in rest]
 
 
-def _section_line(section, lang: str) -> str:
-    when = day(section.occurred_at)
-    where = " ".join(
-        p for p in [section.sources[0]["source"] if section.sources else "", section.container_name] if p
-    )
-    head = " · ".join(p for p in [when, where] if p)
-    title = f"{section.title}: " if section.title and section.title not in section.content[:200] else ""
-    return f"[{head}] {title}{section.content.strip()}" if head else f"{title}{section.content.strip()}"
+def _where(section) -> str:
+    source = section.sources[0]["source"] if section.sources else ""
+    return " ".join(p for p in [source, section.container_name] if p)
+
+
+def _page_text(sections) -> str:
+    """The sections, each tagged with its container unless they all share one (named in the
+    page's header). The compiler already starts each line with its date and author."""
+    tagged = len({_where(s) for s in sections}) > 1
+    return "\n".join(f"[{_where(s)}] {s.content.strip()}" if tagged else s.content.strip() for s in sections)
 
 
 def _page_sources(sections) -> list[dict]:
@@ -78,51 +89,49 @@ def _page_sources(sections) -> list[dict]:
     return sources
 
 
-def page_items(*, user, ranked: list[tuple[int, float]], lang: str) -> list[Item]:
-    """The pages' visible, non-stale sections (one query), newest first, as Items.
+def page_items(*, user, ranked: list[tuple[int, float]]) -> list[Item]:
+    """The pages' visible, non-stale sections, newest first, as Items (pages with none are skipped).
 
     Newest-first keeps the text independent of the task, so the summary cache is shared
     across tasks for the same page and the same visible sections.
     """
-    from wiki.models import PageSection
+    from wiki.models import Page
+    from wiki.selectors import page_sections_for_user
 
-    ids = [pid for pid, _ in ranked]
-    sections = (
-        PageSection.objects.visible_to(user)
-        .filter(page_id__in=ids)
-        .select_related("page")
-        .defer("embedding", "tokens", "tf", "search_vector")
-        .order_by("page_id", "-occurred_at", "-id")
-    )
-    grouped: dict[int, list] = {}
-    for section in sections:
-        grouped.setdefault(section.page_id, []).append(section)
+    pages = Page.objects.select_related("entity", "entity__user").in_bulk([pid for pid, _ in ranked])
     items = []
     for pid, score in ranked:
-        group = grouped.get(pid)
+        page = pages.get(pid)
+        if page is None:
+            continue
+        sections = page_sections_for_user(user=user, page=page).defer(
+            "embedding", "tokens", "tf", "search_vector"
+        )
+        group = sorted(sections, key=lambda s: (s.occurred_at, s.id), reverse=True)
         if not group:
             continue  # nothing the user may see: the page does not exist for them
-        page = group[0].page
-        digest = hashlib.sha256(
-            "|".join(f"{s.id}:{s.updated_at.isoformat()}" for s in group).encode()
-        ).hexdigest()[:32]
-        items.append(
-            Item(
-                kind="wiki",
-                id=page.slug,
-                title=page.title,
-                text="\n".join(_section_line(s, lang) for s in group),
-                score=score,
-                updated_at=max(s.updated_at for s in group),
-                sources=_page_sources(group),
-                digest=digest,
-                refs={"page": page.id, "sections": [s.id for s in group]},
-            )
-        )
+        items.append(_page_item(page, group, score))
     return items
 
 
-def select_pages(*, user, tenant, task: str, seen: Seen, lang: str, selection: Selection) -> None:
+def _page_item(page, group, score: float) -> Item:
+    digest = hashlib.sha256(
+        "|".join(f"{s.id}:{s.updated_at.isoformat()}" for s in group).encode()
+    ).hexdigest()
+    return Item(
+        kind="wiki",
+        id=page.slug,
+        title=page.title,
+        text=_page_text(group),
+        score=score,
+        updated_at=max(s.updated_at for s in group),
+        sources=_page_sources(group),
+        digest=digest[:32],
+        refs={"page": page.id, "sections": [s.id for s in group]},
+    )
+
+
+def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -> None:
     from wiki.models import Page
     from wiki.selectors import section_search
 
@@ -137,7 +146,7 @@ def select_pages(*, user, tenant, task: str, seen: Seen, lang: str, selection: S
     selection.candidate_page_ids = [pid for pid, _ in ranked]
     top = settings.CONTEXT_TOP_PAGES
     # Ask for a few more than needed: a named page may have nothing visible to this user.
-    items = page_items(user=user, ranked=ranked[: top + 2], lang=lang)
+    items = page_items(user=user, ranked=ranked[: top + 2])
     selection.candidates["wiki"] = items[:top]
     if len(items) > top or len(ranked) > top + 2:
         selection.more = True
@@ -198,7 +207,7 @@ def select_working(*, user, session_id) -> list[Item]:
     ]
 
 
-def select(*, user, tenant, task: str, seen: Seen, lang: str, session_id=None) -> Selection:
+def select(*, user, tenant, task: str, seen: Seen, session_id=None) -> Selection:
     """Candidates for every block, best first; the budget fitter decides what fits."""
     selection = Selection()
     if session_id is not None:
@@ -206,6 +215,6 @@ def select(*, user, tenant, task: str, seen: Seen, lang: str, session_id=None) -
         # The working window is the live conversation: part of the first pass only.
         if seen.passes == 0:
             selection.candidates["working"] = working
-    select_pages(user=user, tenant=tenant, task=task, seen=seen, lang=lang, selection=selection)
+    select_pages(user=user, tenant=tenant, task=task, seen=seen, selection=selection)
     select_memories(user=user, task=task, seen=seen, selection=selection)
     return selection

@@ -14,6 +14,7 @@ from almanac.context.cursor import Seen, cursor_decode, cursor_encode
 from almanac.context.items import Fit, Item
 from almanac.context.prompt import detect_lang
 from almanac.context.selection import Selection, select
+from almanac.errors import ApplicationError
 from almanac.search import count_tokens
 
 log = logging.getLogger(__name__)
@@ -39,8 +40,9 @@ def context_build(
     """
     lang = lang or detect_lang(task)
     seen = cursor_decode(token=cursor, user_id=user.pk, task=task) if cursor else Seen()
-    selection = select(user=user, tenant=tenant, task=task, seen=seen, lang=lang, session_id=session_id)
-    result = fit(selection.candidates, max_tokens=max_tokens, lang=lang, summarize=summarize_page)
+    selection = select(user=user, tenant=tenant, task=task, seen=seen, session_id=session_id)
+    summarize = page_summarizer(tenant=tenant, lang=lang, keep=selection.entities)
+    result = fit(selection.candidates, max_tokens=max_tokens, lang=lang, summarize=summarize)
     freshness = freshness_for(tenant=tenant)
     warnings = budget_warnings(result, lang)
     warnings += freshness_warnings(freshness)
@@ -57,35 +59,38 @@ def context_build(
     }
 
 
-def summary_cache_key(item: Item, target: int) -> str:
-    # The digest covers the visible section ids and their updated_at, and the text hash
-    # covers the rendering: a reader with other visible sections gets another key.
-    text_digest = hashlib.sha256(item.text.encode()).hexdigest()[:24]
-    return f"almanac:context:summary:v1:{item.refs.get('page')}:{item.digest}:{text_digest}:{target}"
+def summary_cache_key(item: Item, target: int, lang: str, keep: list[str]) -> str:
+    # `item.digest` covers the visible section ids and their updated_at, the text hash the
+    # rendering: a reader who sees other sections of the page gets another key, never
+    # someone else's summary.
+    digest = hashlib.sha256("\x1f".join([item.text, lang, *keep]).encode()).hexdigest()[:32]
+    return f"almanac:context:summary:v1:{item.refs.get('page')}:{item.digest}:{digest}:{target}"
 
 
-def summarize_page(item: Item, target: int) -> str | None:
-    """A summary of `item.text` of at most `target` tokens (cached), or None if the skill failed."""
+def page_summarizer(*, tenant, lang: str, keep: list[str]):
+    """summarize(item, target) for the fitter: the summarize skill, cached per page version."""
     from skills.services import SkillFailed, skill_run
 
-    key = summary_cache_key(item, target)
-    summary = cache.get(key)
-    if summary is not None:
+    keep = sorted(set(keep))[:50]
+
+    def summarize(item: Item, target: int) -> str | None:
+        key = summary_cache_key(item, target, lang, keep)
+        summary = cache.get(key)
+        if summary is not None:
+            return summary
+        data = {"text": item.text, "max_tokens": target, "title": item.title, "lang": lang, "keep": keep}
+        try:
+            summary = skill_run(name="summarize", input=data, trigger="context", tenant=tenant)["summary"]
+        except (SkillFailed, ApplicationError):
+            log.warning("summarize failed for page %s; the page is left out", item.id, exc_info=True)
+            return None
+        summary = (summary or "").strip()
+        if not summary or count_tokens(summary) > target:
+            return None  # the skill broke its contract: leave the page out rather than cut it
+        cache.set(key, summary, conf.SUMMARY_CACHE_SECONDS)
         return summary
-    try:
-        summary = skill_run(
-            name="summarize",
-            input={"text": item.text, "max_tokens": target, "title": item.title},
-            trigger="context",
-        )["summary"]
-    except SkillFailed:
-        log.warning("summarize failed for page %s; the page is left out", item.id, exc_info=True)
-        return None
-    summary = (summary or "").strip()
-    if not summary or count_tokens(summary) > target:
-        return None  # the skill broke its contract; leave the page out rather than cut it
-    cache.set(key, summary, conf.SUMMARY_CACHE_SECONDS)
-    return summary
+
+    return summarize
 
 
 def blocks_out(result: Fit) -> list[dict]:
@@ -120,9 +125,7 @@ def item_out(item: Item) -> dict:
 
 
 def _iso(value):
-    if value is None or isinstance(value, str):
-        return value
-    return value.isoformat()
+    return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 def _names(items: list[Item]) -> str:

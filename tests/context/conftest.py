@@ -1,0 +1,88 @@
+"""A small company for the context tests, built through the real services.
+
+Events go through `connectors.services.event_ingest` and are compiled into the wiki by
+`wiki.services.compiler.compile_pending`; memories through `memories.services.memory_create`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import date
+
+import pytest
+
+from connectors.services import event_ingest
+from memories.services import memory_create
+from wiki.services.compiler import compile_pending
+
+_ids = itertools.count(1)
+
+
+def push(
+    tenant, *, text, container, source="slack", kind="message", occurred_at="2026-11-30T10:00:00Z", **extra
+):
+    """Ingest one event and compile the inbox (the compile task runs inline)."""
+    payload = {
+        "source": source,
+        "external_id": extra.pop("external_id", f"ext-{next(_ids)}"),
+        "version": extra.pop("version", 1),
+        "kind": kind,
+        "occurred_at": occurred_at,
+        "container": container,
+        "thread_key": extra.pop("thread_key", f"thread-{next(_ids)}"),
+        "author": extra.pop("author", "alice@acme.com"),
+        "title": extra.pop("title", ""),
+        "text": text,
+        "tags": extra.pop("tags", {}),
+        "url": extra.pop("url", ""),
+    }
+    event, _ = event_ingest(tenant=tenant, payload=payload)
+    compile_pending(tenant=tenant)
+    return event
+
+
+SALES = {"key": "slack:channel:CSALES", "name": "#sales", "public": True}
+FINANCE = {
+    "key": "slack:channel:CFIN",
+    "name": "#finance-internal",
+    "members": ["bob@acme.com"],
+    "public": False,
+}
+
+
+@pytest.fixture
+def company(tenant, alice, bob, charlie):
+    """Vercel (customer, public and private sections), Zephyr (project, Chinese), memories."""
+    push(
+        tenant,
+        container=SALES,
+        tags={"customer": "Vercel"},
+        text="Vercel renewal: contract value ¥120,000, renewal due 2026-12-15, champion is Lee Robinson.",
+        url="https://acme.slack.com/archives/CSALES/p1",
+    )
+    push(
+        tenant,
+        container=FINANCE,
+        tags={"customer": "Vercel"},
+        author="bob@acme.com",
+        occurred_at="2026-11-29T09:00:00Z",
+        text="Vercel discount ceiling is 15% — FINANCE-ONLY-MARKER, do not share outside finance.",
+    )
+    push(
+        tenant,
+        container={"key": "slack:channel:CENG", "name": "#zephyr", "public": True},
+        tags={"project": "Zephyr"},
+        occurred_at="2026-11-20T08:00:00Z",
+        text="Zephyr 项目 在 2026-11-20 完成了 PRD-2024-013 评审，王伟 负责上线计划。",
+    )
+    memory_create(
+        owner=alice, content="Alice prefers renewal proposals as one-page summaries with pricing first."
+    )
+    memory_create(
+        owner=alice,
+        content="Met the Vercel CTO to discuss the renewal and a 3-year term.",
+        memory_type="episodic",
+        occurred_at=date(2025, 3, 12),
+    )
+    memory_create(owner=bob, content="BOB-PRIVATE-MEMORY: Vercel owes an unpaid invoice INV-2026-77.")
+    return tenant

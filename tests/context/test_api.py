@@ -1,0 +1,209 @@
+"""POST /api/v1/context end to end: selection, labels, ACL, warnings, cursor, bad input."""
+
+from __future__ import annotations
+
+import json
+
+from almanac.search import count_tokens
+
+
+def context(api, **body):
+    body.setdefault("user", "alice")
+    response = api.post("/context", body)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def everything(data) -> str:
+    return data["prompt"] + json.dumps(data["blocks"], ensure_ascii=False)
+
+
+def test_context_for_a_customer_task_in_english(api, company):
+    data = context(api, task="Draft the Vercel renewal proposal", max_tokens=3000)
+    assert data["lang"] == "en"
+    assert data["prompt"].startswith("[Company knowledge]\n## Vercel")
+    assert "[Long-term memory]\n- Alice prefers renewal proposals" in data["prompt"]
+    assert "[Related past events]\n- 2025-03-12 Met the Vercel CTO" in data["prompt"]
+    assert "sources: slack #sales 2026-11-30" in data["prompt"]
+    assert data["budget"]["used"] == count_tokens(data["prompt"]) <= 3000
+    wiki = next(b for b in data["blocks"] if b["kind"] == "wiki")
+    assert wiki["items"][0]["title"] == "Vercel"
+    assert wiki["items"][0]["sources"][0]["url"] == "https://acme.slack.com/archives/CSALES/p1"
+    assert "¥120,000" in wiki["items"][0]["text"]
+
+
+def test_chinese_task_gets_chinese_labels(api, company):
+    data = context(api, task="为 Vercel 起草续约提案")
+    assert data["lang"] == "zh"
+    assert data["prompt"].startswith("[公司知识]\n## Vercel（来源：")
+    assert "[长期记忆]" in data["prompt"] and "[相关历史事件]\n- 2025-03-12 " in data["prompt"]
+    assert context(api, task="为 Vercel 起草续约提案", lang="en")["prompt"].startswith("[Company knowledge]")
+
+
+def test_private_sections_and_memories_stay_private(api, company):
+    for user in ("alice", "charlie"):
+        data = context(api, user=user, task="Vercel discount and unpaid invoice")
+        assert "FINANCE-ONLY-MARKER" not in everything(data)
+        assert "BOB-PRIVATE-MEMORY" not in everything(data)
+    bob = context(api, user="bob", task="Vercel discount and unpaid invoice")
+    assert "FINANCE-ONLY-MARKER" in everything(bob)
+    assert "BOB-PRIVATE-MEMORY" in everything(bob)
+
+
+def test_private_section_disappears_right_after_revocation(api, company, bob):
+    from almanac.selectors import group_get
+    from almanac.services import membership_remove
+
+    task = "Vercel discount ceiling"
+    assert "FINANCE-ONLY-MARKER" in everything(context(api, user="bob", task=task))
+    membership_remove(user=bob, group=group_get(tenant=company, key="slack:channel:CFIN"))
+    assert "FINANCE-ONLY-MARKER" not in everything(context(api, user="bob", task=task))
+
+
+def test_project_memory_disappears_when_the_user_leaves_the_project(api, company, alice):
+    from almanac.services import user_set_projects
+    from memories.services import memory_create
+
+    memory_create(
+        owner=alice,
+        content="APOLLO-TEAM-NOTE: the Apollo launch moves to Q2.",
+        scope="project",
+        scope_key="Apollo",
+    )
+    assert "APOLLO-TEAM-NOTE" in everything(context(api, task="When is the Apollo launch?"))
+    user_set_projects(user=alice, names=[])
+    assert "APOLLO-TEAM-NOTE" not in everything(context(api, task="When is the Apollo launch?"))
+
+
+def test_entity_named_page_ranks_first(api, company):
+    from tests.context.conftest import SALES, push
+
+    # Many sections about renewals that never name Zephyr; the task names Zephyr.
+    for i in range(4):
+        push(
+            company,
+            container=SALES,
+            tags={"customer": f"Customer{i}"},
+            text=f"Customer{i} renewal pricing and renewal terms, renewal call {i}.",
+        )
+    data = context(api, task="renewal pricing renewal terms for Zephyr")
+    wiki = next(b for b in data["blocks"] if b["kind"] == "wiki")
+    assert wiki["items"][0]["title"] == "Zephyr"
+    assert "Zephyr" in data["entities"]
+
+
+def test_second_pass_returns_the_next_items_without_repeats(api, company):
+    from memories.services import memory_create
+    from tests.context.conftest import SALES, push
+
+    alice = company.profiles.get(user__username="alice").user
+    for i in range(6):
+        push(
+            company,
+            container=SALES,
+            tags={"customer": f"Renewal Co {i}"},
+            text=f"Renewal Co {i}: renewal of the contract is due, renewal amount ${i},000.",
+        )
+    for i in range(12):
+        memory_create(
+            owner=alice, content=f"Renewal fact number {i}: customer {i} renews every {i + 1} years."
+        )
+    seen: set[tuple[str, str]] = set()
+    cursor, passes = None, 0
+    while True:
+        data = context(api, task="contract renewal", max_tokens=400, cursor=cursor)
+        returned = {(b["kind"], i["id"]) for b in data["blocks"] for i in b["items"]}
+        assert returned, "a pass with a cursor returned nothing"
+        assert not returned & seen, f"repeated: {returned & seen}"
+        assert data["budget"]["used"] <= 400
+        seen |= returned
+        passes += 1
+        cursor = data["next_cursor"]
+        if cursor is None or passes > 10:
+            break
+    assert passes >= 2 and cursor is None
+    assert sum(1 for kind, _ in seen if kind == "wiki") >= 6
+
+
+def test_cursor_of_another_user_or_task_is_refused(api, company):
+    from memories.services import memory_create
+
+    alice = company.profiles.get(user__username="alice").user
+    for i in range(12):
+        memory_create(owner=alice, content=f"Vercel fact {i}: the account has {i} seats in region {i}.")
+    cursor = context(api, task="Vercel account seats", max_tokens=200)["next_cursor"]
+    assert cursor
+    assert (
+        api.post("/context", {"user": "bob", "task": "Vercel account seats", "cursor": cursor}).status_code
+        == 400
+    )
+    assert (
+        api.post("/context", {"user": "alice", "task": "something else", "cursor": cursor}).status_code == 400
+    )
+    assert (
+        api.post(
+            "/context", {"user": "alice", "task": "Vercel account seats", "cursor": cursor[:-3] + "abc"}
+        ).status_code
+        == 400
+    )
+    assert (
+        api.post(
+            "/context", {"user": "alice", "task": "Vercel account seats", "cursor": "garbage"}
+        ).status_code
+        == 400
+    )
+
+
+def test_lagging_source_is_warned_about(api, company):
+    from connectors.models import Source
+    from connectors.services import sync_failure
+
+    assert not [w for w in context(api, task="Vercel renewal")["warnings"] if w["code"] == "source_lagging"]
+    sync_failure(
+        source=Source.objects.get(tenant=company, name="slack"),
+        error="HTTP 429 Too Many Requests",
+        retry_after=600,
+    )
+    data = context(api, task="Vercel renewal")
+    assert data["freshness"]["slack"]["state"] == "backoff"
+    (warning,) = [w for w in data["warnings"] if w["code"] == "source_lagging"]
+    assert "slack" in warning["detail"] and "429" in warning["detail"]
+
+
+def test_source_lag_beyond_threshold_is_warned_about(api, company, settings):
+    settings.SOURCE_LAG_WARNING_SECONDS = -1  # any lag at all is too much
+    data = context(api, task="Vercel renewal")
+    assert [w for w in data["warnings"] if w["code"] == "source_lagging"]
+
+
+def test_recalled_email_is_excluded_and_counted(api, company):
+    from tests.context.conftest import push
+
+    mail = {"key": "email:thread:T1", "name": "Vercel renewal thread", "public": True}
+    push(
+        company,
+        source="email",
+        kind="email",
+        container=mail,
+        external_id="m1",
+        thread_key="email:thread:T1",
+        tags={"customer": "Vercel"},
+        title="Pricing",
+        text="RECALLED-PRICE: Vercel gets 40% off.",
+    )
+    assert "RECALLED-PRICE" in everything(context(api, task="Vercel pricing"))
+    push(
+        company,
+        source="email",
+        kind="email_recalled",
+        container=mail,
+        external_id="m1",
+        version=2,
+        thread_key="email:thread:T1",
+        tags={"customer": "Vercel"},
+        text="",
+    )
+    data = context(api, task="Vercel pricing")
+    assert "RECALLED-PRICE" not in everything(data)
+    (warning,) = [w for w in data["warnings"] if w["code"] == "stale_excluded"]
+    assert warning["detail"].startswith("1 stale section")
