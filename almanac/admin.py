@@ -1,7 +1,16 @@
 from django.contrib import admin
 
 from almanac import services
-from almanac.models import AccessGroup, AgentKey, Department, GroupMembership, Project, Tenant, UserProfile
+from almanac.models import (
+    AccessGroup,
+    AgentKey,
+    AuditEvent,
+    Department,
+    GroupMembership,
+    Project,
+    Tenant,
+    UserProfile,
+)
 
 
 @admin.register(Tenant)
@@ -75,3 +84,20 @@ class AgentKeyAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         for key in queryset:
             services.agentkey_revoke(key=key)
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "tenant", "actor", "action", "object_type", "object_id"]
+    list_filter = ["action", "tenant"]
+    search_fields = ["actor", "action", "object_id"]
+    readonly_fields = [f.name for f in AuditEvent._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -188,3 +188,29 @@ class CorpusStat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.corpus}: {self.docs} docs"
+
+
+class AuditEvent(models.Model):
+    """Append-only log of governance-relevant actions.
+
+    A database trigger (migration `audit_append_only`) rejects UPDATE and DELETE, so the
+    application cannot rewrite it; tenants being deleted is the only way rows go away.
+    """
+
+    tenant = models.ForeignKey(
+        Tenant, null=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    actor = models.CharField(max_length=200, blank=True, help_text="username, agent key name or job")
+    action = models.CharField(max_length=64)
+    object_type = models.CharField(max_length=64, blank=True)
+    object_id = models.CharField(max_length=64, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "-created_at"], name="almanac_audit_recent_idx")]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.created_at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.object_type}:{self.object_id}"
+        )

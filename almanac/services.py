@@ -208,3 +208,25 @@ def agentkey_touch(*, key: AgentKey) -> None:
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         AgentKey.objects.filter(pk=key.pk).update(last_used_at=now)
         key.last_used_at = now
+
+
+def audit_record(
+    *,
+    action: str,
+    tenant=None,
+    actor: str = "",
+    object_type: str = "",
+    object_id="",
+    detail: dict | None = None,
+):
+    """Append one audit event (never content that a purge must remove)."""
+    from almanac.models import AuditEvent
+
+    return AuditEvent.objects.create(
+        tenant=tenant,
+        actor=actor[:200],
+        action=action,
+        object_type=object_type,
+        object_id=str(object_id),
+        detail=detail or {},
+    )
