@@ -1,0 +1,244 @@
+import json
+
+import pytest
+
+from almanac.search import count_tokens
+from skills.llm import LLMClient, LLMInvalidOutput, LLMRejected, LLMUnavailable, ReplyError, extract_json
+from skills.models import SkillRun
+from skills.services import SkillFailed, skill_run
+
+pytestmark = pytest.mark.django_db
+
+GOOD = {
+    "facts": [
+        {"text": "I prefer window seats.", "type": "preference", "importance": 0.7, "occurred_at": None}
+    ]
+}
+FACT_INPUT = {"text": "User: I prefer window seats.", "session_date": "2025-03-20"}
+
+
+def test_good_reply(chat_server):
+    chat_server.script = [json.dumps(GOOD)]
+    assert skill_run(name="fact_extract", input=FACT_INPUT) == GOOD
+    request = chat_server.requests[0]
+    assert chat_server.paths == ["/v1/chat/completions"]
+    assert chat_server.headers[0]["Authorization"] == "Bearer sk-test"
+    assert (request["model"], request["temperature"]) == ("test-model", 0)
+    assert request["response_format"] == {"type": "json_object"}
+    assert "I prefer window seats." in chat_server.user_messages(0)[0]
+    assert "2025-03-20" in chat_server.user_messages(0)[0]
+    run = SkillRun.objects.get()
+    assert (run.status, run.used_llm, run.attempts, run.error) == ("success", True, 1, "")
+
+
+def test_fenced_reply_with_trailing_commas_is_repaired(chat_server):
+    chat_server.script = [
+        'Sure! Here are the facts:\n```json\n{"facts": [{"text": "我喜欢喝绿茶。", "type": "preference", '
+        '"importance": 0.6, "occurred_at": null,},],}\n```\nLet me know if you need more.'
+    ]
+    out = skill_run(name="fact_extract", input={"text": "用户：我喜欢喝绿茶。"})
+    assert out["facts"][0]["text"] == "我喜欢喝绿茶。"
+    assert SkillRun.objects.get().attempts == 1
+
+
+def test_invalid_reply_is_retried_with_the_validation_error(chat_server):
+    chat_server.script = [json.dumps({"facts": "none"}), json.dumps(GOOD)]
+    assert skill_run(name="fact_extract", input=FACT_INPUT) == GOOD
+    assert len(chat_server.requests) == 2
+    retry = chat_server.user_messages(1)[-1]
+    assert "not usable" in retry and "facts" in retry and "is not of type 'array'" in retry
+    assert chat_server.requests[1]["messages"][-2] == {
+        "role": "assistant",
+        "content": json.dumps({"facts": "none"}),
+    }
+    run = SkillRun.objects.get()
+    assert (run.status, run.attempts) == ("success", 2)
+
+
+def test_sloppy_fields_from_local_models_are_normalized(chat_server):
+    reply = [
+        {
+            "text": "We met Acme on 2025-03-14.",
+            "type": "Event",
+            "importance": "0.9",
+            "occurred_at": "2025-03-14",
+        },
+        {"content": "Budget is 30万元", "type": "unknown", "importance": 3},
+    ]
+    chat_server.script = [json.dumps(reply)]
+    out = skill_run(name="fact_extract", input=FACT_INPUT)
+    assert out["facts"] == [
+        {
+            "text": "We met Acme on 2025-03-14.",
+            "type": "event",
+            "importance": 0.9,
+            "occurred_at": "2025-03-14",
+        },
+        {"text": "Budget is 30万元", "type": "fact", "importance": 1.0, "occurred_at": None},
+    ]
+
+
+def test_invalid_every_time_falls_back_to_offline(chat_server):
+    chat_server.script = ["I cannot help with that."] * 3
+    out = skill_run(name="fact_extract", input=FACT_INPUT)
+    assert out["facts"][0]["type"] == "preference"  # the offline extractor's result
+    run = SkillRun.objects.get()
+    assert (run.status, run.used_llm, run.attempts) == ("fallback", False, 3)
+    assert "no JSON" in run.error
+    assert len(chat_server.requests) == 3  # 1 + LLM_MAX_RETRIES
+
+
+def test_timeout_is_recorded_and_falls_back(chat_server, settings):
+    settings.LLM_TIMEOUT = 0.2
+    settings.LLM_MAX_RETRIES = 1
+    chat_server.script = [{"sleep": 0.6, "content": json.dumps(GOOD)}] * 2
+    out = skill_run(name="summarize", input={"text": "Acme renewed for $1.2M.", "max_tokens": 20})
+    assert out == {"summary": "Acme renewed for $1.2M."}
+    run = SkillRun.objects.get()
+    assert (run.status, run.attempts) == ("fallback", 2)
+    assert "timeout" in run.error
+
+
+def test_timeout_of_a_prompt_only_skill_is_a_failed_run(chat_server, settings):
+    from skills.models import Skill
+
+    settings.LLM_TIMEOUT = 0.2
+    settings.LLM_MAX_RETRIES = 0
+    Skill.objects.create(
+        name="weekly_report",
+        prompt="Write a weekly report for {team}.",
+        output_schema={
+            "type": "object",
+            "properties": {"report": {"type": "string"}},
+            "required": ["report"],
+        },
+    )
+    chat_server.script = [{"sleep": 0.6, "content": '{"report": "late"}'}]
+    with pytest.raises(SkillFailed) as info:
+        skill_run(name="weekly_report", input={"team": "Sales"}, trigger="test")
+    run = SkillRun.objects.get(id=info.value.run_id)
+    assert (run.status, run.attempts, run.output) == ("failed", 1, None)
+    assert "timeout" in run.error
+
+
+def test_prompt_only_skill_renders_its_prompt(chat_server):
+    from skills.models import Skill
+
+    Skill.objects.create(
+        name="weekly_report",
+        prompt="Write a weekly report for {team}.",
+        output_schema={
+            "type": "object",
+            "properties": {"report": {"type": "string"}},
+            "required": ["report"],
+        },
+    )
+    chat_server.script = ['{"report": "All good."}']
+    assert skill_run(name="weekly_report", input={"team": "Sales"}) == {"report": "All good."}
+    system = chat_server.requests[0]["messages"][0]["content"]
+    assert system.startswith("Write a weekly report for Sales.") and '"report"' in system
+
+
+def test_server_errors_are_retried(chat_server):
+    chat_server.script = [{"status": 503, "body": "overloaded"}, json.dumps(GOOD)]
+    assert skill_run(name="fact_extract", input=FACT_INPUT) == GOOD
+    run = SkillRun.objects.get()
+    assert (run.status, run.attempts) == ("success", 2)
+
+
+def test_rate_limit_honours_retry_after_bounded(chat_server, monkeypatch):
+    import skills.llm
+
+    slept = []
+    monkeypatch.setattr(skills.llm.time, "sleep", slept.append)
+    chat_server.script = [
+        {"status": 429, "body": "slow down", "headers": {"Retry-After": "0.01"}},
+        {"status": 429, "body": "slow down", "headers": {"Retry-After": "30"}},
+        json.dumps(GOOD),
+    ]
+    assert skill_run(name="fact_extract", input=FACT_INPUT) == GOOD
+    # 0.01 s as asked; 30 s is bounded by LLM_RETRY_AFTER_MAX (0.05 s in these tests).
+    assert slept == [0.01, 0.05]
+    assert len(chat_server.requests) == 3
+
+
+def test_client_error_is_not_retried(chat_server):
+    chat_server.script = [{"status": 401, "body": "bad key"}]
+    out = skill_run(name="fact_extract", input=FACT_INPUT)
+    assert out["facts"]  # offline fallback
+    run = SkillRun.objects.get()
+    assert (run.status, run.attempts) == ("fallback", 1) and "401" in run.error
+
+
+def test_server_without_json_mode_is_retried_without_it(chat_server):
+    chat_server.script = [
+        {"status": 400, "body": '{"error": "unknown field response_format"}'},
+        json.dumps(GOOD),
+    ]
+    assert skill_run(name="fact_extract", input=FACT_INPUT) == GOOD
+    assert "response_format" in chat_server.requests[0] and "response_format" not in chat_server.requests[1]
+
+
+def test_llm_summary_over_budget_is_retried_then_extractive(chat_server):
+    long = "word " * 100
+    chat_server.script = [json.dumps({"summary": long})] * 3
+    text = (
+        "Acme renewed the contract for $1.2M on 2025-03-12. The lunch was nice and the weather was fine too."
+    )
+    out = skill_run(name="summarize", input={"text": text, "max_tokens": 20})
+    assert count_tokens(out["summary"]) <= 20 and "$1.2M" in out["summary"]
+    assert "limit is 20" in chat_server.user_messages(1)[-1]
+    assert SkillRun.objects.get().status == "fallback"
+
+
+def test_llm_summary_within_budget_is_used(chat_server):
+    chat_server.script = ['{"summary": "Acme renewed for $1.2M."}']
+    text = (
+        "Acme renewed the contract for $1.2M on 2025-03-12. The lunch was nice and the weather was fine too."
+    )
+    assert skill_run(name="summarize", input={"text": text, "max_tokens": 20}) == {
+        "summary": "Acme renewed for $1.2M."
+    }
+    assert chat_server.requests[0]["max_tokens"] == 20 * 2 + 64
+
+
+def test_connection_refused_is_unavailable(settings):
+    client = LLMClient(base_url="http://127.0.0.1:9", timeout=1, max_retries=1)
+    settings.LLM_BACKOFF = 0.0
+    with pytest.raises(LLMUnavailable):
+        client.complete_json([{"role": "user", "content": "x"}], schema={"type": "object"})
+    assert client.attempts == 2 and "connection error" in client.errors[0]
+
+
+def test_client_raises_typed_errors(chat_server):
+    client = LLMClient.from_settings()
+    chat_server.script = [{"status": 404, "body": "no such model"}]
+    with pytest.raises(LLMRejected):
+        client.complete_json([{"role": "user", "content": "x"}], schema={"type": "object"})
+    client = LLMClient.from_settings()
+    chat_server.script = ["nope", "still nope", "no"]
+    with pytest.raises(LLMInvalidOutput):
+        client.complete_json([{"role": "user", "content": "x"}], schema={"type": "object"})
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('```json\n{"a": 1}\n```', {"a": 1}),
+        ('```\n{"a": [1, 2,],}\n```', {"a": [1, 2]}),
+        ("Here you go: {'a': 'x'} hope this helps", {"a": "x"}),
+        ('<think>the user wants {"b": 2}</think>{"a": 1}', {"a": 1}),
+        ('The answer is {"a": 1} and {"b": 2}', {"a": 1}),
+        ('{"a": {"b": "trunc', {"a": {"b": "trunc"}}),
+        ('[{"text": "x"}]', [{"text": "x"}]),
+    ],
+)
+def test_extract_json(reply, expected):
+    assert extract_json(reply) == expected
+
+
+@pytest.mark.parametrize("reply", ["", "no json at all", "```\n```"])
+def test_extract_json_without_json(reply):
+    with pytest.raises(ReplyError):
+        extract_json(reply)
