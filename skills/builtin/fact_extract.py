@@ -17,7 +17,7 @@ INPUT_SCHEMA = {
     "properties": {
         "text": {"type": "string", "maxLength": MAX_TEXT},
         "session_date": {"type": ["string", "null"], "format": "date", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
-        "lang": {"enum": ["zh", "en", None]},
+        "lang": {"type": ["string", "null"], "maxLength": 16},  # "zh", "en"; others mean auto
     },
     "required": ["text"],
     "additionalProperties": False,

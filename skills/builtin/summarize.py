@@ -17,7 +17,7 @@ INPUT_SCHEMA = {
         "text": {"type": "string", "maxLength": MAX_TEXT},
         "max_tokens": {"type": "integer", "minimum": 1, "maximum": 100_000},
         "title": {"type": ["string", "null"], "maxLength": 1000},
-        "lang": {"enum": ["zh", "en", None]},
+        "lang": {"type": ["string", "null"], "maxLength": 16},  # "zh", "en"; others mean auto
         "keep": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 500},
     },
     "required": ["text", "max_tokens"],

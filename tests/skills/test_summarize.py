@@ -1,4 +1,7 @@
 import pytest
+from hypothesis import given
+from hypothesis import settings as settings_hyp
+from hypothesis import strategies as st
 
 from almanac.search import count_tokens
 from skills.builtin.summarize import extractive_summary
@@ -72,3 +75,36 @@ def test_summarize_never_cuts_a_word():
     for budget in (3, 7, 11):
         summary = extractive_summary(text, budget)
         assert set(summary.split()) <= words, summary
+
+
+PIECES = [
+    "Acme Corp",
+    "签了合同",
+    "$1.2M",
+    "¥30万",
+    "PRD-2024-013",
+    "on 2025-03-12",
+    "3 月 12 日",
+    "。",
+    ". ",
+    "\n",
+    "，",
+    "the",
+    "team",
+    "Internationalization",
+    "龘",
+    "😀",
+    "  ",
+]
+
+
+@settings_hyp(max_examples=60, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(PIECES), min_size=1, max_size=80),
+    budget=st.integers(min_value=1, max_value=60),
+)
+def test_summarize_budget_property(parts, budget):
+    text = " ".join(parts)
+    summary = extractive_summary(text, budget)
+    assert count_tokens(summary) <= budget
+    assert "\ufffd" not in summary
