@@ -1,11 +1,222 @@
-"""Webhook receivers (filled in below)."""
+"""Webhook receivers: Slack Events API and GitHub webhooks. Both verify the request's
+signature before reading it and feed the same normalized events to `event_ingest_batch`."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+
+from django.conf import settings
+from django.utils import timezone
+from slack_sdk.signature import SignatureVerifier
 
 from almanac.errors import ApplicationError
+from connectors import conf
+from connectors.importers import github as gh
+from connectors.importers import iso
+from connectors.importers import slack as sl
+from connectors.models import Event, ExternalIdentity, Source
+from connectors.schemas import MAX_VERSION
+from connectors.services import event_ingest_batch
+
+SLACK_CONTENT_EVENTS = {"message"}
+SLACK_MEMBER_EVENTS = {"member_joined_channel": True, "member_left_channel": False}
 
 
-def slack_handle(request):
-    raise ApplicationError("not configured", status_code=503)
+def _body(request) -> dict:
+    try:
+        data = json.loads(request.body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApplicationError("the body must be JSON", status_code=400) from exc
+    if not isinstance(data, dict):
+        raise ApplicationError("the body must be a JSON object", status_code=400)
+    return data
 
 
-def github_handle(request):
-    raise ApplicationError("not configured", status_code=503)
+def _source(kind: str, *, match: dict) -> Source:
+    """The source a webhook belongs to: the one whose config matches, else the only one."""
+    sources = Source.objects.select_related("tenant").filter(kind=kind, enabled=True)
+    found = sources.filter(**match).first() if match else None
+    if found is None:
+        candidates = list(sources[:2])
+        if len(candidates) != 1:
+            raise ApplicationError(f"no {kind} source is configured for this webhook", status_code=404)
+        found = candidates[0]
+    return found
+
+
+# --- Slack -----------------------------------------------------------------------------
+
+
+def slack_verify(request) -> None:
+    secret = settings.SLACK_SIGNING_SECRET
+    if not secret:
+        raise ApplicationError("Slack events are not enabled: set SLACK_SIGNING_SECRET", status_code=503)
+    timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
+    signature = request.headers.get("X-Slack-Signature", "")
+    if not timestamp.isdigit() or abs(time.time() - int(timestamp)) > conf.WEBHOOK_MAX_AGE_SECONDS:
+        raise ApplicationError(
+            "stale or missing X-Slack-Request-Timestamp (replayed request?)", status_code=401
+        )
+    if not SignatureVerifier(secret).is_valid(body=request.body, timestamp=timestamp, signature=signature):
+        raise ApplicationError("invalid Slack signature", status_code=401)
+
+
+def _slack_channel(
+    *, source: Source, channel_id: str, channel_type: str, user_ids: list[str]
+) -> sl.SlackChannel:
+    key = f"slack:channel:{channel_id}"
+    last = (
+        Event.objects.filter(source=source, container_key=key)
+        .exclude(container_name="")
+        .order_by("-id")
+        .first()
+    )
+    identities = ExternalIdentity.objects.select_related("user").filter(
+        tenant=source.tenant, source_kind="slack", handle__in=user_ids
+    )
+    users = {
+        i.handle: sl.SlackUser(id=i.handle, name=i.display_name, email=i.user.email if i.user else "")
+        for i in identities
+    }
+    public = channel_type == "channel" if channel_type else channel_id.startswith("C")
+    name = last.container_name.lstrip("#") if last else ""
+    return sl.SlackChannel(id=channel_id, name=name, public=public, users=users)
+
+
+def slack_payloads(*, source: Source, event: dict) -> list[dict]:
+    kind, channel_id = event.get("type"), event.get("channel", "")
+    if isinstance(channel_id, dict):
+        channel_id = channel_id.get("id", "")
+    if not channel_id or event.get("channel_type") in {"im", "mpim"}:
+        return []
+    if kind in SLACK_MEMBER_EVENTS:
+        channel = _slack_channel(
+            source=source,
+            channel_id=channel_id,
+            channel_type=event.get("channel_type", ""),
+            user_ids=[event.get("user", "")],
+        )
+        return [
+            sl.membership_payload(
+                source_name=source.name,
+                channel=channel,
+                user_id=event.get("user", ""),
+                joined=SLACK_MEMBER_EVENTS[kind],
+                event_ts=event.get("event_ts") or str(time.time()),
+            )
+        ]
+    if kind not in SLACK_CONTENT_EVENTS:
+        return []
+    subtype = event.get("subtype")
+    message = event.get("message", {}) if subtype == "message_changed" else event
+    users = [message.get("user", "")] + sl.MENTION_RE.findall(message.get("text", ""))
+    channel = _slack_channel(
+        source=source, channel_id=channel_id, channel_type=event.get("channel_type", ""), user_ids=users
+    )
+    if subtype == "message_deleted":
+        return [
+            sl.deleted_payload(
+                source_name=source.name,
+                channel=channel,
+                deleted_ts=event["deleted_ts"],
+                event_ts=event.get("event_ts") or event.get("ts"),
+                raw=event,
+            )
+        ]
+    if subtype == "message_changed" and not (message.get("edited") or {}).get("ts"):
+        message = {**message, "edited": {"ts": event.get("event_ts") or event.get("ts")}}
+    return sl.message_payloads(source_name=source.name, channel=channel, message=message, with_members=False)
+
+
+def slack_handle(request) -> dict:
+    slack_verify(request)
+    data = _body(request)
+    if data.get("type") == "url_verification":
+        return {"challenge": data.get("challenge", "")}
+    if data.get("type") != "event_callback":
+        return {"ok": True, "accepted": 0, "duplicates": 0}
+    source = _source(
+        Source.Kind.SLACK, match={"config__team_id": data.get("team_id")} if data.get("team_id") else {}
+    )
+    payloads = slack_payloads(source=source, event=data.get("event") or {})
+    return {"ok": True, **event_ingest_batch(tenant=source.tenant, payloads=payloads)}
+
+
+# --- GitHub ----------------------------------------------------------------------------
+
+
+def github_verify(request) -> None:
+    secret = settings.GITHUB_WEBHOOK_SECRET
+    if not secret:
+        raise ApplicationError("GitHub webhooks are not enabled: set GITHUB_WEBHOOK_SECRET", status_code=503)
+    expected = "sha256=" + hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, request.headers.get("X-Hub-Signature-256", "")):
+        raise ApplicationError("invalid X-Hub-Signature-256", status_code=401)
+
+
+def _github_member_payload(*, source: Source, repo: gh.Repo, data: dict, delivery: str) -> list[dict]:
+    login = (data.get("member") or {}).get("login", "")
+    action = data.get("action")
+    if not login or action not in {"added", "removed"}:
+        return []
+    return [
+        {
+            "source": source.name,
+            "external_id": f"{repo.full_name}/member/{login}/{delivery or int(time.time())}",
+            "kind": "membership_added" if action == "added" else "membership_removed",
+            "occurred_at": iso(timezone.now()),
+            "container": {"key": repo.key, "name": repo.full_name, "members": [login]},
+            "author": (data.get("sender") or {}).get("login", ""),
+        }
+    ]
+
+
+def _github_comment_payloads(*, source: Source, repo: gh.Repo, data: dict) -> list[dict]:
+    comment, number = data.get("comment") or {}, (data.get("issue") or {}).get("number")
+    if not comment or number is None:
+        return []
+    if data.get("action") == "deleted":
+        base = gh.comment_payloads(source_name=source.name, repo=repo, number=number, comment=comment)[0]
+        return [
+            {
+                **base,
+                "kind": "message_deleted",
+                "version": MAX_VERSION,  # a deletion is final, so a redelivery is a duplicate
+                "occurred_at": iso(timezone.now()),
+            }
+        ]
+    return gh.comment_payloads(source_name=source.name, repo=repo, number=number, comment=comment)
+
+
+def github_payloads(*, source: Source, event: str, data: dict, delivery: str = "") -> list[dict]:
+    info = data.get("repository") or {}
+    if not info.get("full_name"):
+        return []
+    repo = gh.Repo(full_name=info["full_name"], private=bool(info.get("private", True)), members=None)
+    if event == "issues" and data.get("issue") and data.get("action") != "deleted":
+        return gh.issue_payloads(source_name=source.name, repo=repo, issue=data["issue"])
+    if event == "pull_request" and data.get("pull_request"):
+        return gh.issue_payloads(
+            source_name=source.name, repo=repo, issue={**data["pull_request"], "pull_request": {"url": ""}}
+        )
+    if event == "issue_comment":
+        return _github_comment_payloads(source=source, repo=repo, data=data)
+    if event == "member":
+        return _github_member_payload(source=source, repo=repo, data=data, delivery=delivery)
+    return []
+
+
+def github_handle(request) -> dict:
+    github_verify(request)
+    data = _body(request)
+    event = request.headers.get("X-GitHub-Event", "")
+    if event == "ping":
+        return {"ok": True, "accepted": 0, "duplicates": 0}
+    full_name = (data.get("repository") or {}).get("full_name", "")
+    source = _source(Source.Kind.GITHUB, match={"config__repos__contains": [full_name]} if full_name else {})
+    delivery = request.headers.get("X-GitHub-Delivery", "")[:100]
+    payloads = github_payloads(source=source, event=event, data=data, delivery=delivery)
+    return {"ok": True, **event_ingest_batch(tenant=source.tenant, payloads=payloads)}

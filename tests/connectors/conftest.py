@@ -38,3 +38,26 @@ def make_event(**over):
     }
     event.update(over)
     return event
+
+
+DEMO = __import__("pathlib").Path(__file__).resolve().parents[2] / "connectors" / "demo_data"
+
+
+@pytest.fixture
+def company(db):
+    """The demo company (tenant acme, users alice, bob, carol, wangwei, dave with @acme.example)."""
+    from almanac.demo import load_company
+
+    return load_company()
+
+
+@pytest.fixture
+def slack_zip(tmp_path):
+    """A standard Slack export zip built from the demo export folder."""
+    import zipfile
+
+    path = tmp_path / "export.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        for file in sorted((DEMO / "slack").rglob("*.json")):
+            archive.write(file, file.relative_to(DEMO / "slack").as_posix())
+    return path

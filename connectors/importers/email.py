@@ -1,0 +1,202 @@
+"""E-mail: normalization of one RFC 5322 message (shared by the mbox/.eml importer and the
+IMAP poller). Threads by References/In-Reply-To; the participants (From/To/Cc) are added to
+the thread's access group `email:thread:<hash of the root Message-ID>`; a recall ("Recall:"
+subject, or an `X-Almanac-Recall: <message-id>` header) becomes `email_recalled` on the
+original's external_id."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import html
+import mailbox
+import re
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import getaddresses, parsedate_to_datetime
+from pathlib import Path
+
+from almanac.models import Tenant
+from connectors.importers import digest, iso, short_hash
+from connectors.models import Event
+
+MSGID_RE = re.compile(r"<([^<>\s]+)>")
+SUBJECT_PREFIX_RE = re.compile(r"^\s*((re|fw|fwd|aw|sv|答复|回复|转发)\s*[:：]\s*)+", re.IGNORECASE)
+RECALL_RE = re.compile(r"^\s*(recall|召回|撤回)\s*[:：]\s*(.*)$", re.IGNORECASE | re.DOTALL)
+TAG_RE = re.compile(r"<[^>]+>")
+RECALL_VERSION = 2
+
+
+def parse_bytes(data: bytes) -> EmailMessage:
+    return email.message_from_bytes(data, policy=email.policy.default)
+
+
+def _ids(value: str | None) -> list[str]:
+    return MSGID_RE.findall(str(value or ""))
+
+
+def message_id(msg: EmailMessage) -> str:
+    ids = _ids(msg.get("Message-ID"))
+    if ids:
+        return ids[0]
+    return "generated-" + digest(msg.get("From"), msg.get("Date"), msg.get("Subject"))
+
+
+def thread_root(msg: EmailMessage) -> str:
+    refs = _ids(msg.get("References")) or _ids(msg.get("In-Reply-To"))
+    return refs[0] if refs else message_id(msg)
+
+
+def thread_key(root: str) -> str:
+    return f"email:thread:{short_hash(root)}"
+
+
+def clean_subject(subject: str) -> str:
+    return SUBJECT_PREFIX_RE.sub("", subject or "").strip()
+
+
+def addresses(msg: EmailMessage, *headers: str) -> list[str]:
+    found = []
+    for _, addr in getaddresses([str(v) for h in headers for v in msg.get_all(h, [])]):
+        addr = addr.strip().lower()
+        if "@" in addr and addr not in found:
+            found.append(addr)
+    return found
+
+
+def body_text(msg: EmailMessage) -> str:
+    part = msg.get_body(preferencelist=("plain", "html"))
+    if part is None:
+        return ""
+    try:
+        text = part.get_content()
+    except (LookupError, ValueError):
+        text = part.get_payload(decode=True).decode("utf-8", "replace")
+    if part.get_content_subtype() == "html":
+        text = html.unescape(TAG_RE.sub(" ", text))
+    lines = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if line.startswith(">"):
+            continue  # quoted earlier messages belong to those messages
+        lines.append(line.rstrip())
+    return "\n".join(lines).replace("\x00", "").strip()
+
+
+def occurred(msg: EmailMessage) -> datetime:
+    try:
+        value = parsedate_to_datetime(str(msg.get("Date")))
+    except (TypeError, ValueError):
+        return datetime(1970, 1, 1, tzinfo=UTC)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _recall_target(
+    *, tenant: Tenant, source_name: str, msg: EmailMessage, subject: str, sender: str
+) -> Event | None:
+    explicit = _ids(msg.get("X-Almanac-Recall"))
+    candidates = explicit or list(reversed(_ids(msg.get("In-Reply-To")) + _ids(msg.get("References"))))
+    events = Event.objects.filter(tenant=tenant, source__name=source_name, kind=Event.Kind.EMAIL)
+    for ref in candidates:
+        found = events.filter(external_id=ref).first()
+        if found:
+            return found
+    if explicit:
+        return None
+    match = RECALL_RE.match(subject)
+    original_subject = clean_subject(match.group(2)) if match else ""
+    return (
+        events.filter(author=sender, title=original_subject, occurred_at__lte=occurred(msg))
+        .order_by("-occurred_at")
+        .first()
+    )
+
+
+def _recall_payload(*, source_name: str, original: Event, msg: EmailMessage, sender: str) -> dict:
+    return {
+        "source": source_name,
+        "external_id": original.external_id,
+        "version": RECALL_VERSION,
+        "kind": "email_recalled",
+        "occurred_at": iso(occurred(msg)),
+        "container": {"key": original.container_key, "name": original.container_name},
+        "thread_key": original.thread_key,
+        "author": sender,
+        "title": original.title,
+        "text": f"{sender} recalled this message",
+        "raw": {"recall_message_id": message_id(msg)},
+    }
+
+
+def is_recall(msg: EmailMessage) -> bool:
+    return bool(msg.get("X-Almanac-Recall")) or bool(RECALL_RE.match(str(msg.get("Subject") or "")))
+
+
+def message_payloads(*, tenant: Tenant, source_name: str, msg: EmailMessage) -> list[dict]:
+    """Events of one message: the participants added to the thread group, then the e-mail
+    (or, for a recall, `email_recalled` on the original; nothing if the original is unknown)."""
+    subject = str(msg.get("Subject") or "")
+    sender = (addresses(msg, "From") or [""])[0]
+    if is_recall(msg):
+        original = _recall_target(
+            tenant=tenant, source_name=source_name, msg=msg, subject=subject, sender=sender
+        )
+        return (
+            [_recall_payload(source_name=source_name, original=original, msg=msg, sender=sender)]
+            if original
+            else []
+        )
+    msgid, root = message_id(msg), thread_root(msg)
+    container = {"key": thread_key(root), "name": clean_subject(subject)[:300]}
+    when = iso(occurred(msg))
+    participants = addresses(msg, "From", "To", "Cc")
+    events = []
+    if participants:
+        events.append(
+            {
+                "source": source_name,
+                "external_id": f"{msgid}#participants",
+                "kind": "membership_added",
+                "occurred_at": when,
+                "container": {**container, "members": participants},
+            }
+        )
+    headers = {
+        k: str(msg.get(k, ""))
+        for k in ("Message-ID", "In-Reply-To", "References", "From", "To", "Cc", "Date")
+    }
+    events.append(
+        {
+            "source": source_name,
+            "external_id": msgid,
+            "version": 1,
+            "kind": "email",
+            "occurred_at": when,
+            "container": container,
+            "thread_key": container["key"],
+            "author": sender,
+            "title": clean_subject(subject)[:500],
+            "text": body_text(msg),
+            "raw": {"headers": headers, "subject": subject},
+        }
+    )
+    return events
+
+
+def read_messages(path: str | Path):
+    """Messages of an mbox file, one .eml file, or a folder of .eml files."""
+    path = Path(path)
+    if path.is_dir():
+        for file in sorted(path.rglob("*.eml")):
+            yield parse_bytes(file.read_bytes())
+    elif path.suffix.lower() == ".eml":
+        yield parse_bytes(path.read_bytes())
+    else:
+        for message in mailbox.mbox(str(path), factory=None, create=False):
+            yield parse_bytes(message.as_bytes())
+
+
+def mailbox_payloads(*, tenant: Tenant, path: str | Path, source_name: str = "email"):
+    """Events of a mailbox in date order (so replies and recalls follow their originals)."""
+    messages = sorted(read_messages(path), key=occurred)
+    for msg in messages:
+        yield from message_payloads(tenant=tenant, source_name=source_name, msg=msg)

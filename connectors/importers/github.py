@@ -1,0 +1,203 @@
+"""GitHub: normalization of issues, pull requests and comments in the REST API's JSON shape
+(shared by the JSON-export importer, the PyGithub poller and the webhook). Also reads the
+`gh issue list --json ...` shape. The repo's collaborators form the access group
+`github:repo:<owner/name>` (a public repo is public); labels `customer:X` / `project:Y` are tags.
+
+Versions: the item's first version is int(created_at); an update of an open item adds
+int(updated_at); closing adds `issue_closed` at int(closed_at).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from almanac.errors import ApplicationError
+from almanac.models import Tenant
+from connectors.importers import iso
+from connectors.services.identity import identity_upsert
+
+
+@dataclass
+class Repo:
+    full_name: str
+    private: bool = True
+    members: list[str] | None = None  # logins (e-mails when given)
+
+    @property
+    def key(self) -> str:
+        return f"github:repo:{self.full_name}"
+
+
+def _get(data: dict, *names, default=None):
+    for name in names:
+        if data.get(name) not in (None, ""):
+            return data[name]
+    return default
+
+
+def _dt(value) -> datetime | None:
+    if not value:
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+def _login(data: dict) -> str:
+    user = _get(data, "user", "author") or {}
+    return user.get("login", "") if isinstance(user, dict) else str(user)
+
+
+def _tags(issue: dict) -> dict:
+    tags = {}
+    for label in issue.get("labels") or []:
+        name = label.get("name", "") if isinstance(label, dict) else str(label)
+        kind, _, value = name.partition(":")
+        if kind.strip().lower() in {"customer", "project"} and value.strip():
+            tags[kind.strip().lower()] = value.strip()
+    return tags
+
+
+def is_pull_request(issue: dict) -> bool:
+    return bool(issue.get("pull_request")) or "/pull/" in str(_get(issue, "html_url", "url", default=""))
+
+
+def _container(repo: Repo) -> dict:
+    container = {"key": repo.key, "name": repo.full_name, "public": not repo.private}
+    if repo.members is not None:
+        container["members"] = repo.members
+    return container
+
+
+def issue_thread(repo: Repo, number: int) -> str:
+    return f"github:issue:{repo.full_name}#{number}"
+
+
+def issue_payloads(*, source_name: str, repo: Repo, issue: dict) -> list[dict]:
+    number = issue["number"]
+    created = _dt(_get(issue, "created_at", "createdAt"))
+    updated = _dt(_get(issue, "updated_at", "updatedAt")) or created
+    closed = _dt(_get(issue, "closed_at", "closedAt"))
+    state = str(issue.get("state", "open")).lower()
+    kind = "pull_request" if is_pull_request(issue) else "issue"
+    base = {
+        "source": source_name,
+        "external_id": f"{repo.full_name}#{number}",
+        "container": _container(repo),
+        "thread_key": issue_thread(repo, number),
+        "author": _login(issue),
+        "title": str(issue.get("title", ""))[:500],
+        "text": str(issue.get("body") or ""),
+        "tags": _tags(issue),
+        "url": str(_get(issue, "html_url", "url", default=""))[:1000],
+        "raw": {
+            k: issue.get(k)
+            for k in ("number", "state", "title", "created_at", "updated_at", "closed_at")
+            if k in issue
+        },
+    }
+    first = int(created.timestamp())
+    events = [{**base, "version": first, "kind": kind, "occurred_at": iso(created)}]
+    if state == "closed" and closed:
+        events.append(
+            {
+                **base,
+                "version": max(int(closed.timestamp()), first + 1),
+                "kind": "issue_closed",
+                "occurred_at": iso(closed),
+            }
+        )
+    elif updated and int(updated.timestamp()) > first:
+        events.append(
+            {**base, "version": int(updated.timestamp()), "kind": kind, "occurred_at": iso(updated)}
+        )
+    return events
+
+
+def comment_payloads(*, source_name: str, repo: Repo, number: int, comment: dict) -> list[dict]:
+    created = _dt(_get(comment, "created_at", "createdAt"))
+    updated = _dt(_get(comment, "updated_at", "updatedAt")) or created
+    comment_id = _get(comment, "id", default=None) or int(created.timestamp())
+    base = {
+        "source": source_name,
+        "external_id": f"{repo.full_name}#{number}/comment/{comment_id}",
+        "container": _container(repo),
+        "thread_key": issue_thread(repo, number),
+        "author": _login(comment),
+        "text": str(comment.get("body") or ""),
+        "url": str(_get(comment, "html_url", "url", default=""))[:1000],
+        "raw": {"id": comment_id, "issue": number},
+    }
+    events = [{**base, "version": 1, "kind": "message", "occurred_at": iso(created)}]
+    if updated and updated > created:
+        events.append(
+            {
+                **base,
+                "version": int(updated.timestamp()),
+                "kind": "message_changed",
+                "occurred_at": iso(updated),
+            }
+        )
+    return events
+
+
+def issue_number_of_comment(comment: dict) -> int | None:
+    url = str(comment.get("issue_url") or "")
+    tail = url.rstrip("/").rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def repo_members(*, tenant: Tenant, collaborators: list) -> list[str]:
+    """Collaborator logins, recording each as an identity (linked when an e-mail is given)."""
+    members = []
+    for person in collaborators:
+        login = person.get("login", "") if isinstance(person, dict) else str(person)
+        if not login:
+            continue
+        email = (person.get("email") or "") if isinstance(person, dict) else ""
+        identity_upsert(
+            tenant=tenant,
+            source_kind="github",
+            handle=login,
+            display_name=person.get("name") or "" if isinstance(person, dict) else "",
+            email=email,
+        )
+        members.append(login)
+    return members
+
+
+def _repo_of(issue: dict, default: str) -> str:
+    url = str(issue.get("repository_url") or "")
+    if "/repos/" in url:
+        return url.split("/repos/", 1)[1]
+    return default
+
+
+def export_payloads(*, tenant: Tenant, path: str | Path, source_name: str = "github", repo_name: str = ""):
+    """Events of a JSON export: a list of issues, or {"repository": {...}, "issues": [...]},
+    or a list of such objects. Comments may be embedded in each issue as a list."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ApplicationError(f"cannot read GitHub export {path}: {exc}") from exc
+    bundles = data if isinstance(data, list) and data and "issues" in data[0] else [data]
+    for bundle in bundles:
+        issues = bundle["issues"] if isinstance(bundle, dict) else bundle
+        meta = bundle.get("repository", {}) if isinstance(bundle, dict) else {}
+        collaborators = meta.get("collaborators")
+        members = (
+            repo_members(tenant=tenant, collaborators=collaborators) if collaborators is not None else None
+        )
+        for issue in issues:
+            name = meta.get("full_name") or _repo_of(issue, repo_name)
+            if not name:
+                raise ApplicationError("the export does not name its repository: pass --repo-name owner/name")
+            repo = Repo(full_name=name, private=bool(meta.get("private", True)), members=members)
+            yield from issue_payloads(source_name=source_name, repo=repo, issue=issue)
+            for comment in issue.get("comments") if isinstance(issue.get("comments"), list) else []:
+                yield from comment_payloads(
+                    source_name=source_name, repo=repo, number=issue["number"], comment=comment
+                )

@@ -1,0 +1,95 @@
+"""Meeting notes: a folder of Markdown files with front matter (title, date, attendees,
+customer, project; optional public) — the shape note tools export. Attendees form the
+access group `notes:meeting:<hash of the file path>`; an edited file is a new version."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import dateparser
+import frontmatter
+
+from almanac.errors import ApplicationError
+from almanac.models import Tenant
+from connectors.importers import digest, iso, short_hash, version_for_content
+
+
+def _date(value, fallback: datetime) -> datetime:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if value:
+        parsed = dateparser.parse(str(value), settings={"TIMEZONE": "UTC", "RETURN_AS_TIMEZONE_AWARE": True})
+        if parsed:
+            return parsed
+    return fallback
+
+
+def _list(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.replace("，", ",").split(",") if v.strip()]
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def _title(post, path: Path) -> str:
+    if post.get("title"):
+        return str(post["title"])
+    for line in post.content.splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip()
+    return path.stem
+
+
+def note_payload(*, tenant: Tenant, source_name: str, root: Path, path: Path) -> dict:
+    try:
+        post = frontmatter.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ApplicationError(f"{path}: cannot read front matter: {exc}") from exc
+    rel = path.relative_to(root).as_posix()
+    mtime = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    attendees = [a.lower() if "@" in a else a for a in _list(post.get("attendees"))]
+    key = f"notes:meeting:{short_hash(rel)}"
+    tags = {k: post[k] for k in ("customer", "project") if post.get(k)}
+    payload = {
+        "source": source_name,
+        "external_id": rel,
+        "kind": "meeting_note",
+        "occurred_at": iso(_date(post.get("date"), mtime)),
+        "container": {
+            "key": key,
+            "name": _title(post, path)[:300],
+            "members": attendees,
+            "public": bool(post.get("public")),
+        },
+        "thread_key": key,
+        "author": attendees[0] if attendees else "",
+        "title": _title(post, path)[:500],
+        "text": post.content.strip(),
+        "tags": tags,
+    }
+    content = digest(payload)
+    payload["version"] = version_for_content(
+        tenant=tenant, source_name=source_name, external_id=rel, content_digest=content
+    )
+    payload["raw"] = {
+        "digest": content,
+        "path": rel,
+        "metadata": {k: str(v) for k, v in post.metadata.items()},
+    }
+    return payload
+
+
+def note_files(folder: str | Path) -> list[Path]:
+    return sorted(
+        p for p in Path(folder).rglob("*") if p.suffix.lower() in {".md", ".markdown"} and p.is_file()
+    )
+
+
+def notes_payloads(*, tenant: Tenant, folder: str | Path, source_name: str = "notes"):
+    root = Path(folder)
+    for path in note_files(root):
+        yield note_payload(tenant=tenant, source_name=source_name, root=root, path=path)

@@ -1,0 +1,276 @@
+"""Slack: normalization of messages (shared by the export importer, poller and Events API)
+and the standard Slack export zip importer (users.json, channels.json, groups.json and one
+folder of day files per channel)."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from almanac.models import Tenant
+from connectors.importers import from_ts, iso
+from connectors.services.identity import identity_upsert
+
+# System messages that are not content; membership comes from the channel member lists.
+SKIP_SUBTYPES = {
+    "channel_join",
+    "channel_leave",
+    "group_join",
+    "group_leave",
+    "channel_topic",
+    "channel_purpose",
+    "channel_name",
+    "channel_archive",
+    "channel_unarchive",
+    "group_topic",
+    "group_purpose",
+    "group_name",
+    "group_archive",
+    "group_unarchive",
+    "pinned_item",
+    "unpinned_item",
+    "tombstone",
+}
+MENTION_RE = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+LINK_RE = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")
+CHANNEL_RE = re.compile(r"<#C[A-Z0-9]+\|([^>]+)>")
+
+
+@dataclass
+class SlackUser:
+    id: str
+    name: str = ""
+    email: str = ""
+
+    @property
+    def handle(self) -> str:
+        return self.email or self.id
+
+
+@dataclass
+class SlackChannel:
+    id: str
+    name: str
+    public: bool
+    members: list[str] | None = None  # handles (e-mail when known, else the Slack user id)
+    users: dict[str, SlackUser] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"slack:channel:{self.id}"
+
+
+def user_from_api(data: dict) -> SlackUser:
+    profile = data.get("profile") or {}
+    name = (
+        profile.get("real_name")
+        or data.get("real_name")
+        or profile.get("display_name")
+        or data.get("name", "")
+    )
+    return SlackUser(id=data["id"], name=name, email=(profile.get("email") or "").lower())
+
+
+def users_record(*, tenant: Tenant, users: dict[str, SlackUser]) -> None:
+    for user in users.values():
+        identity_upsert(
+            tenant=tenant, source_kind="slack", handle=user.id, display_name=user.name, email=user.email
+        )
+
+
+def member_handles(ids: list[str], users: dict[str, SlackUser]) -> list[str]:
+    return [users[i].handle if i in users else i for i in ids]
+
+
+def render_text(text: str, users: dict[str, SlackUser]) -> str:
+    text = MENTION_RE.sub(
+        lambda m: "@" + (users[m.group(1)].name if m.group(1) in users else m.group(1)), text or ""
+    )
+    text = LINK_RE.sub(lambda m: f"{m.group(2)} ({m.group(1)})", text)
+    text = CHANNEL_RE.sub(lambda m: "#" + m.group(1), text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def _author(message: dict, users: dict[str, SlackUser]) -> str:
+    user_id = message.get("user") or ""
+    if user_id in users:
+        return users[user_id].handle
+    return user_id or message.get("username") or message.get("bot_id") or ""
+
+
+def _content(message: dict, users: dict[str, SlackUser]) -> str:
+    text = render_text(message.get("text", ""), users)
+    files = [f.get("name") or f.get("title") for f in message.get("files") or [] if isinstance(f, dict)]
+    if files:
+        text = f"{text}\n[files: {', '.join(n for n in files if n)}]".strip()
+    return text
+
+
+def _base(*, source_name: str, channel: SlackChannel, ts: str, thread_ts: str, with_members: bool) -> dict:
+    container = {
+        "key": channel.key,
+        "name": f"#{channel.name}" if channel.name else "",
+        "public": channel.public,
+    }
+    if with_members and channel.members is not None:
+        container["members"] = channel.members
+    return {
+        "source": source_name,
+        "external_id": f"{channel.id}/{ts}",
+        "container": container,
+        "thread_key": f"slack:thread:{channel.id}/{thread_ts}",
+    }
+
+
+def message_payloads(
+    *, source_name: str, channel: SlackChannel, message: dict, with_members: bool = True
+) -> list[dict]:
+    """A Slack message as events: `message` (version 1) and, when it was edited,
+    `message_changed` at version int(edited.ts) so a later poll/webhook of the same edit
+    is a duplicate. System subtypes (joins, topics) yield nothing."""
+    if (
+        message.get("type", "message") != "message"
+        or message.get("subtype") in SKIP_SUBTYPES
+        or "ts" not in message
+    ):
+        return []
+    ts = message["ts"]
+    base = _base(
+        source_name=source_name,
+        channel=channel,
+        ts=ts,
+        thread_ts=message.get("thread_ts") or ts,
+        with_members=with_members,
+    )
+    body = {
+        "author": _author(message, channel.users),
+        "text": _content(message, channel.users),
+        "raw": message,
+    }
+    events = [{**base, **body, "version": 1, "kind": "message", "occurred_at": iso(from_ts(ts))}]
+    edited = message.get("edited") or {}
+    if edited.get("ts"):
+        events.append(
+            {
+                **base,
+                **body,
+                "version": max(int(float(edited["ts"])), 2),
+                "kind": "message_changed",
+                "occurred_at": iso(from_ts(edited["ts"])),
+            }
+        )
+    return events
+
+
+def deleted_payload(
+    *, source_name: str, channel: SlackChannel, deleted_ts: str, event_ts: str, raw: dict
+) -> dict:
+    base = _base(
+        source_name=source_name, channel=channel, ts=deleted_ts, thread_ts=deleted_ts, with_members=False
+    )
+    base["thread_key"] = ""
+    # +1: a deletion in the same second as an edit must still be a new version.
+    return {
+        **base,
+        "version": int(float(event_ts)) + 1,
+        "kind": "message_deleted",
+        "occurred_at": iso(from_ts(event_ts)),
+        "raw": raw,
+    }
+
+
+def membership_payload(
+    *, source_name: str, channel: SlackChannel, user_id: str, joined: bool, event_ts: str
+) -> dict:
+    handle = channel.users[user_id].handle if user_id in channel.users else user_id
+    return {
+        "source": source_name,
+        "external_id": f"{channel.id}/member/{user_id}/{event_ts}",
+        "version": 1,
+        "kind": "membership_added" if joined else "membership_removed",
+        "occurred_at": iso(from_ts(event_ts)),
+        "container": {
+            "key": channel.key,
+            "name": f"#{channel.name}" if channel.name else "",
+            "members": [handle],
+        },
+        "author": handle,
+    }
+
+
+# --- export zip ------------------------------------------------------------------------
+
+
+class ExportReader:
+    """A Slack export: a .zip file or its unpacked folder."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.zip = zipfile.ZipFile(self.path) if self.path.is_file() else None
+        names = (
+            self.zip.namelist() if self.zip else [str(p.relative_to(self.path)) for p in self.path.rglob("*")]
+        )
+        self.names = sorted(n.replace("\\", "/") for n in names)
+        # Some exports wrap everything in one top folder.
+        self.prefix = ""
+        if "users.json" not in self.names:
+            for name in self.names:
+                if name.endswith("/users.json") and name.count("/") == 1:
+                    self.prefix = name[: -len("users.json")]
+
+    def read_json(self, name: str, default=None):
+        full = self.prefix + name
+        if full not in self.names:
+            return default
+        data = self.zip.read(full) if self.zip else (self.path / full).read_bytes()
+        return json.loads(data.decode("utf-8"))
+
+    def day_files(self, channel_name: str) -> list[str]:
+        folder = f"{self.prefix}{channel_name}/"
+        return sorted(
+            n[len(self.prefix) :] for n in self.names if n.startswith(folder) and n.endswith(".json")
+        )
+
+
+def export_channels(reader: ExportReader, users: dict[str, SlackUser]) -> list[SlackChannel]:
+    channels = []
+    for filename, public in (("channels.json", True), ("groups.json", False)):
+        for data in reader.read_json(filename, []) or []:
+            members = data.get("members")
+            channels.append(
+                SlackChannel(
+                    id=data["id"],
+                    name=data.get("name", data["id"]),
+                    public=public and not data.get("is_private", False),
+                    members=member_handles(members, users) if members is not None else None,
+                    users=users,
+                )
+            )
+    return channels
+
+
+def export_payloads(*, tenant: Tenant, path: str | Path, source_name: str = "slack"):
+    """Events of a Slack export, channel by channel, oldest message first."""
+    reader = ExportReader(path)
+    users = {u["id"]: user_from_api(u) for u in reader.read_json("users.json", []) or []}
+    users_record(tenant=tenant, users=users)
+    for channel in export_channels(reader, users):
+        messages = []
+        for day in reader.day_files(channel.name):
+            messages.extend(reader.read_json(day, []) or [])
+        messages.sort(key=lambda m: float(m.get("ts", 0)))
+        for message in messages:
+            yield from message_payloads(source_name=source_name, channel=channel, message=message)
+
+
+def export_count(path: str | Path) -> int:
+    reader = ExportReader(path)
+    return sum(
+        len(reader.read_json(day, []) or [])
+        for fname in ("channels.json", "groups.json")
+        for ch in reader.read_json(fname, []) or []
+        for day in reader.day_files(ch.get("name", ""))
+    )

@@ -1,0 +1,55 @@
+"""Shared parts of the import_* commands: --tenant, --source, progress bar and summary."""
+
+from __future__ import annotations
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from almanac.errors import ApplicationError
+from almanac.models import Tenant
+from connectors.importers import ingest_all
+from connectors.services import source_ensure, sync_success
+
+
+class ImportCommand(BaseCommand):
+    source_kind = ""
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", help="tenant slug (default: the only tenant)")
+        parser.add_argument(
+            "--source", default=self.source_kind, help=f"source name (default: {self.source_kind})"
+        )
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    def tenant(self, slug: str | None) -> Tenant:
+        if slug:
+            tenant = Tenant.objects.filter(slug=slug).first()
+            if tenant is None:
+                raise CommandError(f"no tenant {slug!r}")
+            return tenant
+        tenants = list(Tenant.objects.all()[:2])
+        if len(tenants) != 1:
+            raise CommandError("pass --tenant SLUG (there is not exactly one tenant)")
+        return tenants[0]
+
+    def payloads(self, *, tenant: Tenant, source_name: str, options: dict):
+        raise NotImplementedError
+
+    def handle(self, **options):
+        tenant = self.tenant(options["tenant"])
+        name = options["source"]
+        started = time.monotonic()
+        try:
+            source = source_ensure(tenant=tenant, name=name, kind=self.source_kind)
+            payloads = self.payloads(tenant=tenant, source_name=name, options=options)
+            counts = ingest_all(
+                tenant=tenant, payloads=payloads, progress=not options["no_progress"], desc=name
+            )
+        except (ApplicationError, OSError, ValueError) as exc:
+            raise CommandError(str(getattr(exc, "message", exc))) from exc
+        sync_success(source=source)
+        self.stdout.write(
+            f"{name}: {counts['accepted']} new events, {counts['duplicates']} duplicates "
+            f"(tenant {tenant.slug}, {time.monotonic() - started:.1f}s)"
+        )

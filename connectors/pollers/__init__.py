@@ -1,0 +1,104 @@
+"""Pollers: one per source kind, run by `connectors.tasks.source_poll_task`.
+
+A poller is `poll(*, source, cursor: dict, save) -> None`. It reads the source from the
+stored cursor on, and after every page/batch calls `save(payloads, cursor)`, which stores
+those events and the new cursor in one transaction: a crash or a rate limit mid-way resumes
+from the last saved page, and nothing is applied twice. It raises `RateLimited` on HTTP 429
+(with Retry-After) and `PollError` on other failures; both back the source off exponentially.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from connectors.crypto import credentials_decode
+from connectors.models import Source, SyncCursor
+
+log = logging.getLogger(__name__)
+
+POLLERS = {
+    Source.Kind.SLACK: "connectors.pollers.slack.poll",
+    Source.Kind.GITHUB: "connectors.pollers.github.poll",
+    Source.Kind.EMAIL: "connectors.pollers.imap.poll",
+    Source.Kind.CALENDAR: "connectors.pollers.calendar.poll",
+    Source.Kind.NOTES: "connectors.pollers.notes.poll",
+}
+
+
+class PollError(Exception):
+    """A failed poll (5xx, auth, protocol). The source backs off exponentially."""
+
+
+class RateLimited(PollError):
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(headers) -> float | None:
+    for name, value in dict(headers or {}).items():
+        if name.lower() == "retry-after":
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def http_error(*, what: str, status: int, headers=None, detail: str = "") -> PollError:
+    message = f"{what}: HTTP {status}" + (f" {detail}" if detail else "")
+    if status == 429:
+        return RateLimited(message, retry_after_seconds(headers))
+    return PollError(message)
+
+
+def secret(source: Source, field: str = "token") -> str:
+    value = credentials_decode(source.credentials)
+    if isinstance(value, dict):
+        return str(value.get(field) or "")
+    return value
+
+
+def is_pollable(source: Source) -> bool:
+    return source.kind in POLLERS and bool(source.config)
+
+
+def poll_source(*, source: Source, force: bool = False) -> dict:
+    """Run the source's poller once and record success or failure (with backoff).
+
+    Returns {"accepted", "duplicates", "state"}. Skips a source in backoff unless `force`.
+    """
+    from connectors.importers import ingest_all
+    from connectors.services import sync_cursor_save, sync_failure, sync_success
+
+    state, _ = SyncCursor.objects.get_or_create(source=source)
+    if not force and state.backoff_until and state.backoff_until > timezone.now():
+        return {"accepted": 0, "duplicates": 0, "state": "backoff"}
+    counts = {"accepted": 0, "duplicates": 0}
+
+    def save(payloads: list[dict], cursor: dict) -> None:
+        with transaction.atomic():
+            result = ingest_all(tenant=source.tenant, payloads=payloads)
+            sync_cursor_save(source=source, cursor=cursor)
+        counts["accepted"] += result["accepted"]
+        counts["duplicates"] += result["duplicates"]
+
+    poller = import_string(POLLERS[source.kind])
+    try:
+        poller(source=source, cursor=dict(state.cursor or {}), save=save)
+    except RateLimited as exc:
+        sync_failure(source=source, error=str(exc), retry_after=exc.retry_after)
+        return {**counts, "state": "backoff"}
+    except Exception as exc:  # noqa: BLE001 - any failure must show in the sync state, never silently
+        log.warning("poll of %s failed: %s", source, exc, exc_info=not isinstance(exc, PollError))
+        sync_failure(
+            source=source,
+            error=f"{type(exc).__name__}: {exc}" if not isinstance(exc, PollError) else str(exc),
+        )
+        return {**counts, "state": "backoff"}
+    sync_success(source=source)
+    return {**counts, "state": "ok"}

@@ -1,0 +1,208 @@
+import shutil
+
+import pytest
+from django.core.management import call_command
+
+from almanac.models import GroupMembership
+from almanac.selectors import group_members, user_group_keys
+from connectors import demo
+from connectors.importers import calendar, email, github, ingest_all, notes, slack
+from connectors.models import Event, ExternalIdentity
+from tests.connectors.conftest import DEMO
+
+pytestmark = pytest.mark.django_db
+
+
+def _members(tenant, key):
+    return group_members(tenant=tenant, key=key)
+
+
+def test_slack_export_zip_channels_threads_edits(company, slack_zip):
+    tenant = company.tenant
+    counts = ingest_all(tenant=tenant, payloads=slack.export_payloads(tenant=tenant, path=slack_zip))
+    assert counts["duplicates"] == 0
+    events = Event.objects.filter(source__name="slack")
+    # 13 content messages (the channel_join is not content) + 1 edit
+    assert events.filter(kind="message").count() == 13
+    edit = events.get(kind="message_changed")
+    assert edit.version > 1 and "宁德时代" in edit.text
+    assert events.filter(external_id=edit.external_id, version=1).exists()
+    reply = events.get(text__startswith="收到")
+    assert reply.thread_key == events.get(text__startswith="大家好").thread_key
+    assert reply.thread_key.startswith("slack:thread:C01GENERAL/")
+    finance = events.filter(container_key="slack:channel:G01FININT").first()
+    assert finance.container_public is False and finance.container_name == "#finance-internal"
+    assert events.filter(container_key="slack:channel:C01GENERAL").first().container_public is True
+    assert _members(tenant, "slack:channel:G01FININT") == ["bob", "wangwei"]
+    assert "slack:channel:G01FININT" not in user_group_keys(company.users["alice"])
+    assert "@Carol Wu" in events.get(text__contains="Vercel confirmed").text
+
+
+def test_slack_export_reimport_is_all_duplicates(company, slack_zip):
+    first = ingest_all(
+        tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=slack_zip)
+    )
+    again = ingest_all(
+        tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=slack_zip)
+    )
+    assert again == {"accepted": 0, "duplicates": first["accepted"]}
+
+
+def test_slack_guest_is_recorded_not_granted(company, slack_zip):
+    ingest_all(tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=slack_zip))
+    guest = ExternalIdentity.objects.get(source_kind="slack", handle="U06GUEST")
+    assert guest.user is None and guest.display_name == "Lee (Vercel)"
+    assert ExternalIdentity.objects.get(handle="U02BOB").user == company.users["bob"]
+    assert _members(company.tenant, "slack:channel:C02SALES") == ["alice", "carol", "wangwei"]
+
+
+def test_mbox_threads_participants_and_recall(company):
+    tenant = company.tenant
+    ingest_all(tenant=tenant, payloads=email.mailbox_payloads(tenant=tenant, path=DEMO / "mailbox.mbox"))
+    mails = Event.objects.filter(source__name="email", kind="email")
+    vercel = mails.filter(title="Apollo pilot for Vercel — next steps")
+    assert vercel.count() == 3 and len({e.container_key for e in vercel}) == 1
+    key = vercel.first().container_key
+    assert key.startswith("email:thread:")
+    assert _members(tenant, key) == ["alice", "carol"]  # lee@vercel.example is unknown: nothing granted
+    assert "Thanks for the call" not in mails.get(external_id="vercel-apollo-2@vercel.example").text
+    recall = Event.objects.get(kind="email_recalled")
+    assert recall.external_id == "catl-zephyr-1@acme.example" and recall.version == 2
+    assert recall.container_key == mails.get(external_id="catl-zephyr-1@acme.example").container_key
+    assert mails.filter(title__startswith="Recall").count() == 0
+    assert mails.filter(external_id="catl-zephyr-2@acme.example").exists()
+
+
+def test_mbox_reimport_and_single_eml(company, tmp_path):
+    tenant = company.tenant
+    first = ingest_all(
+        tenant=tenant, payloads=email.mailbox_payloads(tenant=tenant, path=DEMO / "mailbox.mbox")
+    )
+    again = ingest_all(
+        tenant=tenant, payloads=email.mailbox_payloads(tenant=tenant, path=DEMO / "mailbox.mbox")
+    )
+    assert again["accepted"] == 0 and again["duplicates"] == first["accepted"]
+    eml = tmp_path / "one.eml"
+    eml.write_bytes(
+        b"Message-ID: <solo@x.example>\nFrom: dave@acme.example\nTo: carol@acme.example\n"
+        b"Subject: =?utf-8?b?5rWL6K+V?=\nDate: Mon, 09 Nov 2026 10:00:00 +0000\n\nhello\n"
+    )
+    ingest_all(tenant=tenant, payloads=email.mailbox_payloads(tenant=tenant, path=eml))
+    assert Event.objects.get(external_id="solo@x.example").title == "测试"
+
+
+def test_explicit_recall_header(company):
+    tenant = company.tenant
+    original = email.parse_bytes(
+        b"Message-ID: <o1@acme.example>\nFrom: bob@acme.example\nTo: alice@acme.example\n"
+        b"Subject: numbers\nDate: Mon, 09 Nov 2026 10:00:00 +0000\n\nwrong numbers\n"
+    )
+    recall = email.parse_bytes(
+        b"Message-ID: <r1@acme.example>\nFrom: bob@acme.example\nTo: alice@acme.example\n"
+        b"X-Almanac-Recall: <o1@acme.example>\nSubject: please ignore\nDate: Mon, 09 Nov 2026 10:05:00 +0000\n\nx\n"
+    )
+    for msg in (original, recall):
+        ingest_all(
+            tenant=tenant, payloads=email.message_payloads(tenant=tenant, source_name="email", msg=msg)
+        )
+    assert Event.objects.get(kind="email_recalled").external_id == "o1@acme.example"
+
+
+def test_ics_import_attendees_tags_cancel(company):
+    tenant = company.tenant
+    data = (DEMO / "calendar.ics").read_bytes()
+    counts = ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=data))
+    assert counts == {"accepted": 4, "duplicates": 0}
+    review = Event.objects.get(external_id="apollo-vercel-review@acme.example")
+    assert review.kind == "calendar_event" and review.tags == {"customer": "Vercel", "project": "Apollo"}
+    assert review.container_key == "calendar:event:apollo-vercel-review@acme.example"
+    assert _members(tenant, review.container_key) == ["alice", "carol"]
+    assert Event.objects.get(external_id="huawei-onprem-call@acme.example").kind == "message_deleted"
+    assert (
+        ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=data))["accepted"] == 0
+    )
+    moved = data.replace(b"DTSTART:20261120T150000Z", b"DTSTART:20261121T150000Z").replace(
+        b"SEQUENCE:0", b"SEQUENCE:1", 1
+    )
+    assert (
+        ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=moved))["accepted"] == 1
+    )
+    assert Event.objects.filter(external_id="apollo-vercel-review@acme.example").count() == 2
+
+
+def test_notes_import_and_edit_is_new_version(company, tmp_path):
+    tenant = company.tenant
+    folder = tmp_path / "notes"
+    shutil.copytree(DEMO / "notes", folder)
+    counts = ingest_all(tenant=tenant, payloads=notes.notes_payloads(tenant=tenant, folder=folder))
+    assert counts == {"accepted": 4, "duplicates": 0}
+    note = Event.objects.get(external_id="2026-11-16-zephyr-catl-kickoff.md")
+    assert note.kind == "meeting_note" and note.tags == {"customer": "宁德时代", "project": "Zephyr"}
+    assert (
+        note.title == "Zephyr 启动会纪要（宁德时代）" and note.occurred_at.date().isoformat() == "2026-11-16"
+    )
+    assert _members(tenant, note.container_key) == ["carol", "dave", "wangwei"]
+    budget = Event.objects.get(external_id="2026-11-18-q4-budget.md")
+    assert "alice" not in _members(tenant, budget.container_key)
+    path = folder / "2026-11-16-zephyr-catl-kickoff.md"
+    path.write_text(path.read_text() + "\n5. 新增：每周例会。\n")
+    again = ingest_all(tenant=tenant, payloads=notes.notes_payloads(tenant=tenant, folder=folder))
+    assert again == {"accepted": 1, "duplicates": 3}
+    assert [e.version for e in Event.objects.filter(external_id=note.external_id).order_by("version")] == [
+        1,
+        2,
+    ]
+
+
+def test_github_export_issues_prs_comments_members(company):
+    tenant = company.tenant
+    ingest_all(
+        tenant=tenant, payloads=github.export_payloads(tenant=tenant, path=DEMO / "github_issues.json")
+    )
+    events = Event.objects.filter(source__name="github")
+    closed = events.get(kind="issue_closed")
+    assert closed.external_id == "acme/apollo#12" and closed.tags == {
+        "customer": "Vercel",
+        "project": "Apollo",
+    }
+    assert events.get(kind="pull_request").external_id == "acme/apollo#21"
+    comment = events.get(external_id="acme/apollo#12/comment/9001")
+    assert comment.thread_key == "github:issue:acme/apollo#12" and comment.author == "dave-acme"
+    assert events.filter(external_id="acme/apollo#15", kind="issue").count() == 2  # created + updated
+    assert (
+        ExternalIdentity.objects.get(source_kind="github", handle="carol-acme").user == company.users["carol"]
+    )
+    assert _members(tenant, "github:repo:acme/apollo") == ["alice", "carol", "dave"]
+    assert events.first().container_public is False
+
+
+def test_import_commands_summary_and_rerun(company, slack_zip, capsys):
+    call_command("import_slack", str(slack_zip), "--no-progress")
+    assert "14 new events, 0 duplicates" in capsys.readouterr().out
+    call_command("import_slack", str(slack_zip), "--tenant", "acme", "--no-progress")
+    assert "0 new events, 14 duplicates" in capsys.readouterr().out
+    call_command("import_mbox", str(DEMO / "mailbox.mbox"), "--no-progress")
+    call_command("import_ics", str(DEMO / "calendar.ics"), "--no-progress")
+    call_command("import_notes", str(DEMO / "notes"), "--no-progress")
+    call_command("import_github", str(DEMO / "github_issues.json"), "--no-progress")
+    out = capsys.readouterr().out
+    assert "email:" in out and "calendar: 4 new" in out and "notes: 4 new" in out and "github:" in out
+
+
+def test_import_command_errors_are_clean(company, tmp_path):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="not a folder"):
+        call_command("import_notes", str(tmp_path / "missing"), "--no-progress")
+    with pytest.raises(CommandError, match="no tenant"):
+        call_command("import_ics", str(DEMO / "calendar.ics"), "--tenant", "nope")
+
+
+def test_demo_load_is_idempotent(company):
+    first = demo.load(company)
+    count = Event.objects.count()
+    second = demo.load(company)
+    assert Event.objects.count() == count > 40
+    assert second.startswith("0 events imported")
+    assert first.startswith(f"{count} events imported")
+    assert GroupMembership.objects.filter(group__key="slack:channel:G01FININT").count() == 2
