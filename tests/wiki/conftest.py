@@ -90,3 +90,12 @@ def carol_user(tenant):
     from almanac.services import user_create
 
     return user_create(tenant=tenant, username="carol", email="carol@acme.com", projects=["Apollo"])
+
+
+@pytest.fixture(autouse=True)
+def _no_summaries(request, monkeypatch):
+    """Summaries run only in the tests about them (each is a skill run)."""
+    from wiki import conf
+
+    if "summary" not in request.node.nodeid:
+        monkeypatch.setattr(conf, "WIKI_SUMMARY_ENABLED", False)

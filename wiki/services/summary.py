@@ -23,7 +23,7 @@ def summary_digest(sections) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
-def _summarize(*, title: str, text: str) -> str | None:
+def _summarize(*, tenant, title: str, text: str) -> str | None:
     try:
         from skills.services import skill_run
     except ImportError:
@@ -32,6 +32,7 @@ def _summarize(*, title: str, text: str) -> str | None:
         name="summarize",
         input={"text": text, "max_tokens": conf.WIKI_SUMMARY_MAX_TOKENS, "title": title},
         trigger="wiki.page",
+        tenant=tenant,
     )
     output = result if isinstance(result, dict) else getattr(result, "output", None) or {}
     return (output.get("summary") or "").strip() or None
@@ -48,9 +49,9 @@ def page_summarize(*, page_id: int) -> bool:
         return False
     summary = ""
     if sections:
-        text = "\n\n".join(s.content for s in sections)
+        text = "\n\n".join(s.content for s in sections)[:200_000]
         try:
-            summary = _summarize(title=page.title, text=text) or ""
+            summary = _summarize(tenant=page.tenant, title=page.title, text=text) or ""
         except Exception:
             log.exception("summarizing page %s failed", page_id)
             return False

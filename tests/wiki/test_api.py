@@ -1,0 +1,94 @@
+"""The wiki API: happy paths, 404 for pages a user may not see, 4xx for bad input."""
+
+import pytest
+
+from tests.wiki.conftest import slack
+from wiki.models import Page, PageSection
+
+
+def test_list_filters_by_kind_and_query(api, vercel_world, push):
+    push(slack("Apollo standup notes", tags={"project": "Apollo"}))
+    pages = api.get("/wiki/pages", user="alice", kind="project").json()
+    assert [p["slug"] for p in pages] == ["apollo"]
+    assert [p["slug"] for p in api.get("/wiki/pages", user="alice", q="VERCEL").json()] == ["vercel"]
+
+
+def test_get_page_shows_sources_and_status(api, vercel_world):
+    body = api.get("/wiki/pages/vercel", user="alice").json()
+    assert body["kind"] == "customer" and body["status"] == "active"
+    [section] = body["sections"]
+    assert section["sources"][0]["source"] == "slack"
+    assert section["sources"][0]["url"].startswith("https://acme.slack.com/")
+    assert section["sources"][0]["occurred_at"].startswith("2026-11-30T10:00")
+
+
+def test_search_ranks_pages(api, vercel_world, push):
+    push(slack("Apollo launch slips a week", tags={"project": "Apollo"}))
+    body = api.post("/wiki/search", {"user": "alice", "query": "Apollo launch", "top_k": 5}).json()
+    assert body["results"][0]["page"]["slug"] == "apollo"
+    hit = body["results"][0]["sections"][0]
+    assert hit["breakdown"]["keyword_rank"] == 1 and hit["score"] > 0
+
+
+def test_unknown_page_and_other_tenant_user_are_404(api, vercel_world, mallory):
+    assert api.get("/wiki/pages/nope", user="alice").status_code == 404
+    assert api.get("/wiki/pages/vercel", user="mallory").status_code == 404
+    assert api.post("/wiki/search", {"user": "mallory", "query": "Vercel"}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"user": "alice"},
+        {"user": "alice", "query": ""},
+        {"user": "alice", "query": "   "},
+        {"user": "alice", "query": "a\x00b"},
+        {"user": "alice", "query": "x", "top_k": 0},
+        {"user": "alice", "query": "x", "top_k": 10_000},
+        {"user": "alice", "query": "x" * 5000},
+        {"user": "alice", "query": "x", "extra": 1},
+    ],
+)
+def test_search_rejects_bad_input(api, vercel_world, body):
+    response = api.post("/wiki/search", body)
+    assert response.status_code == 422, response.content
+    assert "detail" in response.json()
+
+
+def test_search_without_user_is_422_with_an_agent_key(api, vercel_world):
+    assert api.post("/wiki/search", {"query": "Vercel"}).status_code == 422
+
+
+@pytest.mark.parametrize(
+    "body", [{"user": "alice"}, {"user": "alice", "section_ids": []}, {"section_ids": "x"}]
+)
+def test_confirm_rejects_bad_input(api, vercel_world, body):
+    assert api.post("/wiki/pages/vercel/confirm", body).status_code == 422
+
+
+def test_confirm_of_a_section_on_another_page_is_404(api, vercel_world, push):
+    push(slack("Apollo launch", tags={"project": "Apollo"}))
+    other = PageSection.objects.get(page__slug="apollo")
+    response = api.post("/wiki/pages/vercel/confirm", {"user": "alice", "section_ids": [other.pk]})
+    assert response.status_code == 404
+
+
+def test_list_rejects_unknown_kind(api, vercel_world):
+    assert api.get("/wiki/pages", user="alice", kind="planet").status_code == 422
+
+
+def test_unicode_slug(api, push, alice):
+    push(slack("续约谈判顺利", tags={"customer": "华为技术有限公司"}))
+    page = Page.objects.get(entity__key="华为")
+    assert page.slug == "华为"
+    response = api.get(f"/wiki/pages/{page.slug}", user="alice")
+    assert response.status_code == 200, response.content
+
+
+def test_list_pins_query_count(api, vercel_world, push, django_assert_max_num_queries):
+    push(
+        slack("Apollo launch", tags={"project": "Apollo"}),
+        slack("Zephyr kickoff", tags={"project": "Zephyr"}),
+    )
+    with django_assert_max_num_queries(8):
+        assert len(api.get("/wiki/pages", user="alice").json()) == 3

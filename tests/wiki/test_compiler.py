@@ -1,0 +1,137 @@
+"""Compiler safety: idempotent replays, crash recovery, entity resolution, failures."""
+
+import pytest
+
+from connectors.models import Event
+from tests.wiki.conftest import slack
+from wiki import selectors, services
+from wiki.models import Entity, Page, PageSection
+from wiki.services import compiler
+
+
+def _snapshot():
+    """The wiki as data, for comparing two runs (ids of events differ between runs)."""
+    pages = sorted(Page.objects.values_list("slug", "kind", "status"))
+    sections = sorted(
+        PageSection.objects.values_list(
+            "page__slug", "thread_key", "container_key", "content", "acl", "stale"
+        )
+    )
+    return pages, [tuple(map(str, s)) for s in sections]
+
+
+def _events():
+    return [
+        slack("Vercel Inc. wants SSO", ts="1700000000.000100"),
+        slack("Apollo launch slips a week", ts="1700000001.000100", tags={"project": "Apollo"}),
+        slack("华为技术有限公司 想要试用", ts="1700000002.000100", tags={"customer": "华为"}),
+        slack("Pricing for ＶＥＲＣＥＬ approved", ts="1700000003.000100", thread="1700000000.000100"),
+    ]
+
+
+@pytest.fixture
+def known_entities(tenant):
+    services.entity_ensure(tenant=tenant, kind="customer", name="Vercel")
+    services.entity_ensure(tenant=tenant, kind="customer", name="华为")
+
+
+def test_compiling_the_same_event_twice_changes_nothing(push, known_entities):
+    events = push(*_events())
+    before = _snapshot()
+    history = PageSection.history.count()
+    for event in events:
+        Event.objects.filter(pk=event.pk).update(state="pending")
+        assert services.compile_event(event.pk) == "compiled"
+        assert services.compile_event(event.pk) == "compiled"
+    assert _snapshot() == before
+    assert PageSection.history.count() == history
+
+
+def test_a_crash_between_steps_leaves_nothing_partial_and_the_rerun_converges(
+    push, known_entities, monkeypatch, tenant
+):
+    events = push(*_events())
+    clean = _snapshot()
+    PageSection.objects.all().delete()
+    Event.objects.update(state="pending")
+
+    def crash(**kwargs):
+        raise RuntimeError("worker killed")
+
+    monkeypatch.setattr(compiler, "page_status_apply", crash)  # after the sections were written
+    assert services.compile_event(events[1].pk) == "failed"
+    assert not PageSection.objects.exists()
+    failed = Event.objects.get(pk=events[1].pk)
+    assert failed.state == "failed" and "worker killed" in failed.error
+    monkeypatch.undo()
+    assert services.compile_pending(tenant=tenant) == len(events)
+    assert _snapshot() == clean
+    assert not Event.objects.exclude(state="compiled").exists()
+
+
+def test_entity_resolution_folds_case_width_and_legal_suffixes(push, known_entities, tenant):
+    push(*_events())
+    vercel = Page.objects.get(slug="vercel")
+    assert vercel.sections.count() == 1  # the thread: root 'Vercel Inc.' + reply 'ＶＥＲＣＥＬ'
+    assert "ＶＥＲＣＥＬ" in vercel.sections.get().content
+    assert Page.objects.get(entity__key="华为").sections.count() == 1
+    assert Entity.objects.filter(tenant=tenant, kind="customer").count() == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Vercel Inc. signed",
+        "VERCEL signed",
+        "ＶＥＲＣＥＬ signed",
+        "vercel, inc. signed",
+        "Vercel LLC signed",
+    ],
+)
+def test_entities_in_text_matches_folded_latin_names(known_entities, tenant, text):
+    assert [e.name for e in selectors.entities_in_text(tenant=tenant, text=text)] == ["Vercel"]
+
+
+@pytest.mark.parametrize("text", ["华为技术有限公司的续约", "和华为集团开会", "华为股份有限公司"])
+def test_entities_in_text_matches_chinese_names(known_entities, tenant, text):
+    assert [e.name for e in selectors.entities_in_text(tenant=tenant, text=text)] == ["华为"]
+
+
+def test_entities_in_text_needs_word_boundaries_for_latin_names(known_entities, tenant):
+    assert selectors.entities_in_text(tenant=tenant, text="Vercelization of everything") == []
+
+
+def test_tag_with_a_legal_suffix_resolves_to_the_existing_entity(push, known_entities):
+    push(slack("renewal", tags={"customer": "Vercel Inc."}))
+    assert Entity.objects.filter(kind="customer", key="vercel").count() == 1
+    assert Page.objects.get(slug="vercel").sections.count() == 1
+
+
+def test_entity_names_reach_the_segmenter(tenant):
+    from almanac.search import segment
+
+    services.entity_ensure(tenant=tenant, kind="customer", name="字节跳动")
+    assert "字节跳动" in segment("字节跳动续约")
+
+
+def test_membership_events_compile_to_nothing(push, tenant, bob):
+    event = push(
+        slack("", channel="C9", name="#x", public=False, members=["bob@acme.com"], kind="membership_added")
+    )
+    assert event.state == "compiled"
+    assert not PageSection.objects.exists()
+
+
+def test_message_without_entity_goes_to_its_channel_topic_page(push):
+    push(slack("Lunch is at noon", name="#general"))
+    page = Page.objects.get(slug="general")
+    assert page.kind == "topic" and page.sections.count() == 1
+
+
+def test_compile_event_task_ignores_missing_and_compiled_events(push):
+    from wiki.tasks import compile_event_task
+
+    event = push(slack("Vercel renewal", tags={"customer": "Vercel"}))
+    compile_event_task(event.pk)
+    compile_event_task(10**9)
+    assert PageSection.objects.count() == 1

@@ -1,0 +1,38 @@
+"""Person pages from the directory, and each person's visible activity."""
+
+from tests.wiki.conftest import slack
+from wiki import services
+from wiki.models import PageSection
+
+
+def test_person_page_from_the_directory_is_visible_tenant_wide(api, tenant, alice, bob, charlie):
+    services.directory_sync(tenant=tenant)
+    body = api.get("/wiki/pages", user="charlie", kind="person").json()
+    assert {p["title"] for p in body} == {"alice", "bob", "charlie"}
+    page = api.get("/wiki/pages/bob", user="charlie").json()
+    assert "Finance" in page["sections"][0]["content"] and "Zephyr" in page["sections"][0]["content"]
+
+
+def test_person_page_shows_only_activity_the_reader_may_see(api, tenant, vercel_world, alice, bob, charlie):
+    services.directory_sync(tenant=tenant)
+    as_bob = " ".join(s["content"] for s in api.get("/wiki/pages/bob", user="bob").json()["sections"])
+    as_alice = " ".join(s["content"] for s in api.get("/wiki/pages/bob", user="alice").json()["sections"])
+    assert "margin floor" in as_bob
+    assert "margin floor" not in as_alice and "Finance" in as_alice
+
+
+def test_directory_sync_is_idempotent_and_follows_the_profile(tenant, alice):
+    from almanac.services import user_set_departments
+
+    services.directory_sync(tenant=tenant)
+    services.directory_sync(tenant=tenant)
+    assert PageSection.objects.filter(page__kind="person").count() == 1
+    user_set_departments(user=alice, names=["Marketing"])
+    services.directory_sync(tenant=tenant)
+    assert "Marketing" in PageSection.objects.get(page__kind="person").content
+
+
+def test_directory_sync_creates_project_pages_for_directory_projects(tenant, alice, push):
+    services.directory_sync(tenant=tenant)
+    push(slack("we should move apollo to the new cluster"))
+    assert PageSection.objects.filter(page__slug="apollo").count() == 1
