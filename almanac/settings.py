@@ -135,6 +135,7 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
 LANGUAGE_CODE = "en"
+LOCALE_PATHS = [BASE_DIR / "locale"]
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 TIME_ZONE = env("TIME_ZONE", "UTC")
 USE_I18N = True
@@ -142,6 +143,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = True  # serve admin/app static files without a collectstatic step
 
 # --- Web server (`manage.py up` runs gunicorn) --------------------------------------

@@ -1,0 +1,105 @@
+"""The employee web UI reads through the same access filter as the API."""
+
+import pytest
+
+from almanac.selectors import user_group_keys
+from connectors.services.ingest import event_ingest
+from memories.models import Memory
+from memories.services.memories import memory_create
+
+pytestmark = pytest.mark.django_db
+
+
+def private_event(**over):
+    event = {
+        "source": "slack",
+        "external_id": "CFIN/1700000000.000100",
+        "version": 1,
+        "kind": "message",
+        "occurred_at": "2026-11-30T10:00:00Z",
+        "container": {
+            "key": "slack:channel:CFIN",
+            "name": "#finance-internal",
+            "members": ["bob@acme.com"],
+            "public": False,
+        },
+        "thread_key": "slack:thread:CFIN/1700000000.000100",
+        "author": "bob@acme.com",
+        "text": "Vercel renewal: discount ceiling is 18%, approved by the CFO.",
+        "tags": {"customer": "Vercel"},
+    }
+    event.update(over)
+    return event
+
+
+def public_event():
+    return private_event(
+        external_id="CGEN/1700000001.000100",
+        container={"key": "slack:channel:CGEN", "name": "#general", "members": [], "public": True},
+        thread_key="slack:thread:CGEN/1700000001.000100",
+        text="Vercel kickoff call is on Friday with the platform team.",
+    )
+
+
+def login(client, user):
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def wiki(tenant, alice, bob, charlie, django_capture_on_commit_callbacks):
+    # ingest enqueues the compiler on commit; tasks run inline in tests
+    with django_capture_on_commit_callbacks(execute=True):
+        event_ingest(tenant=tenant, payload=private_event())
+        event_ingest(tenant=tenant, payload=public_event())
+
+
+def test_pages_need_a_login(client, wiki):
+    assert client.get("/wiki/").status_code == 302
+    assert client.get("/memories/").status_code == 302
+
+
+def test_a_member_sees_the_private_section_and_a_non_member_does_not(client, wiki, bob, charlie):
+    page = login(client, bob).get("/wiki/vercel/")
+    assert page.status_code == 200
+    assert "discount ceiling is 18%" in page.content.decode()
+    client.logout()
+    page = login(client, charlie).get("/wiki/vercel/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "kickoff call" in body and "discount ceiling" not in body
+
+
+def test_search_results_respect_access_and_revocation(client, wiki, tenant, bob):
+    login(client, bob)
+    assert "18%" in client.get("/search", {"q": "Vercel discount ceiling"}).content.decode()
+    from almanac.models import AccessGroup
+    from almanac.services import membership_remove
+
+    membership_remove(user=bob, group=AccessGroup.objects.get(tenant=tenant, key="slack:channel:CFIN"))
+    assert "slack:channel:CFIN" not in user_group_keys(bob)
+    assert "18%" not in client.get("/search", {"q": "Vercel discount ceiling"}).content.decode()
+
+
+def test_wiki_list_in_chinese(client, wiki, charlie):
+    login(client, charlie)
+    body = client.get("/wiki/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "知识库" in body and "Vercel" in body
+
+
+def test_own_memories_list_and_delete(client, alice, charlie):
+    memory, _ = memory_create(owner=alice, content="I prefer renewal proposals as one-page PDFs")
+    login(client, charlie)
+    assert "one-page PDFs" not in client.get("/memories/").content.decode()
+    assert client.post(f"/memories/{memory.pk}/delete").status_code == 404
+    client.logout()
+    login(client, alice)
+    assert "one-page PDFs" in client.get("/memories/").content.decode()
+    assert client.post(f"/memories/{memory.pk}/delete").status_code == 302
+    assert not Memory.objects.filter(pk=memory.pk, status="active").exists()
+
+
+def test_context_preview(client, wiki, bob):
+    login(client, bob)
+    body = client.get("/context/", {"task": "Vercel renewal discount", "max_tokens": 800}).content.decode()
+    assert "[Company knowledge]" in body and "18%" in body
