@@ -1,0 +1,176 @@
+"""Offline extraction from ended sessions (zh + en): facts, types, scopes, dates, junk, idempotency."""
+
+from datetime import date
+
+import pytest
+
+from memories import services
+from memories.models import Memory, SessionChunk
+from memories.services.dates import parse_occurred
+from memories.services.extraction import attribute_scope, chunk_text, is_junk
+from memories.tasks import session_extract_task
+
+pytestmark = pytest.mark.django_db
+
+ZH_TURNS = [
+    "你好",
+    "我喜欢喝美式咖啡，不加糖。",
+    "我们项目组上周五和 Vercel 开了续约会议。",
+    "我们部门下个季度的预算是 200 万。",
+    "我在 3 月 12 日拜访了客户华为。",
+    "谢谢",
+]
+EN_TURNS = [
+    "Hi!",
+    "I always prefer concise bullet-point answers.",
+    "Our team decided to use Postgres for Zephyr.",
+    "I met the Vercel team last Friday to discuss the renewal.",
+    "Our department budget for Q3 is 2M dollars.",
+    "ok thanks",
+]
+
+
+def by_content(user):
+    return {m.content: m for m in Memory.objects.filter(owner=user)}
+
+
+def test_chinese_session(alice, ended_session):
+    session = ended_session(alice, ZH_TURNS)
+    session_extract_task(session.pk)
+    got = by_content(alice)
+    coffee = got["我喜欢喝美式咖啡，不加糖。"]
+    assert (coffee.memory_type, coffee.scope, coffee.acl) == ("semantic", "user", ["user:alice"])
+    meeting = got["我们项目组上周五和 Vercel 开了续约会议。"]
+    assert (meeting.memory_type, meeting.scope, meeting.scope_key) == ("episodic", "project", "apollo")
+    assert meeting.occurred_at == date(2026, 3, 13)
+    budget = got["我们部门下个季度的预算是 200 万。"]
+    assert (budget.scope, budget.acl) == ("dept", ["dept:sales"])
+    visit = got["我在 3 月 12 日拜访了客户华为。"]
+    assert (visit.memory_type, visit.scope, visit.occurred_at) == ("episodic", "user", date(2026, 3, 12))
+    assert not any(c in {"你好", "谢谢"} for c in got)
+    assert not any("I can help" in c or "记下了" in c for c in got)  # assistant turns are not facts
+    assert coffee.meta["session_id"] == session.pk
+    session.refresh_from_db()
+    assert session.extracted_at is not None
+
+
+def test_english_session_with_two_projects(bob, ended_session):
+    session = ended_session(bob, EN_TURNS)
+    session_extract_task(session.pk)
+    got = by_content(bob)
+    assert got["I always prefer concise bullet-point answers."].scope == "user"
+    decided = got["Our team decided to use Postgres for Zephyr."]
+    assert (decided.memory_type, decided.scope, decided.scope_key) == ("semantic", "project", "zephyr")
+    met = got["I met the Vercel team last Friday to discuss the renewal."]
+    assert (met.memory_type, met.scope, met.occurred_at) == ("episodic", "user", date(2026, 3, 13))
+    assert got["Our department budget for Q3 is 2M dollars."].acl == ["dept:finance"]
+    assert not any(c.lower().startswith(("hi", "ok")) for c in got)
+
+
+def test_task_is_idempotent(alice, ended_session):
+    session = ended_session(alice, ZH_TURNS)
+    session_extract_task(session.pk)
+    count, chunks = Memory.objects.count(), SessionChunk.objects.count()
+    assert count >= 4 and chunks >= 1
+    session_extract_task(session.pk)
+    assert (Memory.objects.count(), SessionChunk.objects.count()) == (count, chunks)
+    # Even with the per-chunk records gone, dedup keeps the memories unique.
+    SessionChunk.objects.all().delete()
+    session_extract_task(session.pk)
+    assert Memory.objects.count() == count
+
+
+def test_covered_chunk_is_skipped(alice, ended_session):
+    first = ended_session(alice, ["我喜欢喝美式咖啡，不加糖。"])
+    session_extract_task(first.pk)
+    second = ended_session(alice, ["我喜欢喝美式咖啡，不加糖。"])
+    session_extract_task(second.pk)
+    assert SessionChunk.objects.get(session=second).outcome == "covered"
+    assert Memory.objects.count() == 1
+
+
+def test_ending_enqueues_extraction(api, alice, django_capture_on_commit_callbacks):
+    session = services.session_create(user=alice)
+    api.post(
+        f"/sessions/{session.pk}/turns",
+        {"user": "alice", "role": "user", "content": "I prefer tea over coffee."},
+    )
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = api.post(f"/sessions/{session.pk}/end", {"user": "alice"})
+    assert response.status_code == 202 and response.json()["status"] == "ended"
+    assert len(callbacks) == 1
+    assert Memory.objects.filter(owner=alice, content="I prefer tea over coffee.").exists()
+
+
+def test_open_session_is_not_extracted(alice):
+    session = services.session_create(user=alice)
+    services.turn_add(session=session, role="user", content="I prefer tea over coffee.")
+    assert session_extract_task(session.pk) == {"skipped": "missing or still open"}
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你好",
+        "谢谢！",
+        "好的",
+        "收到",
+        "Hi",
+        "thanks!",
+        "OK",
+        "ok thanks",
+        "thank you so much",
+        "你好，谢谢",
+        "abc",
+    ],
+)
+def test_junk(text):
+    assert is_junk(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["我喜欢喝美式咖啡", "I prefer tea", "Thanks to Carol, Apollo shipped on time"]
+)
+def test_not_junk(text):
+    assert not is_junk(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我在 3 月 12 日拜访了客户", date(2026, 3, 12)),
+        ("我在3月12号拜访了客户", date(2026, 3, 12)),
+        ("2025年11月3日签约", date(2025, 11, 3)),
+        ("上周五开了会", date(2026, 3, 13)),
+        ("昨天开会了", date(2026, 3, 19)),
+        ("12 月 30 日的年会", date(2025, 12, 30)),
+        ("I met them last Friday", date(2026, 3, 13)),
+        ("We signed on March 12", date(2026, 3, 12)),
+        ("shipped 3 days ago", date(2026, 3, 17)),
+        ("We like Postgres", None),
+    ],
+)
+def test_parse_occurred(text, expected):
+    assert parse_occurred(text, date(2026, 3, 20)) == expected
+
+
+def test_scope_attribution(alice, bob, charlie):
+    assert attribute_scope(user=alice, text="我们项目组决定用 Postgres") == ("project", "apollo")
+    assert attribute_scope(user=bob, text="我们项目组 Zephyr 每周发布") == ("project", "zephyr")
+    assert attribute_scope(user=alice, text="我们部门的目标是 200 万") == ("dept", "sales")
+    assert attribute_scope(user=alice, text="Our department hires two people") == ("dept", "sales")
+    assert attribute_scope(user=alice, text="I like tea") == ("user", None)
+    assert attribute_scope(user=alice, text="我们项目组和我们部门一起开会") == ("user", None)  # ambiguous
+    assert attribute_scope(user=charlie, text="our team ships on Fridays") == ("user", None)  # no project
+
+
+def test_chunking_overlaps_and_bounds():
+    text = "。".join(f"第{i}句话讲的是一个独立的事实" for i in range(60))
+    chunks = chunk_text(text, 256, 32)
+    assert len(chunks) > 3
+    assert all(len(c) <= 256 for c in chunks)
+    assert "".join(chunks).replace("。", "").count("第59句") == 1
+    long_word = "x" * 600
+    pieces = chunk_text(long_word, 256, 32)
+    assert [len(p) for p in pieces] == [256, 256, 152]

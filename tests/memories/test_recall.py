@@ -1,0 +1,141 @@
+"""Hybrid recall: exact ids, Chinese paraphrase, breakdown, filters, feedback, access bumps."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories import selectors, services
+from memories.models import Memory
+
+pytestmark = pytest.mark.django_db
+
+CORPUS = [
+    "The PRD-2024-013 spec covers the Apollo billing export.",
+    "The PRD-2024-031 spec covers the Zephyr onboarding flow.",
+    "PRD-2024-013 and PRD-2023-013 were both reviewed by Carol in March.",
+    "Apollo billing export must support CSV and JSON.",
+    "我喜欢喝美式咖啡，不加糖。",
+    "客户 Vercel 的续约会议定在 3 月 12 日。",
+    "Bob prefers meetings after 10am.",
+    "我们部门下个季度的预算是 200 万。",
+]
+
+
+@pytest.fixture
+def corpus(alice, remember):
+    return {text: remember(alice, text) for text in CORPUS}
+
+
+def search(user, query, **kw):
+    return selectors.memory_search(user=user, query=query, **kw)
+
+
+def test_exact_id_ranks_first(alice, corpus, remember):
+    # Make the decoys more important than the target: the exact id still wins.
+    Memory.objects.exclude(pk=corpus[CORPUS[0]].pk).update(importance=1.0, quality=2.0)
+    hits = search(alice, "PRD-2024-013")
+    assert {hits[0].memory.pk, hits[1].memory.pk} == {corpus[CORPUS[0]].pk, corpus[CORPUS[2]].pk}
+    assert hits[0].breakdown["exact_id"] and hits[0].breakdown["keyword_rank"] in (1, 2)
+    assert corpus[CORPUS[1]].pk not in {h.memory.pk for h in hits[:2]}
+
+
+def test_chinese_paraphrase_is_found(alice, corpus):
+    hits = search(alice, "她平时爱喝什么咖啡？", top_k=3)
+    assert hits[0].memory.content == "我喜欢喝美式咖啡，不加糖。"
+
+
+def test_cross_lingual_query(alice, corpus):
+    hits = search(alice, "When is the Vercel renewal meeting?", top_k=3)
+    assert "客户 Vercel 的续约会议定在 3 月 12 日。" in [h.memory.content for h in hits]
+
+
+def test_breakdown_is_rrf_times_weights(alice, corpus):
+    hit = search(alice, "Apollo billing export", top_k=1)[0]
+    b = hit.breakdown
+    assert set(b) >= {"vector_rank", "keyword_rank", "rrf", "importance", "recency", "quality"}
+    expected_rrf = sum(1 / (60 + r) for r in (b["vector_rank"], b["keyword_rank"]) if r)
+    assert b["rrf"] == pytest.approx(expected_rrf, abs=1e-6)
+    weights = (0.5 + b["importance"]) * (0.5 + 0.5 * b["recency"]) * b["quality"]
+    assert hit.score == pytest.approx(b["rrf"] * weights, rel=1e-3)
+
+
+def test_top_k_types_and_exclusions(alice, corpus, remember):
+    event = remember(alice, "Apollo billing export went live on 3 月 1 日", memory_type="episodic")
+    assert len(search(alice, "Apollo", top_k=2)) == 2
+    only_events = search(alice, "Apollo billing export", memory_types=["episodic"])
+    assert [h.memory.pk for h in only_events] == [event.pk]
+    ids = {h.memory.pk for h in search(alice, "Apollo billing export", exclude_ids={event.pk})}
+    assert event.pk not in ids and ids
+
+
+def test_never_fewer_than_asked_under_a_selective_filter(alice, bob, remember):
+    # Many rows alice cannot see, a few she can: the filtered vector lane still fills up.
+    for i in range(40):
+        remember(
+            bob,
+            f"Zephyr private note number {i} about rollout wave {i * 7}",
+            scope="project",
+            scope_key="Zephyr",
+        )
+    mine = [remember(alice, text) for text in ("tea with lemon", "window seat on trains", "morning standups")]
+    hits = search(alice, "Zephyr rollout", top_k=10)
+    assert sorted(h.memory.pk for h in hits) == sorted(m.pk for m in mine)
+
+
+def test_feedback_changes_ranking(alice, remember):
+    a = remember(alice, "Apollo deploys happen on Tuesdays.")
+    b = remember(alice, "The release train ships Apollo deploys every second sprint.")
+    first = search(alice, "When do Apollo deploys happen?", top_k=2)[0].memory
+    loser = b if first.pk == a.pk else a
+    for _ in range(3):
+        services.memory_feedback(memory=first, user=alice, signal="ignored")
+        services.memory_feedback(memory=loser, user=alice, signal="adopted")
+    assert search(alice, "When do Apollo deploys happen?", top_k=2)[0].memory.pk == loser.pk
+
+
+def test_feedback_is_bounded(alice, remember):
+    memory = remember(alice, "something adopted a lot")
+    for _ in range(30):
+        services.memory_feedback(memory=memory, user=alice, signal="adopted")
+    memory.refresh_from_db()
+    assert memory.quality == 2.0
+    for _ in range(30):
+        services.memory_feedback(memory=memory, user=alice, signal="corrected")
+    memory.refresh_from_db()
+    assert memory.quality == 0.2
+    assert memory.feedback.count() == 60
+
+
+def test_recency_weights_recently_used(alice, remember):
+    old = remember(alice, "Apollo status report goes to Bob.")
+    new = remember(alice, "Apollo status report goes to Carol.")
+    Memory.objects.filter(pk=old.pk).update(last_access=timezone.now() - timedelta(days=120))
+    hits = {h.memory.pk: h for h in search(alice, "Apollo status report", top_k=2)}
+    assert hits[old.pk].breakdown["recency"] < 0.1 < hits[new.pk].breakdown["recency"]
+
+
+def test_hits_are_touched_after_commit(alice, corpus, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        hits = search(alice, "美式咖啡", top_k=2)
+    touched = Memory.objects.filter(pk__in=[h.memory.pk for h in hits])
+    assert all(m.access_count == 1 and m.last_access is not None for m in touched)
+    assert Memory.objects.exclude(pk__in=[h.memory.pk for h in hits]).filter(access_count__gt=0).count() == 0
+
+
+def test_rerank_hook(alice, corpus, settings, monkeypatch):
+    from memories import conf
+
+    monkeypatch.setattr(conf, "RERANK", "tests.memories.test_recall.reverse_rerank")
+    plain = [h.memory.pk for h in search(alice, "Apollo billing", top_k=15)]
+    monkeypatch.setattr(conf, "RERANK", "")
+    reranked_input = [h.memory.pk for h in search(alice, "Apollo billing", top_k=15)]
+    assert plain == list(reversed(reranked_input))
+
+
+def reverse_rerank(query, hits):
+    return list(reversed(hits))
+
+
+def test_empty_query_returns_nothing(alice, corpus):
+    assert search(alice, "   ") == []
