@@ -20,7 +20,7 @@ _ZH_WEEKDAY = re.compile(r"(上上|上|下下|下|这|本)?(?:个)?(?:周|星期
 _ZH_RELDAY = {"前天": -2, "昨天": -1, "今天": 0, "明天": 1, "后天": 2}
 _ZH_DAYS_AGO = re.compile(r"(\d+)\s*天前")
 _EN_SPAN = re.compile(
-    r"\b(?:(?:last|next|this)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month)|"
+    r"\b(?:(?:last|next|this)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     r"yesterday|today|tomorrow|\d+\s+(?:days?|weeks?)\s+ago|"
     r"(?:on\s+)(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?|"

@@ -64,13 +64,28 @@ Reply with JSON only, no prose: {"facts": [{"text": "...", "type": "...", "impor
 # --- Offline, rule-based ---------------------------------------------------------------
 
 _PREFERENCE = re.compile(
-    r"\b(?:prefer(?:s|red)?|preference|like|likes|love|loves|hate|hates|dislike|dislikes|enjoy|enjoys|"
-    r"can't stand|cannot stand|would rather|'d rather|favou?rite|allergic|vegetarian|vegan|usually|"
-    r"tend to|habit)\b|喜欢|讨厌|偏好|习惯|更爱|爱吃|不吃|最爱|倾向|宁愿|宁可|受不了|过敏|素食|口味|爱喝|不喝|希望",
+    r"\b(?:prefer(?:s|red)?|preference|can't stand|cannot stand|would rather|'d rather|favou?rite|"
+    r"allergic|vegetarian|vegan|tend to|habit)\b|"
+    r"\b(?:i|we|he|she|they|(?-i:[A-Z][a-z]+))\s+(?:really\s+|also\s+|just\s+|don't\s+|do not\s+|doesn't\s+|never\s+)?"
+    r"(?:like|likes|love|loves|hate|hates|enjoy|enjoys|dislike|dislikes)\b|"
+    r"\b(?:always|never|usually|generally|normally)\s+(?:want|use|ask|drink|eat|take|go|write|read|work|reply|answer)|"
+    r"喜欢|讨厌|偏好|习惯|更爱|爱吃|不吃|最爱|倾向|宁愿|宁可|受不了|过敏|素食|口味|爱喝|不喝|希望|"
+    r"(?:总是|一般|通常|从不|从来不|向来)(?:用|喝|吃|要|写|看|坐|选|去)",
     re.IGNORECASE,
 )
 _NOT_PREFERENCE = re.compile(
-    r"\b(?:looks?|sounds?|seems?|feels?) like\b|\blike (?:this|that|a|an|the)\b", re.IGNORECASE
+    r"\b(?:looks?|sounds?|seems?|feels?) like\b|\b(?:would|'d) like to\b", re.IGNORECASE
+)
+_IDENTITY = re.compile(
+    r"^(?:我叫|我是|我的名字是|my name is|i am called|i'm called|call me)\s*\S", re.IGNORECASE
+)
+_FILLER_WORDS = frozenset(
+    "thanks thank you ok okay sure great good sounds sound looks look cool nice perfect awesome yes yeah yep no nope "
+    "alright fine got it that this wow hi hello hey bye please welcome lol haha right indeed exactly so much very "
+    "really well oh ah hmm the a is was will be all there everyone again for me".split()
+)
+_ZH_FILLER = re.compile(
+    r"好的|谢谢|多谢|感谢|太好了|不错|明白|了解|收到|没问题|可以|行|嗯|哦|哈|对|是的|好|啦|了|呀|啊|吧|的|我|你|您|们|呢|非常|真|很"
 )
 _DECISION = re.compile(
     r"\b(?:decided|decide to|decision|agreed to|agreed on|settled on|resolved to|final call)\b|决定|敲定|拍板|决议|商定|最终选|定下来",
@@ -106,7 +121,10 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
-    r"^(?:please |pls |can you |could you |would you |help me |帮我|请帮|请你|麻烦你|你能|能不能|可以帮)",
+    r"^(?:please |pls |can you |could you |would you |help me |let me |let's see|"
+    r"帮我|请帮|请你|麻烦你|你能|能不能|可以帮|给我)|"
+    r"^(?:book|schedule|send|write|draft|find|show|tell|give|make|create|summari[sz]e|translate|check|remind|"
+    r"list|explain|search|look up|calculate|generate|fix|review)\b",
     re.IGNORECASE,
 )
 _REMEMBER = re.compile(
@@ -117,6 +135,15 @@ _LEADING_FILLER = re.compile(
     r"^(?:(?:oh|ah|well|so|and|also|btw|by the way|actually|ok(?:ay)?|yes|yeah|嗯|哦|对了|另外|还有|顺便说一下|其实|好的)[\s,，、]+)+",
     re.IGNORECASE,
 )
+
+
+def _is_filler(sentence: str) -> bool:
+    """Nothing but acknowledgements, greetings and thanks ("That sounds great, thanks!", "好的，谢谢")."""
+    if _FILLER.match(sentence):
+        return True
+    words = [w.lower().strip("'’") for w in T.LATIN_WORD.findall(sentence)]
+    cjk_left = T.CJK.findall(_ZH_FILLER.sub("", sentence))
+    return len(cjk_left) < 2 and all(w in _FILLER_WORDS for w in words)
 
 
 def _is_question(sentence: str) -> bool:
@@ -134,6 +161,8 @@ def _clean(sentence: str) -> str:
 
 def _classify(sentence: str, date) -> str | None:
     size = T.content_size(sentence)
+    if _IDENTITY.match(sentence):
+        return "fact"
     if size < 5:
         return None
     event_cue = bool(_EVENT.search(sentence))
@@ -167,6 +196,28 @@ def _finish(sentence: str) -> str:
     return sentence
 
 
+def _fact_of(raw: str, session_date) -> dict | None:
+    if _is_filler(raw) or _is_question(raw):
+        return None
+    sentence = _clean(raw)
+    if not sentence or _is_filler(sentence):
+        return None
+    if _REQUEST.match(sentence) and not _PREFERENCE.search(sentence):
+        return None  # a request to the assistant, not something about the user
+    date = find_date(sentence, session_date)
+    kind = _classify(sentence, date)
+    if kind is None:
+        return None
+    sentence = _finish(sentence)
+    occurred = date.isoformat() if kind == "event" and date else None
+    return {
+        "text": sentence,
+        "type": kind,
+        "importance": _importance(kind, sentence),
+        "occurred_at": occurred,
+    }
+
+
 def extract_offline(text: str, session_date=None) -> list[dict]:
     """Deterministic facts: split, drop non-user turns/questions/filler, classify by cues."""
     facts, seen = [], set()
@@ -174,30 +225,10 @@ def extract_offline(text: str, session_date=None) -> list[dict]:
         if role in T.NON_USER_ROLES:
             continue
         for raw in T.split_sentences(body):
-            if _FILLER.match(raw) or _is_question(raw):
-                continue
-            sentence = _clean(raw)
-            if (
-                not sentence
-                or _FILLER.match(sentence)
-                or (_REQUEST.match(sentence) and not _PREFERENCE.search(sentence))
-            ):
-                continue
-            date = find_date(sentence, session_date)
-            kind = _classify(sentence, date)
-            sentence = _finish(sentence)
-            if kind is None or sentence.lower() in seen:
-                continue
-            seen.add(sentence.lower())
-            occurred = date.isoformat() if kind == "event" and date else None
-            facts.append(
-                {
-                    "text": sentence,
-                    "type": kind,
-                    "importance": _importance(kind, sentence),
-                    "occurred_at": occurred,
-                }
-            )
+            fact = _fact_of(raw, session_date)
+            if fact and fact["text"].lower() not in seen:
+                seen.add(fact["text"].lower())
+                facts.append(fact)
     return facts
 
 

@@ -144,3 +144,50 @@ def test_skill_output_valid():
     assert not skill_output_valid(
         "fact_extract", {"facts": [{"text": "x", "type": "opinion", "importance": 1, "occurred_at": None}]}
     )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind"),
+    [
+        ("我叫王伟。", "fact"),
+        ("我不吃香菜。", "preference"),
+        ("请记住我喜欢用 Markdown 格式的回复。", "preference"),
+        ("我们部门的报销流程是先找经理审批。", "fact"),
+        ("Please remember that I always want answers in bullet points.", "preference"),
+        ("Carol likes dark mode in every tool.", "preference"),
+        ("We use tools like Jira and Confluence for tracking.", "fact"),
+        ("The Q3 budget was approved at $2.5M.", "decision"),
+        ("I'm based in Shanghai.", "fact"),
+    ],
+)
+def test_fact_extract_classifies(sentence, kind):
+    from skills.builtin.fact_extract import extract_offline
+
+    assert [f["type"] for f in extract_offline(sentence)] == [kind]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "That sounds great, thanks!",
+        "好的，我明白了。",
+        "哈哈哈，太好了！",
+        "Book a flight to Beijing for next Monday.",
+        "帮我订一张下周一去北京的机票。",
+        "Can you book a flight for me?",
+        "Good morning!",
+        "Sure, go ahead.",
+        "嗯嗯",
+    ],
+)
+def test_fact_extract_drops_filler_questions_and_requests(sentence):
+    from skills.builtin.fact_extract import extract_offline
+
+    assert extract_offline(sentence) == []
+
+
+def test_fact_extract_remember_prefix_is_stripped_and_importance_raised():
+    from skills.builtin.fact_extract import extract_offline
+
+    [fact] = extract_offline("User: 请记住，我对花生过敏，这点一定要记住。")
+    assert fact["text"] == "我对花生过敏，这点一定要记住。" and fact["importance"] >= 0.8
