@@ -154,8 +154,11 @@ def _apply_content(memory: Memory, content: str) -> list[str]:
 
 
 @transaction.atomic
-def memory_update(*, memory: Memory, user, data: dict, reason: str = "api") -> Memory:
-    """Change content (re-embedded, re-indexed), importance, status or scope (acl recomputed)."""
+def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scope_user=None) -> Memory:
+    """Change content (re-embedded, re-indexed), importance, status or scope (acl recomputed).
+
+    A new scope must be one `scope_user` (default: the acting user) belongs to.
+    """
     if not can_modify(user=user, memory=memory, perm="change_memory"):
         raise ApplicationError("only the owner or a governor may change this memory", status_code=403)
     memory = Memory.objects.select_for_update().get(pk=memory.pk)

@@ -1,0 +1,184 @@
+"""Governance of memories (DESIGN §8): browse, edit, export, archive/reactivate, history.
+
+Non-superusers see only the memories `visible_to` them (any status), their own sessions
+and feedback on memories they can see. Edits go through the services, so content changes
+are re-embedded and re-indexed and history records the admin user and "admin" as reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from django.contrib import admin, messages
+from django.http import HttpResponse
+from simple_history.admin import SimpleHistoryAdmin
+
+from almanac.errors import ApplicationError
+from memories import services
+from memories.models import ConversationSession, Feedback, Memory, MemoryLink, SessionChunk, Turn
+
+EXPORT_FIELDS = [
+    "id", "owner", "memory_type", "scope", "scope_key", "content", "importance", "status", "access_count",
+    "last_access", "quality", "schema_version", "occurred_at", "meta", "created_at", "updated_at",
+]  # fmt: skip
+EDITABLE = ["content", "importance", "status", "scope", "scope_key", "meta"]
+
+
+def _visible_memories(request):
+    if request.user.is_superuser:
+        return Memory.objects.all()
+    return Memory.objects.visible_to(request.user, statuses=None)
+
+
+def _row(memory: Memory) -> dict:
+    row = {f: getattr(memory, f) for f in EXPORT_FIELDS}
+    row["owner"] = memory.owner.username
+    for key in ("last_access", "occurred_at", "created_at", "updated_at"):
+        row[key] = row[key].isoformat() if row[key] else None
+    return row
+
+
+@admin.register(Memory)
+class MemoryAdmin(SimpleHistoryAdmin):
+    list_display = ["id", "short_content", "owner", "memory_type", "scope", "scope_key", "status", "importance",
+                    "quality", "access_count", "last_access", "created_at"]  # fmt: skip
+    list_filter = ["memory_type", "scope", "status", "tenant", "created_at"]
+    search_fields = ["content", "owner__username", "owner__email", "scope_key"]
+    list_select_related = ["owner"]
+    raw_id_fields = ["owner"]
+    fields = ["tenant", "owner", "memory_type", "content", "scope", "scope_key", "importance", "status", "quality",
+              "occurred_at", "meta", "acl", "access_count", "last_access", "schema_version", "created_at", "updated_at"]  # fmt: skip
+    readonly_fields = ["tenant", "acl", "quality", "access_count", "last_access", "schema_version", "created_at",
+                       "updated_at"]  # fmt: skip
+    actions = ["export_json", "export_csv", "archive", "reactivate"]
+    date_hierarchy = "created_at"
+
+    def get_queryset(self, request):
+        return _visible_memories(request).select_related("owner").defer("embedding", "tf", "tokens")
+
+    @admin.display(description="content")
+    def short_content(self, obj: Memory) -> str:
+        return obj.content[:80] + ("…" if len(obj.content) > 80 else "")
+
+    def save_model(self, request, obj, form, change):
+        try:
+            if change:
+                data = {f: form.cleaned_data[f] for f in EDITABLE if f in form.changed_data}
+                services.memory_update(
+                    memory=obj, user=request.user, data=data, reason="admin", scope_user=obj.owner
+                )
+            else:
+                memory, _ = services.memory_create(
+                    owner=obj.owner, content=obj.content, memory_type=obj.memory_type, scope=obj.scope,
+                    scope_key=obj.scope_key or None, importance=obj.importance, meta=obj.meta,
+                    occurred_at=obj.occurred_at, reason="admin",
+                )  # fmt: skip
+                obj.pk = memory.pk
+        except ApplicationError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+
+    def delete_model(self, request, obj):
+        services.memory_delete(memory=obj, user=request.user, reason="admin")
+
+    def delete_queryset(self, request, queryset):
+        for memory in queryset:
+            services.memory_delete(memory=memory, user=request.user, reason="admin")
+
+    @admin.action(description="Export selected as JSON")
+    def export_json(self, request, queryset):
+        rows = [_row(m) for m in queryset.select_related("owner")]
+        response = HttpResponse(
+            json.dumps(rows, ensure_ascii=False, indent=2), content_type="application/json"
+        )
+        response["Content-Disposition"] = 'attachment; filename="memories.json"'
+        return response
+
+    @admin.action(description="Export selected as CSV")
+    def export_csv(self, request, queryset):
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="memories.csv"'
+        writer = csv.DictWriter(response, fieldnames=EXPORT_FIELDS)
+        writer.writeheader()
+        for memory in queryset.select_related("owner"):
+            row = _row(memory)
+            row["meta"] = json.dumps(row["meta"], ensure_ascii=False)
+            writer.writerow(row)
+        return response
+
+    @admin.action(description="Archive selected (kept, not retrieved)")
+    def archive(self, request, queryset):
+        n = services.memory_set_status(
+            memories=queryset, status="archived", user=request.user, reason="admin:archive"
+        )
+        self.message_user(request, f"{n} memories archived")
+
+    @admin.action(description="Reactivate selected")
+    def reactivate(self, request, queryset):
+        n = services.memory_set_status(
+            memories=queryset, status="active", user=request.user, reason="admin:reactivate"
+        )
+        self.message_user(request, f"{n} memories reactivated")
+
+
+class TurnInline(admin.TabularInline):
+    model = Turn
+    extra = 0
+    fields = ["order", "role", "content", "tokens", "folded", "created_at"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class ChunkInline(admin.TabularInline):
+    model = SessionChunk
+    extra = 0
+    fields = ["position", "outcome", "facts", "memories_written", "digest", "created_at"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ConversationSession)
+class ConversationSessionAdmin(admin.ModelAdmin):
+    list_display = ["id", "user", "title", "status", "turn_count", "started_at", "ended_at", "extracted_at"]
+    list_filter = ["status", "tenant", "started_at"]
+    search_fields = ["title", "user__username", "user__email"]
+    readonly_fields = ["tenant", "user", "turn_count", "started_at", "ended_at", "extracted_at"]
+    list_select_related = ["user"]
+    inlines = [TurnInline, ChunkInline]
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        return qs if request.user.is_superuser else qs.filter(user=request.user)
+
+
+@admin.register(Feedback)
+class FeedbackAdmin(admin.ModelAdmin):
+    list_display = ["id", "memory", "user", "signal", "quality_before", "quality_after", "created_at"]
+    list_filter = ["signal", "created_at"]
+    search_fields = ["memory__content", "user__username"]
+    readonly_fields = ["memory", "user", "signal", "quality_before", "quality_after", "created_at"]
+    list_select_related = ["memory", "user"]
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        return qs if request.user.is_superuser else qs.filter(memory__in=_visible_memories(request))
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(MemoryLink)
+class MemoryLinkAdmin(admin.ModelAdmin):
+    list_display = ["id", "source", "kind", "target", "created_at"]
+    list_filter = ["kind"]
+    raw_id_fields = ["source", "target"]
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        return qs if request.user.is_superuser else qs.filter(source__in=_visible_memories(request))
