@@ -25,15 +25,29 @@ DEFAULT_BASE_URL = "https://api.github.com"
 PER_PAGE = 100
 
 
-def client(*, base_url: str, token: str, per_page: int = PER_PAGE) -> Github:
+def client(*, base_url: str, token: str, per_page: int = PER_PAGE, pause: float = 0.25) -> Github:
     # retry=None: backoff is ours (stored, visible), not a sleep inside the worker.
+    # `pause` is PyGithub's politeness delay between requests (config.seconds_between_requests).
     auth = Auth.Token(token) if token else None
-    return Github(base_url=base_url or DEFAULT_BASE_URL, auth=auth, retry=None, per_page=per_page, timeout=30)
+    return Github(
+        base_url=base_url or DEFAULT_BASE_URL,
+        auth=auth,
+        retry=None,
+        per_page=per_page,
+        timeout=30,
+        seconds_between_requests=pause or None,
+    )
+
+
+def _raw(obj) -> dict:
+    # `raw_data` would fetch each object again to "complete" it (one request per issue);
+    # the listing already holds every field we read.
+    return obj._rawData
 
 
 def _repo_info(*, tenant, gh_repo) -> Repo:
     try:
-        collaborators = [c.raw_data for c in gh_repo.get_collaborators()]
+        collaborators = [_raw(c) for c in gh_repo.get_collaborators()]
         members = repo_members(tenant=tenant, collaborators=collaborators)
     except GithubException as exc:
         if exc.status in (429,) or exc.status >= 500:
@@ -57,8 +71,8 @@ def repo_chunks(
     )
     batch, high = [], state.get("issues_since")
     for issue in issues:
-        batch.extend(issue_payloads(source_name=source_name, repo=repo, issue=issue.raw_data))
-        high = issue.raw_data.get("updated_at") or high
+        batch.extend(issue_payloads(source_name=source_name, repo=repo, issue=_raw(issue)))
+        high = _raw(issue).get("updated_at") or high
         if len(batch) >= per_page:
             yield "issues_since", batch, high
             batch = []
@@ -68,7 +82,7 @@ def repo_chunks(
     )
     batch, high = [], state.get("comments_since")
     for comment in comments:
-        data = comment.raw_data
+        data = _raw(comment)
         number = issue_number_of_comment(data)
         if number is not None:
             batch.extend(comment_payloads(source_name=source_name, repo=repo, number=number, comment=data))
@@ -93,7 +107,10 @@ def poll(*, source, cursor: dict, save) -> None:
     if not repos:
         raise PollError("github: config.repos is empty")
     per_page = int(source.config.get("per_page", PER_PAGE))
-    gh = client(base_url=source.config.get("base_url", ""), token=secret(source), per_page=per_page)
+    pause = float(source.config.get("seconds_between_requests", 0.25))
+    gh = client(
+        base_url=source.config.get("base_url", ""), token=secret(source), per_page=per_page, pause=pause
+    )
     cursor.setdefault("repos", {})
     for full_name in repos:
         state = cursor["repos"].setdefault(full_name, {})

@@ -9,8 +9,6 @@ that window, so late replies and edits are caught; duplicates are dropped by ing
 
 from __future__ import annotations
 
-import time
-
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -118,7 +116,7 @@ def _poll_channel(client, source, channel: SlackChannel, cursor: dict, save) -> 
         save(payloads, cursor)
         if not page:
             break
-    _reread_threads(client, source, channel, cursor, threads, fresh, window, save)
+    _reread_threads(client, source, channel, cursor, threads, fresh, max_ts - window, save)
     cursor["channels"][channel.id] = {
         "latest_ts": f"{max_ts:.6f}",
         "threads": cursor["channels"][channel.id]["threads"],
@@ -126,9 +124,9 @@ def _poll_channel(client, source, channel: SlackChannel, cursor: dict, save) -> 
     save([], cursor)
 
 
-def _reread_threads(client, source, channel, cursor, threads: dict, fresh: set, window: float, save) -> None:
-    """Read the replies of threads seen in this read, and of threads active within the window."""
-    horizon = time.time() - window
+def _reread_threads(client, source, channel, cursor, threads: dict, fresh: set, horizon: float, save) -> None:
+    """Read the replies of threads seen in this read, and of threads active within the window
+    (replies newer than `horizon`, the channel's newest message minus the window)."""
     for thread_ts, last in sorted(threads.items()):
         if thread_ts in fresh or last >= horizon:
             payloads, last = _thread_payloads(client, source, channel, thread_ts)

@@ -1,0 +1,210 @@
+import pytest
+from django.core.management import call_command
+
+from almanac.selectors import group_members
+from connectors import services
+from connectors.models import Event, SyncCursor
+from connectors.pollers import poll_source
+from tests.connectors.servers import http_server
+
+pytestmark = pytest.mark.django_db
+
+
+def issue(base, number, *, state="open", updated="2026-11-10T10:00:00Z", closed=None, pr=False, labels=()):
+    data = {
+        "id": 1000 + number,
+        "number": number,
+        "title": f"Issue {number} for Vercel",
+        "body": f"body {number} 中文描述",
+        "state": state,
+        "created_at": "2026-11-01T10:00:00Z",
+        "updated_at": updated,
+        "closed_at": closed,
+        "html_url": f"https://github.example/acme/apollo/{'pull' if pr else 'issues'}/{number}",
+        "url": f"{base}/repos/acme/apollo/issues/{number}",
+        "user": {"login": "carol-acme", "id": 1},
+        "labels": [{"name": n} for n in labels],
+    }
+    if pr:
+        data["pull_request"] = {"url": f"{base}/repos/acme/apollo/pulls/{number}"}
+    return data
+
+
+class GitHubApi:
+    """Enough of the GitHub REST API: repo, collaborators, issues and issue comments (paged)."""
+
+    def __init__(self):
+        self.base = ""
+        self.fail = {}  # (path, page) -> [status, ...] answered once each, in order
+        self.issues = []
+        self.comments = []
+
+    def __call__(self, request):
+        path, params = request["path"], request["params"]
+        page = int(params.get("page") or 1)
+        queued = self.fail.get((path, page))
+        if queued:
+            status = queued.pop(0)
+            headers = {"Retry-After": "120"} if status == 429 else {}
+            return (
+                status,
+                headers,
+                {"message": "API rate limit exceeded" if status == 429 else "server error"},
+            )
+        if path == "/repos/acme/apollo":
+            return (
+                200,
+                {},
+                {
+                    "id": 1,
+                    "full_name": "acme/apollo",
+                    "private": True,
+                    "url": f"{self.base}/repos/acme/apollo",
+                },
+            )
+        if path == "/repos/acme/apollo/collaborators":
+            return 200, {}, [{"login": "carol-acme", "id": 1}, {"login": "outsider", "id": 9}]
+        if path == "/repos/acme/apollo/issues":
+            since = params.get("since", "")
+            items = sorted(
+                (i for i in self.issues if i["updated_at"] >= since), key=lambda i: i["updated_at"]
+            )
+            return self._page(path, items, page, int(params.get("per_page", 30)), params)
+        if path == "/repos/acme/apollo/issues/comments":
+            return 200, {}, self.comments
+        return 404, {}, {"message": "Not Found"}
+
+    def _page(self, path, items, page, per_page, params):
+        chunk = items[(page - 1) * per_page : page * per_page]
+        headers = {}
+        if page * per_page < len(items):
+            query = "&".join(f"{k}={v}" for k, v in {**params, "page": page + 1}.items())
+            headers["Link"] = f'<{self.base}{path}?{query}>; rel="next"'
+        return 200, headers, chunk
+
+
+@pytest.fixture
+def github_api(company):
+    from connectors.services import identity_upsert
+
+    identity_upsert(
+        tenant=company.tenant, source_kind="github", handle="carol-acme", email="carol@acme.example"
+    )
+    api = GitHubApi()
+    with http_server(api) as server:
+        api.base = server.url
+        b = server.url
+        api.issues = [
+            issue(b, 1, labels=["customer:Vercel", "project:Apollo"]),
+            issue(b, 2, state="closed", updated="2026-11-11T10:00:00Z", closed="2026-11-11T10:00:00Z"),
+            issue(b, 3, updated="2026-11-12T10:00:00Z", pr=True),
+        ]
+        api.comments = [
+            {
+                "id": 77,
+                "body": "LGTM 👍",
+                "user": {"login": "carol-acme"},
+                "created_at": "2026-11-12T11:00:00Z",
+                "updated_at": "2026-11-12T11:00:00Z",
+                "issue_url": f"{b}/repos/acme/apollo/issues/3",
+                "html_url": "https://github.example/acme/apollo/pull/3#issuecomment-77",
+            }
+        ]
+        server.api = api
+        yield server
+
+
+def _source(tenant, server, token="ghp_test"):
+    source = services.source_ensure(
+        tenant=tenant,
+        name="github",
+        config={
+            "repos": ["acme/apollo"],
+            "base_url": server.url,
+            "per_page": 2,
+            "seconds_between_requests": 0,
+        },
+    )
+    services.source_set_credentials(source=source, value=token)
+    return source
+
+
+@pytest.fixture(autouse=True)
+def _fernet(settings):
+    from cryptography.fernet import Fernet
+
+    settings.CONNECTOR_SECRET_KEY = Fernet.generate_key().decode()
+
+
+def test_github_poll_issues_prs_comments_and_members(company, github_api):
+    source = _source(company.tenant, github_api)
+    assert poll_source(source=source)["state"] == "ok"
+    kinds = sorted(Event.objects.values_list("kind", flat=True))
+    assert kinds == ["issue", "issue", "issue", "issue_closed", "message", "pull_request", "pull_request"]
+    assert Event.objects.get(kind="issue_closed").external_id == "acme/apollo#2"
+    assert Event.objects.get(kind="message").thread_key == "github:issue:acme/apollo#3"
+    assert Event.objects.filter(tags={"customer": "Vercel", "project": "Apollo"}).exists()
+    assert group_members(tenant=company.tenant, key="github:repo:acme/apollo") == [
+        "carol"
+    ]  # outsider: nothing
+    auth = {r["headers"].get("Authorization") for r in github_api.requests}
+    assert auth == {"token ghp_test"}
+    assert "ghp_test" not in source.credentials  # stored encrypted
+
+
+def test_github_5xx_backs_off_exponentially_and_resumes(company, github_api):
+    source = _source(company.tenant, github_api)
+    github_api.api.fail[("/repos/acme/apollo/issues", 2)] = [502]
+    assert poll_source(source=source)["state"] == "backoff"
+    first = SyncCursor.objects.get(source=source)
+    assert first.consecutive_failures == 1 and "502" in first.last_error
+    assert first.cursor["repos"]["acme/apollo"]["issues_since"] == "2026-11-11T10:00:00+00:00"  # page 1 saved
+    assert Event.objects.filter(external_id="acme/apollo#2", kind="issue_closed").exists()
+    github_api.api.fail[("/repos/acme/apollo/issues", 1)] = [503]
+    assert poll_source(source=source, force=True)["state"] == "backoff"
+    second = SyncCursor.objects.get(source=source)
+    first_delay = (first.backoff_until - first.last_attempt_at).total_seconds()
+    second_delay = (second.backoff_until - second.last_attempt_at).total_seconds()
+    assert second.consecutive_failures == 2 and second_delay > first_delay * 1.5
+    github_api.requests.clear()
+    assert poll_source(source=source, force=True)["state"] == "ok"
+    since = [r["params"].get("since") for r in github_api.requests if r["path"].endswith("/issues")]
+    assert since[0] == "2026-11-11T10:00:00Z"  # resumed from the stored cursor
+    assert Event.objects.filter(external_id="acme/apollo#3").count() == 2
+    assert Event.objects.count() == 7
+
+
+def test_github_429_uses_retry_after(company, github_api):
+    source = _source(company.tenant, github_api)
+    github_api.api.fail[("/repos/acme/apollo", 1)] = [429]
+    assert poll_source(source=source)["state"] == "backoff"
+    state = SyncCursor.objects.get(source=source)
+    assert 119 <= (state.backoff_until - state.last_attempt_at).total_seconds() <= 125
+    assert "429" in state.last_error
+
+
+def test_github_repoll_is_idempotent_and_sees_closing(company, github_api):
+    source = _source(company.tenant, github_api)
+    poll_source(source=source)
+    count = Event.objects.count()
+    assert poll_source(source=source)["accepted"] == 0
+    assert Event.objects.count() == count
+    github_api.api.issues[0].update(
+        state="closed", updated_at="2026-11-20T10:00:00Z", closed_at="2026-11-20T10:00:00Z"
+    )
+    assert poll_source(source=source)["accepted"] == 1
+    assert Event.objects.filter(external_id="acme/apollo#1", kind="issue_closed").exists()
+
+
+def test_import_github_live_repo(company, github_api, capsys):
+    call_command(
+        "import_github",
+        "--repo",
+        "acme/apollo",
+        "--base-url",
+        github_api.url,
+        "--token",
+        "ghp_test",
+        "--no-progress",
+    )
+    assert "github: 7 new events" in capsys.readouterr().out

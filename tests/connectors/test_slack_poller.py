@@ -1,0 +1,201 @@
+import time
+
+import pytest
+from django.utils import timezone
+
+from almanac.selectors import group_members
+from connectors import services
+from connectors.models import Event, SyncCursor
+from connectors.pollers import poll_source
+from tests.connectors.servers import http_server
+
+pytestmark = pytest.mark.django_db
+
+NOW = time.time()
+
+
+def ts(hours_ago: float) -> str:
+    return f"{NOW - hours_ago * 3600:.6f}"
+
+
+class SlackApi:
+    """Enough of the Slack Web API: users.list, conversations.list/members/history/replies."""
+
+    def __init__(self):
+        self.parent = ts(5)
+        self.users = [
+            {"id": "U1", "name": "alice", "profile": {"real_name": "Alice", "email": "alice@acme.example"}},
+            {"id": "U2", "name": "bob", "profile": {"real_name": "Bob", "email": "bob@acme.example"}},
+            {
+                "id": "U3",
+                "name": "wangwei",
+                "profile": {"real_name": "王伟", "email": "wangwei@acme.example"},
+            },
+        ]
+        self.channels = [
+            {"id": "C1", "name": "general", "is_private": False},
+            {"id": "G1", "name": "finance-internal", "is_private": True},
+        ]
+        self.members = {"C1": ["U1", "U2", "U3"], "G1": ["U2", "U3"]}
+        self.history = {
+            "C1": [
+                [
+                    {"type": "message", "user": "U1", "text": "Vercel signed for Apollo", "ts": ts(2)},
+                    {
+                        "type": "message",
+                        "user": "U3",
+                        "text": "Zephyr 启动",
+                        "ts": self.parent,
+                        "thread_ts": self.parent,
+                        "reply_count": 1,
+                        "latest_reply": ts(4),
+                    },
+                ],
+                [{"type": "message", "user": "U2", "text": "oldest message", "ts": ts(10)}],
+            ],
+            "G1": [[{"type": "message", "user": "U2", "text": "margin 62% — finance only", "ts": ts(3)}]],
+        }
+        self.replies = {
+            self.parent: [
+                {"type": "message", "user": "U2", "text": "好的", "ts": ts(4), "thread_ts": self.parent}
+            ]
+        }
+        self.rate_limit_next = set()  # methods that answer 429 once
+
+    def __call__(self, request):
+        method = request["path"].rsplit("/", 1)[-1]
+        params = request["params"]
+        if request["headers"].get("Authorization") != "Bearer xoxb-test":
+            return 200, {}, {"ok": False, "error": "invalid_auth"}
+        if method in self.rate_limit_next:
+            self.rate_limit_next.discard(method)
+            return 429, {"Retry-After": "30"}, {"ok": False, "error": "ratelimited"}
+        page = int(params.get("cursor") or 0)
+        if method == "users.list":
+            return self._paged("members", [self.users[:2], self.users[2:]], page)
+        if method == "conversations.list":
+            return self._paged("channels", [self.channels], page)
+        if method == "conversations.members":
+            return self._paged("members", [self.members[params["channel"]]], page)
+        if method == "conversations.history":
+            pages = self.history[params["channel"]]
+            oldest = float(params.get("oldest") or 0)
+            pages = [[m for m in p if float(m["ts"]) > oldest] for p in pages]
+            return self._paged("messages", pages, page)
+        if method == "conversations.replies":
+            parent = next(m for p in self.history["C1"] for m in p if m["ts"] == params["ts"])
+            return self._paged("messages", [[parent, *self.replies[params["ts"]]]], page)
+        return 200, {}, {"ok": False, "error": "unknown_method"}
+
+    @staticmethod
+    def _paged(key, pages, page):
+        nxt = str(page + 1) if page + 1 < len(pages) else ""
+        return 200, {}, {"ok": True, key: pages[page], "response_metadata": {"next_cursor": nxt}}
+
+
+@pytest.fixture
+def slack_api():
+    api = SlackApi()
+    with http_server(api) as server:
+        server.api = api
+        yield server
+
+
+def _source(tenant, server):
+    source = services.source_ensure(
+        tenant=tenant, name="slack", config={"base_url": server.url + "/api/", "reread_hours": 24}
+    )
+    source.credentials = "env:TEST_SLACK_TOKEN"
+    source.save(update_fields=["credentials"])
+    return source
+
+
+def test_slack_poll_reads_channels_threads_members(company, slack_api, monkeypatch):
+    monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
+    source = _source(company.tenant, slack_api)
+    result = poll_source(source=source)
+    assert result == {"accepted": 5, "duplicates": 1, "state": "ok"}  # the thread parent comes twice
+    texts = set(Event.objects.values_list("text", flat=True))
+    assert texts == {
+        "Vercel signed for Apollo",
+        "Zephyr 启动",
+        "好的",
+        "oldest message",
+        "margin 62% — finance only",
+    }
+    reply = Event.objects.get(text="好的")
+    assert reply.thread_key == f"slack:thread:C1/{slack_api.api.parent}"
+    assert group_members(tenant=company.tenant, key="slack:channel:G1") == ["bob", "wangwei"]
+    assert Event.objects.get(text__startswith="margin").container_public is False
+    assert SyncCursor.objects.get(source=source).cursor["channels"]["C1"]["latest_ts"] == ts(2)
+
+
+def test_slack_429_backs_off_and_resumes_from_saved_page(company, slack_api, monkeypatch):
+    monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
+    source = _source(company.tenant, slack_api)
+    original = slack_api.api.__call__
+
+    calls = {"n": 0}
+
+    def limited(request):  # the second history page of C1 is rate limited once
+        if request["path"].endswith("conversations.history") and request["params"].get("cursor") == "1":
+            calls["n"] += 1
+            if calls["n"] == 1:
+                return 429, {"Retry-After": "30"}, {"ok": False, "error": "ratelimited"}
+        return original(request)
+
+    slack_api.app = limited
+    before = timezone.now()
+    assert poll_source(source=source)["state"] == "backoff"
+    state = SyncCursor.objects.get(source=source)
+    assert state.consecutive_failures == 1 and "429" in state.last_error
+    assert before.timestamp() + 29 <= state.backoff_until.timestamp() <= timezone.now().timestamp() + 31
+    assert state.cursor["channels"]["C1"]["page"] == "1"  # page 1 is stored, page 2 is next
+    assert Event.objects.filter(text="Vercel signed for Apollo").exists()
+    assert poll_source(source=source)["state"] == "backoff"  # still backing off: nothing is called
+    services.source_reset_backoff(source=source)
+    slack_api.requests.clear()
+    result = poll_source(source=source)
+    assert result["state"] == "ok"
+    history = [r["params"] for r in slack_api.requests if r["path"].endswith("conversations.history")]
+    assert history[0]["cursor"] == "1"  # resumed where it stopped
+    assert Event.objects.filter(text="oldest message").count() == 1
+    assert Event.objects.count() == 5
+    assert SyncCursor.objects.get(source=source).consecutive_failures == 0
+
+
+def test_slack_reread_window_catches_late_thread_reply(company, slack_api, monkeypatch):
+    monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
+    source = _source(company.tenant, slack_api)
+    poll_source(source=source)
+    api = slack_api.api
+    source.config["reread_hours"] = 2.5  # history re-reads from 4.5 h ago: the parent (5 h) is not in it
+    source.save(update_fields=["config"])
+    # ... but its thread was active within the window (reply 4 h ago), and gets a late reply.
+    api.replies[api.parent].append(
+        {
+            "type": "message",
+            "user": "U1",
+            "text": "late reply 迟到的回复",
+            "ts": ts(0.5),
+            "thread_ts": api.parent,
+        }
+    )
+    slack_api.requests.clear()
+    result = poll_source(source=source)
+    assert result["accepted"] == 1
+    assert Event.objects.get(text="late reply 迟到的回复").thread_key.endswith(api.parent)
+    oldest = [
+        r["params"]["oldest"] for r in slack_api.requests if r["path"].endswith("conversations.history")
+    ]
+    assert float(oldest[0]) == pytest.approx(float(ts(2)) - 2.5 * 3600, abs=1)
+    assert float(oldest[0]) > float(api.parent)
+    assert any(r["path"].endswith("conversations.replies") for r in slack_api.requests)
+
+
+def test_slack_bad_token_is_an_error_state(company, slack_api, monkeypatch):
+    monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-wrong")
+    source = _source(company.tenant, slack_api)
+    assert poll_source(source=source)["state"] == "backoff"
+    assert "invalid_auth" in SyncCursor.objects.get(source=source).last_error
+    assert Event.objects.count() == 0
