@@ -51,3 +51,6 @@ CURSOR_MAX_AGE_SECONDS = envint("CONTEXT_CURSOR_MAX_AGE_SECONDS", 24 * 3600)
 # A wiki section found only by the vector lane (no keyword match) must be at least this
 # similar to the task to pull its page in; pages named by an entity always count.
 MIN_VECTOR_SIMILARITY = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY", 0.15)
+# Source freshness is read at most this often per tenant (it aggregates the event inbox);
+# lag thresholds are in hours, so a few seconds of caching changes no warning.
+FRESHNESS_CACHE_SECONDS = envint("CONTEXT_FRESHNESS_CACHE_SECONDS", 10)

@@ -47,24 +47,26 @@ def day(value: date | datetime | str | None) -> str:
     return value.date().isoformat() if isinstance(value, datetime) else value.isoformat()
 
 
-def source_label(source: dict) -> str:
-    """e.g. 'slack #sales 2026-11-30'."""
-    parts = [str(source.get("source") or "").strip()]
-    name = str(source.get("name") or source.get("container") or "").strip()
-    if name:
-        parts.append(name)
-    when = day(source.get("occurred_at"))
-    if when:
-        parts.append(when)
-    return " ".join(p for p in parts if p)
+def source_labels(sources: list[dict]) -> list[str]:
+    """One label per source and container, newest first: 'slack #sales 2026-11-30', or
+    'slack #sales 2026-11-01..2026-11-30 ×29' when the container contributed several items."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for source in sources:
+        key = (str(source.get("source") or "").strip(), str(source.get("name") or "").strip())
+        groups.setdefault(key, []).append(day(source.get("occurred_at")))
+    labels = []
+    for (source, name), days in sorted(groups.items(), key=lambda kv: max(kv[1]), reverse=True):
+        known = sorted(d for d in days if d)
+        when = known[-1] if known else ""
+        if len(known) > 1 and known[0] != known[-1]:
+            when = f"{known[0]}..{known[-1]}"
+        count = f" ×{len(days)}" if len(days) > 1 else ""
+        labels.append(" ".join(p for p in [source, name, when] if p) + count)
+    return [label for label in labels if label.strip()]
 
 
 def sources_suffix(sources: list[dict], lang: str, limit: int = 4) -> str:
-    labels: list[str] = []
-    for source in sources:
-        label = source_label(source)
-        if label and label not in labels:
-            labels.append(label)
+    labels = source_labels(sources)
     if not labels:
         return ""
     opening, joiner, closing = SOURCES_LABEL[lang]

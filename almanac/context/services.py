@@ -161,12 +161,19 @@ def budget_warnings(result: Fit, lang: str) -> list[dict]:
 
 
 def freshness_for(*, tenant) -> dict[str, dict]:
+    """Each source of the tenant with its sync state (cached for a few seconds)."""
     from connectors.selectors import source_freshness
 
-    return {
-        name: {key: _iso(value) for key, value in state.items()}
-        for name, state in source_freshness(tenant=tenant).items()
-    }
+    key = f"almanac:context:freshness:{tenant.pk}"
+    freshness = cache.get(key) if conf.FRESHNESS_CACHE_SECONDS > 0 else None
+    if freshness is None:
+        freshness = {
+            name: {k: _iso(v) for k, v in state.items()}
+            for name, state in source_freshness(tenant=tenant).items()
+        }
+        if conf.FRESHNESS_CACHE_SECONDS > 0:
+            cache.set(key, freshness, conf.FRESHNESS_CACHE_SECONDS)
+    return freshness
 
 
 def freshness_warnings(freshness: dict[str, dict]) -> list[dict]:

@@ -18,11 +18,18 @@ from wiki.services.compiler import compile_pending
 _ids = itertools.count(1)
 
 
-def push(
-    tenant, *, text, container, source="slack", kind="message", occurred_at="2026-11-30T10:00:00Z", **extra
+def push(tenant, *, compile=True, **fields):
+    """Ingest one event and compile the inbox (what the compile task does in production)."""
+    event, _ = event_ingest(tenant=tenant, payload=payload_of(**fields))
+    if compile:
+        compile_pending(tenant=tenant)
+    return event
+
+
+def payload_of(
+    *, text, container, source="slack", kind="message", occurred_at="2026-11-30T10:00:00Z", **extra
 ):
-    """Ingest one event and compile the inbox (the compile task runs inline)."""
-    payload = {
+    return {
         "source": source,
         "external_id": extra.pop("external_id", f"ext-{next(_ids)}"),
         "version": extra.pop("version", 1),
@@ -36,9 +43,6 @@ def push(
         "tags": extra.pop("tags", {}),
         "url": extra.pop("url", ""),
     }
-    event, _ = event_ingest(tenant=tenant, payload=payload)
-    compile_pending(tenant=tenant)
-    return event
 
 
 SALES = {"key": "slack:channel:CSALES", "name": "#sales", "public": True}
@@ -86,3 +90,11 @@ def company(tenant, alice, bob, charlie):
     )
     memory_create(owner=bob, content="BOB-PRIVATE-MEMORY: Vercel owes an unpaid invoice INV-2026-77.")
     return tenant
+
+
+@pytest.fixture
+def no_freshness_cache(monkeypatch):
+    """Read source freshness on every call (production caches it for a few seconds)."""
+    from almanac.context import conf
+
+    monkeypatch.setattr(conf, "FRESHNESS_CACHE_SECONDS", 0)

@@ -154,7 +154,7 @@ def test_cursor_of_another_user_or_task_is_refused(api, company):
     )
 
 
-def test_lagging_source_is_warned_about(api, company):
+def test_lagging_source_is_warned_about(api, company, no_freshness_cache):
     from connectors.models import Source
     from connectors.services import sync_failure
 
@@ -170,7 +170,7 @@ def test_lagging_source_is_warned_about(api, company):
     assert "slack" in warning["detail"] and "429" in warning["detail"]
 
 
-def test_source_lag_beyond_threshold_is_warned_about(api, company, settings):
+def test_source_lag_beyond_threshold_is_warned_about(api, company, settings, no_freshness_cache):
     settings.SOURCE_LAG_WARNING_SECONDS = -1  # any lag at all is too much
     data = context(api, task="Vercel renewal")
     assert [w for w in data["warnings"] if w["code"] == "source_lagging"]
@@ -207,3 +207,41 @@ def test_recalled_email_is_excluded_and_counted(api, company):
     assert "RECALLED-PRICE" not in everything(data)
     (warning,) = [w for w in data["warnings"] if w["code"] == "stale_excluded"]
     assert warning["detail"].startswith("1 stale section")
+
+
+def test_working_window_is_the_current_session(api, company, alice):
+    from memories.services import session_create, turn_add
+
+    session = session_create(user=alice)
+    turn_add(session=session, role="user", content="Please draft the Vercel renewal email.")
+    turn_add(session=session, role="assistant", content="Sure — which discount should I mention?")
+    data = context(api, task="Vercel renewal email", session_id=session.pk)
+    assert data["prompt"].endswith(
+        "[Current session]\nuser: Please draft the Vercel renewal email.\nassistant: Sure — which discount should I mention?"
+    )
+    zh = context(api, task="Vercel 续约邮件", session_id=session.pk)
+    assert "[当前会话]\n用户: Please draft" in zh["prompt"]
+
+
+def test_query_count_is_bounded_and_independent_of_corpus_size(api, company, django_assert_max_num_queries):
+    from memories.services import memory_create
+    from tests.context.conftest import SALES, push
+
+    alice = company.profiles.get(user__username="alice").user
+    with django_assert_max_num_queries(45) as small:
+        context(api, task="Vercel renewal pricing", max_tokens=2000)
+    for i in range(15):
+        push(
+            company,
+            container=SALES,
+            tags={"customer": f"Other {i}"},
+            text=f"Other {i} renewal pricing note {i}.",
+            compile=False,
+        )
+        memory_create(owner=alice, content=f"Renewal pricing memory {i} for customer {i}.")
+    from wiki.services.compiler import compile_pending
+
+    compile_pending(tenant=company)
+    with django_assert_max_num_queries(45) as large:
+        context(api, task="Vercel renewal pricing", max_tokens=2000)
+    assert len(large.captured_queries) <= len(small.captured_queries) + 6
