@@ -43,6 +43,10 @@ class LLMInvalidOutput(LLMError):
     """Replies that stayed unparseable or invalid against the schema after retries."""
 
 
+class _Adapted(LLMError):
+    """The server rejected an optional request field; the next attempt goes without it."""
+
+
 class ReplyError(ValueError):
     """One reply that could not be used; the message goes back to the model."""
 
@@ -100,6 +104,8 @@ class LLMClient:
         self.timeout = timeout
         self.max_retries = max(int(max_retries), 0)
         self.json_mode = bool(conf.get("LLM_JSON_MODE"))
+        self.send_max_tokens = True
+        self.truncated = False  # the last reply stopped at max_tokens (finish_reason "length")
         self.attempts = 0
         self.errors: list[str] = []
 
@@ -117,8 +123,8 @@ class LLMClient:
 
     def _body(self, messages: list[dict], max_tokens: int | None) -> dict:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "stream": False}
-        if max_tokens:
-            body["max_tokens"] = max_tokens
+        if max_tokens and self.send_max_tokens:
+            body["max_tokens"] = min(max_tokens, int(conf.get("LLM_MAX_OUTPUT_TOKENS")))
         if self.json_mode:
             body["response_format"] = {"type": "json_object"}
         return body
@@ -145,16 +151,30 @@ class LLMClient:
             error = LLMUnavailable(f"HTTP {response.status_code}: {response.text[:300]}")
             error.response = response
             raise error
-        if response.status_code == 400 and self.json_mode and "response_format" in response.text:
-            self.json_mode = False  # this server does not know JSON mode; the prompt asks for JSON anyway
-            raise LLMUnavailable("server rejected response_format; retrying without it")
         if response.status_code >= 400:
+            self._adapt(response)
             raise LLMRejected(f"HTTP {response.status_code}: {response.text[:300]}")
         try:
-            message = response.json()["choices"][0]["message"]
+            choice = response.json()["choices"][0]
+            message = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise ReplyError("The response is not a chat completion.") from exc
+        self.truncated = choice.get("finish_reason") == "length"
         return message.get("content") or ""
+
+    def _adapt(self, response: httpx.Response) -> None:
+        """A 400 about an optional field (JSON mode, or max_tokens over the context) → drop it."""
+        if response.status_code != 400:
+            return
+        text = response.text.lower()
+        if self.json_mode and ("response_format" in text or "json_object" in text):
+            self.json_mode = False  # the prompt asks for JSON anyway
+            raise _Adapted("server rejected response_format; retrying without it")
+        if self.send_max_tokens and (
+            "max_tokens" in text or "context length" in text or "maximum context" in text
+        ):
+            self.send_max_tokens = False
+            raise _Adapted("server rejected max_tokens; retrying without it")
 
     # --- JSON -------------------------------------------------------------------------
 
@@ -177,8 +197,11 @@ class LLMClient:
                 try:
                     content = self._post(http, conversation, max_tokens)
                     return self._accept(content, schema, normalize, check)
+                except _Adapted as exc:
+                    self.errors.append(f"attempt {attempt}: {exc}")
+                    last = exc
                 except LLMRejected as exc:
-                    self.errors.append(str(exc))
+                    self.errors.append(f"attempt {attempt}: {exc}")
                     raise
                 except LLMUnavailable as exc:
                     self.errors.append(f"attempt {attempt}: {exc}")

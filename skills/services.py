@@ -18,9 +18,13 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q, TextField
+from django.db.models.functions import Cast
+from django.utils import timezone
 
 from almanac.errors import ApplicationError
 from skills import conf, llm, registry
@@ -45,6 +49,7 @@ class _Outcome:
     status: str = SkillRun.Status.FAILED
     used_llm: bool = False
     attempts: int = 0
+    llm_failed: bool = False
     errors: list[str] = field(default_factory=list)
 
 
@@ -130,17 +135,24 @@ def _check_input(skill: registry.BaseSkill, input) -> str | None:
     return None
 
 
+def _run_llm(skill: registry.BaseSkill, input: dict, outcome: _Outcome) -> None:
+    client = llm.LLMClient.from_settings()
+    try:
+        outcome.output = skill.run_llm(input, client)
+        outcome.status, outcome.used_llm = SkillRun.Status.SUCCESS, True
+    except Exception as exc:  # an LLM failure or a bug in a skill's LLM path: fall back
+        logger.warning("skill %s: LLM path failed: %s", skill.name, exc)
+        outcome.llm_failed = True
+        outcome.errors.append(f"LLM: {exc}")
+    outcome.attempts = client.attempts
+    # Keep what went wrong on the way, even when a later attempt succeeded.
+    outcome.errors.extend(client.errors)
+
+
 def _execute(skill: registry.BaseSkill, input: dict) -> _Outcome:
     outcome = _Outcome()
     if settings.LLM_BASE_URL:
-        client = llm.LLMClient.from_settings()
-        try:
-            outcome.output = skill.run_llm(input, client)
-            outcome.status, outcome.used_llm = SkillRun.Status.SUCCESS, True
-        except Exception as exc:  # an LLM failure or a bug in a skill's LLM path: fall back
-            logger.warning("skill %s: LLM path failed: %s", skill.name, exc)
-            outcome.errors.append(f"LLM: {exc}")
-        outcome.attempts = client.attempts
+        _run_llm(skill, input, outcome)
         if outcome.output is not None:
             return outcome
     if not skill.has_offline:
@@ -150,7 +162,7 @@ def _execute(skill: registry.BaseSkill, input: dict) -> _Outcome:
         return outcome
     try:
         outcome.output = skill.run_offline(input)
-        outcome.status = SkillRun.Status.FALLBACK if outcome.errors else SkillRun.Status.SUCCESS
+        outcome.status = SkillRun.Status.FALLBACK if outcome.llm_failed else SkillRun.Status.SUCCESS
     except Exception as exc:
         logger.exception("skill %s: offline path failed", skill.name)
         outcome.errors.append(f"offline: {type(exc).__name__}: {exc}")
@@ -225,3 +237,32 @@ def skill_output_valid(name: str, output, *, skill: registry.BaseSkill | None = 
     except llm.ReplyError:
         return False
     return True
+
+
+# --- Retention and redaction -----------------------------------------------------------
+
+
+def skillrun_purge(*, older_than_days: int, batch: int = 5000) -> int:
+    """Delete runs older than `older_than_days` (in batches, so no long lock). Returns the count."""
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    total = 0
+    while True:
+        ids = list(SkillRun.objects.filter(created_at__lt=cutoff).values_list("id", flat=True)[:batch])
+        if not ids:
+            return total
+        total += SkillRun.objects.filter(id__in=ids).delete()[0]
+
+
+@transaction.atomic
+def skillrun_redact(*, contains: str, tenant=None) -> int:
+    """Blank input, output and error of the runs that mention `contains` (a purged memory's
+    text must not survive in the run log). Returns how many runs were redacted."""
+    if not contains or not contains.strip():
+        raise ApplicationError("nothing to redact", status_code=422)
+    qs = SkillRun.objects.annotate(_in=Cast("input", TextField()), _out=Cast("output", TextField()))
+    qs = qs.filter(Q(_in__icontains=contains) | Q(_out__icontains=contains) | Q(error__icontains=contains))
+    if tenant is not None:
+        qs = qs.filter(tenant=tenant)
+    return SkillRun.objects.filter(id__in=qs.values("id")).update(
+        input={"_redacted": True}, output=None, error="[redacted]", input_truncated=True
+    )

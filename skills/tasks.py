@@ -6,13 +6,13 @@ import logging
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from skills import registry
+from skills import conf, registry
 from skills.models import SkillRun
-from skills.services import SkillFailed, skill_run
+from skills.services import SkillFailed, skill_run, skillrun_purge
 
 logger = logging.getLogger(__name__)
 
-SCHEDULES: list[dict] = []
+SCHEDULES = [{"name": "skills-run-purge", "func": "skills.tasks.skillrun_purge_task", "minutes": 24 * 60}]
 
 _DONE = (SkillRun.Status.SUCCESS, SkillRun.Status.FALLBACK)
 
@@ -39,3 +39,8 @@ def skill_event_task(name: str, event: str, payload: dict, tenant_id: int | None
             return
     if sub.on_output:
         sub.on_output(payload, output)
+
+
+def skillrun_purge_task() -> int:
+    """Daily: drop runs past SKILL_RUN_RETENTION_DAYS (idempotent)."""
+    return skillrun_purge(older_than_days=int(conf.get("SKILL_RUN_RETENTION_DAYS")))

@@ -292,5 +292,12 @@ class FactExtract(BaseSkill):
         facts = [_normalize_fact(item) for item in data["facts"]]
         return {"facts": [f for f in facts if f]}
 
+    def run_llm(self, input: dict, client) -> dict:
+        output = super().run_llm(input, client)
+        if client.truncated and output["facts"]:
+            # The reply hit max_tokens and was repaired: its last fact is probably cut short.
+            output = {"facts": output["facts"][:-1]}
+        return output
+
     def run_offline(self, input: dict) -> dict:
         return {"facts": extract_offline(input["text"], parse_iso(input.get("session_date")))}

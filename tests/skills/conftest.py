@@ -43,7 +43,7 @@ class ChatServer:
                             "choices": [
                                 {
                                     "index": 0,
-                                    "finish_reason": "stop",
+                                    "finish_reason": step.get("finish_reason", "stop"),
                                     "message": {"role": "assistant", "content": step["content"]},
                                 }
                             ],

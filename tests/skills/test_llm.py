@@ -53,6 +53,7 @@ def test_invalid_reply_is_retried_with_the_validation_error(chat_server):
     }
     run = SkillRun.objects.get()
     assert (run.status, run.attempts) == ("success", 2)
+    assert "attempt 1" in run.error and "is not of type 'array'" in run.error  # kept for the admin
 
 
 def test_sloppy_fields_from_local_models_are_normalized(chat_server):
@@ -242,3 +243,28 @@ def test_extract_json(reply, expected):
 def test_extract_json_without_json(reply):
     with pytest.raises(ReplyError):
         extract_json(reply)
+
+
+def test_truncated_reply_drops_the_cut_off_fact(chat_server):
+    reply = '{"facts": [{"text": "I prefer tea.", "type": "preference", "importance": 0.6, "occurred_at": null}, {"text": "We met Ac'
+    chat_server.script = [{"content": reply, "finish_reason": "length"}]
+    out = skill_run(name="fact_extract", input=FACT_INPUT)
+    assert out == {
+        "facts": [{"text": "I prefer tea.", "type": "preference", "importance": 0.6, "occurred_at": None}]
+    }
+
+
+def test_max_tokens_over_the_context_is_dropped(chat_server, settings):
+    settings.LLM_MAX_OUTPUT_TOKENS = 100
+    chat_server.script = [
+        {
+            "status": 400,
+            "body": '{"error": "max_tokens is too large: 100. This model\'s maximum context length is 64"}',
+        },
+        '{"summary": "Acme renewed."}',
+    ]
+    assert skill_run(name="summarize", input={"text": "Acme renewed the deal. " * 20, "max_tokens": 300}) == {
+        "summary": "Acme renewed."
+    }
+    assert chat_server.requests[0]["max_tokens"] == 100  # capped by LLM_MAX_OUTPUT_TOKENS
+    assert "max_tokens" not in chat_server.requests[1]
