@@ -1,0 +1,181 @@
+from django import forms
+from django.contrib import admin, messages
+from django.utils import timezone
+
+from almanac.errors import ApplicationError
+from connectors import selectors, services
+from connectors.crypto import ENV_PREFIX, credentials_encode
+from connectors.models import Event, ExternalIdentity, Source, SyncCursor
+from connectors.pollers import is_pollable
+
+
+class SyncCursorInline(admin.StackedInline):
+    model = SyncCursor
+    extra = 0
+    readonly_fields = [
+        "last_attempt_at",
+        "last_success_at",
+        "backoff_until",
+        "consecutive_failures",
+        "last_error",
+    ]
+
+
+class SourceForm(forms.ModelForm):
+    """Credentials are write-only: a new value is encrypted (or kept as env:VAR); the stored
+    value is never shown."""
+
+    new_credentials = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="token/password, a JSON object, or env:VAR_NAME; leave empty to keep the stored one",
+    )
+
+    class Meta:
+        model = Source
+        fields = ["tenant", "kind", "name", "config", "enabled", "poll_minutes"]
+
+    def clean_new_credentials(self):
+        value = self.cleaned_data["new_credentials"].strip()
+        if not value:
+            return None
+        try:
+            return credentials_encode(value)
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from exc
+
+    def save(self, commit=True):
+        if self.cleaned_data.get("new_credentials"):
+            self.instance.credentials = self.cleaned_data["new_credentials"]
+        return super().save(commit=commit)
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    form = SourceForm
+    list_display = [
+        "name",
+        "tenant",
+        "kind",
+        "enabled",
+        "poll_minutes",
+        "sync_state",
+        "last_success",
+        "backoff",
+        "error",
+    ]
+    list_filter = ["kind", "enabled", "tenant"]
+    search_fields = ["name", "tenant__slug"]
+    list_select_related = ["tenant", "cursor"]
+    inlines = [SyncCursorInline]
+    actions = ["poll_now", "reset_backoff"]
+    readonly_fields = ["created_at", "credentials_kind"]
+
+    @admin.display(description="stored credentials")
+    def credentials_kind(self, obj):
+        if not obj.credentials:
+            return "none"
+        return obj.credentials if obj.credentials.startswith(ENV_PREFIX) else "encrypted"
+
+    @staticmethod
+    def _cursor(obj):
+        try:
+            return obj.cursor
+        except SyncCursor.DoesNotExist:
+            return None
+
+    @admin.display(description="state")
+    def sync_state(self, obj):
+        cursor = self._cursor(obj)
+        if cursor is None:
+            return "never"
+        if cursor.backoff_until and cursor.backoff_until > timezone.now():
+            return "backoff"
+        return "error" if cursor.consecutive_failures else ("ok" if cursor.last_success_at else "never")
+
+    @admin.display(description="last success")
+    def last_success(self, obj):
+        cursor = self._cursor(obj)
+        return cursor.last_success_at if cursor else None
+
+    @admin.display(description="backoff until")
+    def backoff(self, obj):
+        cursor = self._cursor(obj)
+        return cursor.backoff_until if cursor else None
+
+    @admin.display(description="last error")
+    def error(self, obj):
+        cursor = self._cursor(obj)
+        return (cursor.last_error[:80] if cursor else "") or "—"
+
+    @admin.action(description="Poll now")
+    def poll_now(self, request, queryset):
+        from django_q.tasks import async_task
+
+        sources = [s for s in queryset if is_pollable(s) and s.enabled]
+        for source in sources:
+            async_task("connectors.tasks.source_poll_task", source.id, True)
+        self.message_user(request, f"poll queued for {len(sources)} source(s)", messages.SUCCESS)
+
+    @admin.action(description="Reset backoff")
+    def reset_backoff(self, request, queryset):
+        for source in queryset:
+            services.source_reset_backoff(source=source)
+        self.message_user(request, f"backoff reset for {queryset.count()} source(s)", messages.SUCCESS)
+
+
+@admin.register(SyncCursor)
+class SyncCursorAdmin(admin.ModelAdmin):
+    list_display = [
+        "source",
+        "last_attempt_at",
+        "last_success_at",
+        "backoff_until",
+        "consecutive_failures",
+        "last_error",
+    ]
+    list_filter = ["source__kind"]
+    search_fields = ["source__name", "last_error"]
+    list_select_related = ["source__tenant"]
+
+
+@admin.register(ExternalIdentity)
+class ExternalIdentityAdmin(admin.ModelAdmin):
+    list_display = ["handle", "source_kind", "display_name", "user", "tenant"]
+    list_filter = ["source_kind", "tenant", ("user", admin.EmptyFieldListFilter)]
+    search_fields = ["handle", "display_name", "user__username", "user__email"]
+    list_select_related = ["user", "tenant"]
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    list_display = [
+        "external_id",
+        "version",
+        "kind",
+        "source",
+        "occurred_at",
+        "container_key",
+        "author",
+        "state",
+    ]
+    list_filter = ["kind", "state", "source__kind", "source__name", "container_public"]
+    search_fields = ["external_id", "title", "text", "author", "container_key", "thread_key"]
+    list_select_related = ["source__tenant"]
+    date_hierarchy = "occurred_at"
+    readonly_fields = ["item_versions"]
+
+    @admin.display(description="versions of this item")
+    def item_versions(self, obj):
+        return ", ".join(f"v{e.version} {e.kind}" for e in selectors.event_item_history(event=obj))
+
+    # The inbox is append-only: events are read here, never edited.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

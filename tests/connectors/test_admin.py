@@ -1,0 +1,77 @@
+import pytest
+from cryptography.fernet import Fernet
+
+from connectors import services
+from connectors.demo import load
+from connectors.models import Event, Source, SyncCursor
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client(client, company):
+    client.force_login(company.users["admin"])
+    return client
+
+
+def test_admin_lists_render(admin_client, company):
+    load(company)
+    services.sync_failure(
+        source=Source.objects.get(name="slack"), error="HTTP 429 ratelimited", retry_after=60
+    )
+    page = admin_client.get("/admin/connectors/source/")
+    assert page.status_code == 200 and b"backoff" in page.content and b"HTTP 429" in page.content
+    for url in [
+        "/admin/connectors/event/",
+        "/admin/connectors/event/?kind__exact=email_recalled&q=Zephyr",
+        "/admin/connectors/externalidentity/",
+        "/admin/connectors/synccursor/",
+    ]:
+        assert admin_client.get(url).status_code == 200
+    event = Event.objects.filter(kind="message_changed").first()
+    detail = admin_client.get(f"/admin/connectors/event/{event.id}/change/")
+    assert detail.status_code == 200 and b"v1 message" in detail.content
+
+
+def test_admin_reset_backoff_action(admin_client, company):
+    source = services.source_ensure(tenant=company.tenant, name="github", config={"repos": ["a/b"]})
+    services.sync_failure(source=source, error="HTTP 503")
+    response = admin_client.post(
+        "/admin/connectors/source/", {"action": "reset_backoff", "_selected_action": [source.id]}, follow=True
+    )
+    assert response.status_code == 200
+    assert SyncCursor.objects.get(source=source).backoff_until is None
+
+
+def test_admin_poll_now_action_polls(admin_client, company, tmp_path):
+    (tmp_path / "n.md").write_text(
+        "---\ntitle: Standup\nattendees: [carol@acme.example]\n---\nZephyr demo on Friday\n"
+    )
+    source = services.source_ensure(tenant=company.tenant, name="notes", config={"folder": str(tmp_path)})
+    services.sync_failure(source=source, error="old failure", retry_after=3600)
+    admin_client.post("/admin/connectors/source/", {"action": "poll_now", "_selected_action": [source.id]})
+    assert Event.objects.filter(source=source, title="Standup").exists()  # forced past the backoff
+
+
+def test_admin_credentials_are_write_only_and_encrypted(admin_client, company, settings):
+    settings.CONNECTOR_SECRET_KEY = Fernet.generate_key().decode()
+    source = services.source_ensure(tenant=company.tenant, name="slack")
+    form = {
+        "tenant": company.tenant.id,
+        "kind": "slack",
+        "name": "slack",
+        "config": '{"team_id": "T1"}',
+        "enabled": "on",
+        "poll_minutes": 5,
+        "new_credentials": "xoxb-very-secret",
+        "cursor-TOTAL_FORMS": 0,
+        "cursor-INITIAL_FORMS": 0,
+        "cursor-MIN_NUM_FORMS": 0,
+        "cursor-MAX_NUM_FORMS": 1,
+    }
+    response = admin_client.post(f"/admin/connectors/source/{source.id}/change/", form)
+    assert response.status_code == 302, response.content[:2000]
+    source.refresh_from_db()
+    assert source.credentials.startswith("fernet:") and "xoxb" not in source.credentials
+    page = admin_client.get(f"/admin/connectors/source/{source.id}/change/")
+    assert b"xoxb-very-secret" not in page.content and source.credentials.encode() not in page.content

@@ -1,0 +1,276 @@
+import hashlib
+import hmac
+import json
+import time
+
+import pytest
+
+from almanac.selectors import user_group_keys
+from connectors import services
+from connectors.importers import ingest_all, slack
+from connectors.models import Event
+from tests.connectors.conftest import DEMO
+
+pytestmark = pytest.mark.django_db
+
+SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+GITHUB_SECRET = "gh-webhook-secret"
+
+
+@pytest.fixture(autouse=True)
+def _secrets(settings):
+    settings.SLACK_SIGNING_SECRET = SLACK_SECRET
+    settings.GITHUB_WEBHOOK_SECRET = GITHUB_SECRET
+
+
+@pytest.fixture
+def slack_source(company):
+    source = services.source_ensure(tenant=company.tenant, name="slack", config={"team_id": "T0ACME"})
+    ingest_all(
+        tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=DEMO / "slack")
+    )
+    return source
+
+
+def slack_post(client, body: dict, *, timestamp=None, secret=SLACK_SECRET):
+    raw = json.dumps(body)
+    timestamp = str(int(time.time()) if timestamp is None else timestamp)
+    signature = (
+        "v0=" + hmac.new(secret.encode(), f"v0:{timestamp}:{raw}".encode(), hashlib.sha256).hexdigest()
+    )
+    return client.post(
+        "/api/v1/connectors/slack/events",
+        raw,
+        content_type="application/json",
+        headers={"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature},
+    )
+
+
+def callback(event: dict) -> dict:
+    return {"type": "event_callback", "team_id": "T0ACME", "event_id": "Ev1", "event": event}
+
+
+def test_slack_url_verification(client, slack_source):
+    response = slack_post(client, {"type": "url_verification", "challenge": "3eZbrw1aB"})
+    assert response.status_code == 200 and response.json() == {"challenge": "3eZbrw1aB"}
+
+
+def test_slack_message_event_is_ingested(client, slack_source):
+    ts = f"{time.time():.6f}"
+    event = {
+        "type": "message",
+        "channel": "G01FININT",
+        "channel_type": "group",
+        "user": "U02BOB",
+        "text": "新的预算 <@U04WANGWEI>",
+        "ts": ts,
+    }
+    response = slack_post(client, callback(event))
+    assert response.status_code == 200 and response.json()["accepted"] == 1
+    stored = Event.objects.get(external_id=f"G01FININT/{ts}")
+    assert stored.author == "bob@acme.example" and stored.text == "新的预算 @王伟"
+    assert stored.container_public is False and stored.container_name == "#finance-internal"
+    assert slack_post(client, callback(event)).json()["duplicates"] == 1  # Slack retries are duplicates
+
+
+def test_slack_bad_signature_is_refused(client, slack_source):
+    event = {
+        "type": "message",
+        "channel": "C01GENERAL",
+        "user": "U01ALICE",
+        "text": "x",
+        "ts": "1793610000.000001",
+    }
+    response = slack_post(client, callback(event), secret="wrong-secret")
+    assert response.status_code == 401 and "signature" in response.json()["detail"]
+    assert not Event.objects.filter(external_id="C01GENERAL/1793610000.000001").exists()
+
+
+def test_slack_old_timestamp_is_refused_as_replay(client, slack_source):
+    event = {
+        "type": "message",
+        "channel": "C01GENERAL",
+        "user": "U01ALICE",
+        "text": "x",
+        "ts": "1793610000.000002",
+    }
+    response = slack_post(
+        client, callback(event), timestamp=int(time.time()) - 600
+    )  # correctly signed, 10 min old
+    assert response.status_code == 401 and "replay" in response.json()["detail"]
+    assert not Event.objects.filter(external_id="C01GENERAL/1793610000.000002").exists()
+
+
+def test_slack_unconfigured_secret_refuses(client, slack_source, settings):
+    settings.SLACK_SIGNING_SECRET = ""
+    assert slack_post(client, {"type": "url_verification", "challenge": "x"}).status_code == 503
+
+
+def test_slack_changed_and_deleted(client, slack_source):
+    original = Event.objects.filter(container_key="slack:channel:C02SALES", kind="message").first()
+    msg_ts = original.external_id.split("/")[1]
+    now = f"{time.time():.6f}"
+    changed = {
+        "type": "message",
+        "subtype": "message_changed",
+        "channel": "C02SALES",
+        "ts": now,
+        "event_ts": now,
+        "message": {
+            "type": "message",
+            "user": "U01ALICE",
+            "text": "Vercel wants 250 seats",
+            "ts": msg_ts,
+            "edited": {"user": "U01ALICE", "ts": now},
+        },
+    }
+    assert slack_post(client, callback(changed)).json()["accepted"] == 1
+    assert (
+        Event.objects.get(external_id=original.external_id, kind="message_changed").text
+        == "Vercel wants 250 seats"
+    )
+    deleted = {
+        "type": "message",
+        "subtype": "message_deleted",
+        "channel": "C02SALES",
+        "deleted_ts": msg_ts,
+        "ts": now,
+        "event_ts": now,
+    }
+    assert slack_post(client, callback(deleted)).json()["accepted"] == 1
+    versions = list(
+        Event.objects.filter(external_id=original.external_id)
+        .order_by("version")
+        .values_list("kind", flat=True)
+    )
+    assert versions == ["message", "message_changed", "message_deleted"]
+
+
+def test_slack_member_left_takes_effect_on_next_read(client, slack_source, company):
+    bob = company.users["bob"]
+    assert "slack:channel:G01FININT" in user_group_keys(bob)
+    left = {
+        "type": "member_left_channel",
+        "channel": "G01FININT",
+        "channel_type": "G",
+        "user": "U02BOB",
+        "event_ts": f"{time.time():.6f}",
+    }
+    assert slack_post(client, callback(left)).status_code == 200
+    assert "slack:channel:G01FININT" not in user_group_keys(bob)
+    joined = {
+        **left,
+        "type": "member_joined_channel",
+        "user": "U01ALICE",
+        "event_ts": f"{time.time() + 1:.6f}",
+    }
+    slack_post(client, callback(joined))
+    assert "slack:channel:G01FININT" in user_group_keys(company.users["alice"])
+
+
+# --- GitHub ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def github_source(company):
+    services.identity_upsert(
+        tenant=company.tenant, source_kind="github", handle="dave-acme", email="dave@acme.example"
+    )
+    return services.source_ensure(tenant=company.tenant, name="github", config={"repos": ["acme/apollo"]})
+
+
+def github_post(client, event: str, body: dict, *, secret=GITHUB_SECRET, delivery="d-1"):
+    raw = json.dumps(body).encode()
+    signature = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+    return client.post(
+        "/api/v1/connectors/github/webhook",
+        raw,
+        content_type="application/json",
+        headers={"X-GitHub-Event": event, "X-Hub-Signature-256": signature, "X-GitHub-Delivery": delivery},
+    )
+
+
+REPO = {"full_name": "acme/apollo", "private": True}
+ISSUE = {
+    "number": 30,
+    "title": "Huawei on-prem installer",
+    "body": "华为需要离线安装包",
+    "state": "closed",
+    "created_at": "2026-11-20T10:00:00Z",
+    "updated_at": "2026-11-25T10:00:00Z",
+    "closed_at": "2026-11-25T10:00:00Z",
+    "html_url": "https://github.com/acme/apollo/issues/30",
+    "user": {"login": "dave-acme"},
+    "labels": [{"name": "customer:华为"}],
+}
+
+
+def test_github_issue_closed_webhook(client, github_source):
+    response = github_post(client, "issues", {"action": "closed", "issue": ISSUE, "repository": REPO})
+    assert response.status_code == 200 and response.json()["accepted"] == 2
+    closed = Event.objects.get(kind="issue_closed")
+    assert closed.external_id == "acme/apollo#30" and closed.tags == {"customer": "华为"}
+
+
+def test_github_bad_signature_is_refused(client, github_source):
+    response = github_post(
+        client, "issues", {"action": "opened", "issue": ISSUE, "repository": REPO}, secret="nope"
+    )
+    assert response.status_code == 401
+    assert Event.objects.count() == 0
+    unsigned = client.post(
+        "/api/v1/connectors/github/webhook",
+        b"{}",
+        content_type="application/json",
+        headers={"X-GitHub-Event": "issues"},
+    )
+    assert unsigned.status_code == 401
+
+
+def test_github_replayed_delivery_changes_nothing(client, github_source):
+    body = {"action": "closed", "issue": ISSUE, "repository": REPO}
+    github_post(client, "issues", body)
+    count = Event.objects.count()
+    replay = github_post(client, "issues", body)
+    assert replay.status_code == 200 and replay.json()["accepted"] == 0 and replay.json()["duplicates"] == 2
+    assert Event.objects.count() == count
+
+
+def test_github_member_removed_and_comment(client, github_source, company):
+    added = {
+        "action": "added",
+        "member": {"login": "dave-acme"},
+        "repository": REPO,
+        "sender": {"login": "carol-acme"},
+    }
+    github_post(client, "member", added, delivery="d-2")
+    assert "github:repo:acme/apollo" in user_group_keys(company.users["dave"])
+    removed = {**added, "action": "removed"}
+    github_post(client, "member", removed, delivery="d-3")
+    assert "github:repo:acme/apollo" not in user_group_keys(company.users["dave"])
+    comment = {
+        "id": 5,
+        "body": "installer ready",
+        "user": {"login": "dave-acme"},
+        "created_at": "2026-11-26T10:00:00Z",
+        "updated_at": "2026-11-26T10:00:00Z",
+    }
+    github_post(
+        client, "issue_comment", {"action": "created", "issue": ISSUE, "comment": comment, "repository": REPO}
+    )
+    github_post(
+        client,
+        "issue_comment",
+        {"action": "deleted", "issue": ISSUE, "comment": comment, "repository": REPO},
+        delivery="d-5",
+    )
+    kinds = list(
+        Event.objects.filter(external_id="acme/apollo#30/comment/5")
+        .order_by("version")
+        .values_list("kind", flat=True)
+    )
+    assert kinds == ["message", "message_deleted"]
+
+
+def test_github_ping(client, github_source):
+    assert github_post(client, "ping", {"zen": "Keep it logically awesome."}).json()["accepted"] == 0
