@@ -54,3 +54,7 @@ MIN_VECTOR_SIMILARITY = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY", 0.15)
 # Source freshness is read at most this often per tenant (it aggregates the event inbox);
 # lag thresholds are in hours, so a few seconds of caching changes no warning.
 FRESHNESS_CACHE_SECONDS = envint("CONTEXT_FRESHNESS_CACHE_SECONDS", 10)
+# A page's text is its newest visible sections up to this many, plus the sections that
+# matched the task (up to PAGE_MATCHED_SECTIONS); older ones are left out and reported.
+PAGE_MAX_SECTIONS = envint("CONTEXT_PAGE_MAX_SECTIONS", 40)
+PAGE_MATCHED_SECTIONS = envint("CONTEXT_PAGE_MATCHED_SECTIONS", 10)

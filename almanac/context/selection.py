@@ -89,32 +89,41 @@ def _page_sources(sections) -> list[dict]:
     return sources
 
 
-def page_items(*, user, ranked: list[tuple[int, float]]) -> list[Item]:
-    """The pages' visible, non-stale sections, newest first, as Items (pages with none are skipped).
+def page_items(
+    *, user, ranked: list[tuple[int, float]], matched: dict[int, list] | None = None
+) -> list[Item]:
+    """The pages' visible, non-stale sections as Items, newest first (pages with none are skipped).
 
-    Newest-first keeps the text independent of the task, so the summary cache is shared
-    across tasks for the same page and the same visible sections.
+    A page contributes its newest PAGE_MAX_SECTIONS sections plus the ones that matched the
+    task; `refs["omitted"]` says older sections were left out. Newest-first (not by score)
+    keeps the text stable across tasks, so the summary cache is shared.
     """
     from wiki.models import Page
     from wiki.selectors import page_sections_for_user
 
+    matched = matched or {}
     pages = Page.objects.select_related("entity", "entity__user").in_bulk([pid for pid, _ in ranked])
     items = []
     for pid, score in ranked:
         page = pages.get(pid)
         if page is None:
             continue
-        sections = page_sections_for_user(user=user, page=page).defer(
+        visible = page_sections_for_user(user=user, page=page).defer(
             "embedding", "tokens", "tf", "search_vector"
         )
-        group = sorted(sections, key=lambda s: (s.occurred_at, s.id), reverse=True)
+        newest = list(visible.order_by("-occurred_at", "-id")[: conf.PAGE_MAX_SECTIONS + 1])
+        omitted = len(newest) > conf.PAGE_MAX_SECTIONS
+        group = {s.id: s for s in newest[: conf.PAGE_MAX_SECTIONS]}
+        for section in matched.get(pid, [])[: conf.PAGE_MATCHED_SECTIONS]:
+            group.setdefault(section.id, section)
         if not group:
             continue  # nothing the user may see: the page does not exist for them
-        items.append(_page_item(page, group, score))
+        ordered = sorted(group.values(), key=lambda s: (s.occurred_at, s.id), reverse=True)
+        items.append(_page_item(page, ordered, score, omitted))
     return items
 
 
-def _page_item(page, group, score: float) -> Item:
+def _page_item(page, group, score: float, omitted: bool = False) -> Item:
     digest = hashlib.sha256(
         "|".join(f"{s.id}:{s.updated_at.isoformat()}" for s in group).encode()
     ).hexdigest()
@@ -127,7 +136,7 @@ def _page_item(page, group, score: float) -> Item:
         updated_at=max(s.updated_at for s in group),
         sources=_page_sources(group),
         digest=digest[:32],
-        refs={"page": page.id, "sections": [s.id for s in group]},
+        refs={"page": page.id, "sections": [s.id for s in group], "omitted": omitted},
     )
 
 
@@ -146,7 +155,10 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     selection.candidate_page_ids = [pid for pid, _ in ranked]
     top = settings.CONTEXT_TOP_PAGES
     # Ask for a few more than needed: a named page may have nothing visible to this user.
-    items = page_items(user=user, ranked=ranked[: top + 2])
+    matched: dict[int, list] = {}
+    for hit in hits:
+        matched.setdefault(hit.section.page_id, []).append(hit.section)
+    items = page_items(user=user, ranked=ranked[: top + 2], matched=matched)
     selection.candidates["wiki"] = items[:top]
     if len(items) > top or len(ranked) > top + 2:
         selection.more = True

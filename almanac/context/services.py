@@ -142,19 +142,25 @@ def budget_warnings(result: Fit, lang: str) -> list[dict]:
                 "items": [item.id for item in result.summarized],
             }
         )
-    if result.left_out:
-        by_kind: dict[str, list[Item]] = {}
-        for item in result.left_out:
-            by_kind.setdefault(item.kind, []).append(item)
-        parts = [
-            f"{kind}: {', '.join(i.title if kind == 'wiki' else i.id for i in items)}"
-            for kind, items in by_kind.items()
-        ]
+    parts, ids = [], []
+    partial = [item for items in result.chosen.values() for item in items if item.refs.get("omitted")]
+    if partial:
+        parts.append(
+            f"older sections of {_names(partial)} (only the newest {conf.PAGE_MAX_SECTIONS} and those matching the task are used)"
+        )
+        ids += [f"wiki:{item.id}" for item in partial]
+    by_kind: dict[str, list[Item]] = {}
+    for item in result.left_out:
+        by_kind.setdefault(item.kind, []).append(item)
+    for kind, items in by_kind.items():
+        parts.append(f"{kind}: {', '.join(i.title if kind == 'wiki' else i.id for i in items)}")
+        ids += [f"{item.kind}:{item.id}" for item in items]
+    if parts:
         warnings.append(
             {
                 "code": "budget_exceeded",
                 "detail": "left out to stay within max_tokens — " + "; ".join(parts),
-                "items": [f"{item.kind}:{item.id}" for item in result.left_out],
+                "items": ids,
             }
         )
     return warnings

@@ -100,3 +100,15 @@ def test_too_small_budget_leaves_pages_out_and_says_so(api, company):
     (warning,) = [w for w in data["warnings"] if w["code"] == "budget_exceeded"]
     assert "Vercel" in warning["detail"]
     assert re.search(r"wiki:vercel", " ".join(warning["items"]))
+
+
+def test_older_sections_of_a_long_page_are_left_out_and_reported(api, company, monkeypatch):
+    from almanac.context import conf
+
+    monkeypatch.setattr(conf, "PAGE_MAX_SECTIONS", 5)
+    big_vercel_page(company, n=10)
+    data = context(api, task="Vercel renewal", max_tokens=8000)
+    (vercel,) = [i for i in wiki_block(data)["items"] if i["title"] == "Vercel"]
+    assert len(vercel["text"].splitlines()) >= 5
+    (warning,) = [w for w in data["warnings"] if w["code"] == "budget_exceeded"]
+    assert "older sections of Vercel" in warning["detail"] and "wiki:vercel" in warning["items"]
