@@ -46,6 +46,17 @@ _FILLER_START = re.compile(
 _CLAUSE = re.compile(r"(?<=[，,、：:；;])")
 
 
+_NAME_TAGS = {"nr", "ns", "nt", "nz", "nrt", "nrfg"}  # jieba POS: person, place, organisation, other proper noun
+
+
+def _cjk_names(unit: str) -> int:
+    if not T.CJK.search(unit):
+        return 0
+    import rjieba  # the segmenter almanac.search uses; its POS tags mark Chinese names
+
+    return sum(1 for word, tag in rjieba.tag(unit) if tag in _NAME_TAGS and len(word) > 1)
+
+
 def _score(unit: str, index: int, keep: list[str]) -> float:
     """Names, dates, amounts, ids and numbers rank highest; filler lowest."""
     if _FILLER_START.match(unit) and T.content_size(unit) < 12:
@@ -55,7 +66,7 @@ def _score(unit: str, index: int, keep: list[str]) -> float:
     score += 3.0 * min(len(T.DATE_TEXT.findall(unit)), 2)
     score += 3.0 * min(len(T.AMOUNT.findall(unit)), 2)
     score += 3.0 * min(len(T.IDENT.findall(unit)), 2)
-    score += 1.5 * min(len(_CAPITALISED.findall(unit)), 3)
+    score += 1.5 * min(len(_CAPITALISED.findall(unit)) + _cjk_names(unit), 3)
     score += 0.5 * min(len(_NUMBER.findall(unit)), 4)
     score += 1.0 if index == 0 else 0.0  # the lead sentence usually says what it is about
     return score / math.sqrt(max(count_tokens(unit), 1)) * 4 + min(T.content_size(unit), 40) / 40

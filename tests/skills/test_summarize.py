@@ -108,3 +108,9 @@ def test_summarize_budget_property(parts, budget):
     summary = extractive_summary(text, budget)
     assert count_tokens(summary) <= budget
     assert "\ufffd" not in summary
+
+
+def test_summarize_prefers_chinese_names_without_keep():
+    text = "会议开得很长，大家讨论了很多问题，气氛也还不错。张伟和李娜在上海负责华东区。天气一直很好，午饭也很好吃。"
+    summary = extractive_summary(text, 20)
+    assert "张伟" in summary and count_tokens(summary) <= 20
