@@ -61,11 +61,38 @@ def input_digest(input: dict) -> str:
     return hashlib.sha256(canonical_json(input).encode()).hexdigest()
 
 
-def _stored_input(input: dict) -> tuple[dict, bool]:
+def _strip_nul(value):
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {_strip_nul(k): _strip_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strip_nul(v) for v in value]
+    return value
+
+
+def _storable(value):
+    """A copy PostgreSQL jsonb accepts (only JSON types, no NUL characters)."""
+    return _strip_nul(json.loads(canonical_json(value)))
+
+
+def _has_nul(value) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def _stored_input(input) -> tuple[dict, bool]:
+    if not isinstance(input, dict):
+        return {"_invalid": repr(input)[:1000]}, True
     limit = int(conf.get("SKILL_RUN_INPUT_MAX_CHARS"))
     text = canonical_json(input)
     if len(text) <= limit:
-        return input, False
+        return _storable(input), False
     return {"_truncated": True, "size": len(text), "preview": text[:limit]}, True
 
 
@@ -130,8 +157,8 @@ def _check_input(skill: registry.BaseSkill, input) -> str | None:
         llm.validate(input, skill.input_schema)
     except llm.ReplyError as exc:
         return str(exc).replace("The JSON does not match the schema", "input does not match the schema")
-    if "\x00" in canonical_json(input):
-        return "input contains NUL bytes"
+    if _has_nul(input):
+        return "input contains NUL characters"
     return None
 
 
@@ -172,9 +199,7 @@ def _execute(skill: registry.BaseSkill, input: dict) -> _Outcome:
 def _record(
     *, row: Skill, name: str, input, trigger: str, tenant, outcome: _Outcome, started: float, event_key: str
 ):
-    stored, truncated = (
-        _stored_input(input) if isinstance(input, dict) else ({"_invalid": repr(input)[:1000]}, True)
-    )
+    stored, truncated = _stored_input(input)
     return SkillRun.objects.create(
         skill_name=name,
         version=row.version if row else "",
@@ -183,12 +208,12 @@ def _record(
         input_digest=input_digest(input if isinstance(input, dict) else {"_invalid": repr(input)}),
         input=stored,
         input_truncated=truncated,
-        output=outcome.output,
+        output=_storable(outcome.output) if outcome.output is not None else None,
         status=outcome.status,
         used_llm=outcome.used_llm,
         attempts=outcome.attempts,
         duration_ms=int((time.monotonic() - started) * 1000),
-        error="\n".join(outcome.errors)[:10_000],
+        error="\n".join(outcome.errors)[:10_000].replace("\x00", ""),
         event_key=event_key,
     )
 

@@ -46,7 +46,14 @@ _FILLER_START = re.compile(
 _CLAUSE = re.compile(r"(?<=[，,、：:；;])")
 
 
-_NAME_TAGS = {"nr", "ns", "nt", "nz", "nrt", "nrfg"}  # jieba POS: person, place, organisation, other proper noun
+_NAME_TAGS = {
+    "nr",
+    "ns",
+    "nt",
+    "nz",
+    "nrt",
+    "nrfg",
+}  # jieba POS: person, place, organisation, other proper noun
 
 
 def _cjk_names(unit: str) -> int:

@@ -191,3 +191,24 @@ def test_fact_extract_remember_prefix_is_stripped_and_importance_raised():
 
     [fact] = extract_offline("User: 请记住，我对花生过敏，这点一定要记住。")
     assert fact["text"] == "我对花生过敏，这点一定要记住。" and fact["importance"] >= 0.8
+
+
+def test_nul_characters_are_rejected_and_still_recorded(settings):
+    settings.LLM_BASE_URL = ""
+    with pytest.raises(ApplicationError) as info:
+        skill_run(name="fact_extract", input={"text": "I prefer tea.\x00"})
+    assert info.value.status_code == 422 and "NUL" in info.value.message
+    run = SkillRun.objects.get()
+    assert run.status == "failed" and run.input == {"text": "I prefer tea."}
+
+
+def test_huge_input_is_stored_truncated_with_the_full_digest(settings):
+    from skills.services import input_digest
+
+    settings.LLM_BASE_URL = ""
+    settings.SKILL_RUN_INPUT_MAX_CHARS = 1000
+    data = {"text": "Acme renewed the contract for $1.2M. " * 200, "max_tokens": 30}
+    skill_run(name="summarize", input=data)
+    run = SkillRun.objects.get()
+    assert run.input_truncated and run.input["_truncated"] and len(run.input["preview"]) == 1000
+    assert run.input_digest == input_digest(data)
