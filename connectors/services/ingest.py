@@ -14,7 +14,7 @@ from connectors import conf
 from connectors.models import Event, Source
 from connectors.schemas import EventIn
 from connectors.services.identity import identity_resolve
-from connectors.services.sources import source_ensure
+from connectors.services.sources import source_ensure, source_kind_for_name
 
 MEMBERSHIP_KINDS = {Event.Kind.MEMBERSHIP_ADDED, Event.Kind.MEMBERSHIP_REMOVED}
 
@@ -43,6 +43,22 @@ def event_validate(payload) -> EventIn:
     if event.kind in MEMBERSHIP_KINDS and not event.container.members:
         raise ApplicationError(f"invalid event: {event.kind} needs container.members", status_code=422)
     return event
+
+
+def _check_namespace(*, tenant: Tenant, data: EventIn) -> None:
+    """A container namespace named after a source kind (slack:, email:, github:, ...) belongs
+    to sources of that kind, so one connector can never grant access to another's containers."""
+    namespace = data.container.key.split(":", 1)[0]
+    if namespace not in Source.Kind.values or namespace == Source.Kind.PUSH:
+        return
+    existing = Source.objects.filter(tenant=tenant, name=data.source).values_list("kind", flat=True).first()
+    kind = existing or source_kind_for_name(data.source)
+    if kind != namespace:
+        raise ApplicationError(
+            f"invalid event: container.key namespace '{namespace}:' belongs to {namespace} sources, "
+            f"and source '{data.source}' is of kind {kind}",
+            status_code=422,
+        )
 
 
 def _tags(data: EventIn) -> dict:
@@ -126,7 +142,9 @@ def event_ingest(*, tenant: Tenant, payload: dict) -> tuple[Event, bool]:
        container's AccessGroup (unknown members are recorded, never granted);
     4. after commit, enqueue `wiki.tasks.compile_event_task(event.id)`.
     """
-    return _store(tenant=tenant, data=event_validate(payload))
+    data = event_validate(payload)
+    _check_namespace(tenant=tenant, data=data)
+    return _store(tenant=tenant, data=data)
 
 
 @transaction.atomic
@@ -141,6 +159,7 @@ def event_ingest_batch(*, tenant: Tenant, payloads: list) -> dict:
     for index, payload in enumerate(payloads):
         try:
             parsed.append(event_validate(payload))
+            _check_namespace(tenant=tenant, data=parsed[-1])
         except ApplicationError as exc:
             raise ApplicationError(
                 f"events[{index}]: {exc.message}", {"index": index}, status_code=422

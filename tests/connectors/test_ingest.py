@@ -48,6 +48,7 @@ def test_push_needs_connector_permission(api, alice):
         ({"text": "bad\x00text"}, "NUL"),
         ({"tags": {"colour": "red"}}, "tags"),
         ({"source": ""}, "source"),
+        ({"source": "hubspot"}, "belongs to slack sources"),
         ({"kind": "membership_added", "container": {"key": "slack:channel:C1"}}, "needs container.members"),
     ],
 )
@@ -144,7 +145,12 @@ def test_event_item_history_orders_versions(tenant, alice):
 
 def test_source_freshness_for_push_source(tenant, alice):
     assert source_freshness(tenant=tenant) == {}
-    services.event_ingest(tenant=tenant, payload=make_event(source="hubspot"))
+    services.event_ingest(
+        tenant=tenant,
+        payload=make_event(
+            source="hubspot", container={"key": "hubspot:deal:42", "members": ["alice@acme.com"]}
+        ),
+    )
     state = source_freshness(tenant=tenant)["hubspot"]
     assert state["state"] == "ok"
     assert state["last_synced_at"] is not None and state["lag_seconds"] >= 0
