@@ -23,6 +23,7 @@ from django.conf import settings
 
 from skills import conf
 
+FORMATS = ("json_schema", "json_object", "none")  # strongest first
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)(?:```|$)", re.DOTALL)
 
@@ -103,7 +104,8 @@ class LLMClient:
         self.api_key = api_key
         self.timeout = timeout
         self.max_retries = max(int(max_retries), 0)
-        self.json_mode = bool(conf.get("LLM_JSON_MODE"))
+        fmt = str(conf.get("LLM_RESPONSE_FORMAT") or "none").strip().lower()
+        self.response_format = fmt if fmt in FORMATS else "json_object"
         self.send_max_tokens = True
         self.truncated = False  # the last reply stopped at max_tokens (finish_reason "length")
         self.attempts = 0
@@ -121,11 +123,16 @@ class LLMClient:
 
     # --- HTTP -------------------------------------------------------------------------
 
-    def _body(self, messages: list[dict], max_tokens: int | None) -> dict:
+    def _body(self, messages: list[dict], max_tokens: int | None, schema: dict) -> dict:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "stream": False}
         if max_tokens and self.send_max_tokens:
             body["max_tokens"] = min(max_tokens, int(conf.get("LLM_MAX_OUTPUT_TOKENS")))
-        if self.json_mode:
+        if self.response_format == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": schema},
+            }
+        elif self.response_format == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
 
@@ -138,11 +145,13 @@ class LLMClient:
                 delay = delay  # an HTTP date: use the backoff
         time.sleep(min(max(delay, 0.0), float(conf.get("LLM_RETRY_AFTER_MAX"))))
 
-    def _post(self, http: httpx.Client, messages: list[dict], max_tokens: int | None) -> str:
+    def _post(self, http: httpx.Client, messages: list[dict], max_tokens: int | None, schema: dict) -> str:
         """One request → the reply text. Raises LLMUnavailable/LLMRejected, or ReplyError."""
         self.attempts += 1
         try:
-            response = http.post(f"{self.base_url}/chat/completions", json=self._body(messages, max_tokens))
+            response = http.post(
+                f"{self.base_url}/chat/completions", json=self._body(messages, max_tokens, schema)
+            )
         except httpx.TimeoutException as exc:
             raise LLMUnavailable(f"timeout after {self.timeout}s ({type(exc).__name__})") from exc
         except httpx.HTTPError as exc:
@@ -167,9 +176,14 @@ class LLMClient:
         if response.status_code != 400:
             return
         text = response.text.lower()
-        if self.json_mode and ("response_format" in text or "json_object" in text):
-            self.json_mode = False  # the prompt asks for JSON anyway
-            raise _Adapted("server rejected response_format; retrying without it")
+        if self.response_format != "none" and any(
+            k in text for k in ("response_format", "json_object", "json_schema")
+        ):
+            rejected = self.response_format
+            self.response_format = FORMATS[FORMATS.index(rejected) + 1]  # the prompt asks for JSON anyway
+            raise _Adapted(
+                f"server rejected response_format {rejected}; retrying with {self.response_format}"
+            )
         if self.send_max_tokens and (
             "max_tokens" in text or "context length" in text or "maximum context" in text
         ):
@@ -195,7 +209,7 @@ class LLMClient:
             for attempt in range(1, self.max_retries + 2):
                 content = None
                 try:
-                    content = self._post(http, conversation, max_tokens)
+                    content = self._post(http, conversation, max_tokens, schema)
                     return self._accept(content, schema, normalize, check)
                 except _Adapted as exc:
                     self.errors.append(f"attempt {attempt}: {exc}")

@@ -268,3 +268,23 @@ def test_max_tokens_over_the_context_is_dropped(chat_server, settings):
     }
     assert chat_server.requests[0]["max_tokens"] == 100  # capped by LLM_MAX_OUTPUT_TOKENS
     assert "max_tokens" not in chat_server.requests[1]
+
+
+def test_json_schema_response_format_degrades_step_by_step(chat_server, settings):
+    from skills.builtin.summarize import OUTPUT_SCHEMA
+
+    settings.LLM_RESPONSE_FORMAT = "json_schema"
+    chat_server.script = [
+        {"status": 400, "body": '{"error": "json_schema is not supported"}'},
+        {"status": 400, "body": '{"error": "unknown field: response_format"}'},
+        '{"summary": "Acme renewed."}',
+    ]
+    assert skill_run(name="summarize", input={"text": "Acme renewed the deal. " * 20, "max_tokens": 30}) == {
+        "summary": "Acme renewed."
+    }
+    formats = [r.get("response_format") for r in chat_server.requests]
+    assert formats == [
+        {"type": "json_schema", "json_schema": {"name": "output", "schema": OUTPUT_SCHEMA}},
+        {"type": "json_object"},
+        None,
+    ]
