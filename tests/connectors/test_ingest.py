@@ -181,3 +181,24 @@ def test_list_sources_of_other_tenant_not_shown(client, mallory, tenant, alice):
     services.event_ingest(tenant=tenant, payload=make_event())
     client.force_login(mallory)
     assert client.get("/api/v1/connectors").json() == []
+
+
+def test_list_sources_needs_auth_and_a_tenant(client, tenant):
+    from django.contrib.auth import get_user_model
+
+    assert client.get("/api/v1/connectors").status_code == 401
+    loner = get_user_model().objects.create_user("loner")
+    client.force_login(loner)
+    assert client.get("/api/v1/connectors").status_code == 404
+
+
+def test_list_sources_query_count_is_flat(api, tenant, alice, django_assert_num_queries):
+    for name in ("slack", "hubspot", "crm"):
+        key = "slack:channel:C1" if name == "slack" else f"{name}:x:1"
+        services.event_ingest(tenant=tenant, payload=make_event(source=name, container={"key": key}))
+    services.sync_failure(source=Source.objects.get(name="crm"), error="HTTP 500")
+    with django_assert_num_queries(
+        3
+    ):  # the agent key, its last-use stamp, one for sources + cursors + counts
+        rows = api.get("/connectors").json()
+    assert [r["name"] for r in rows] == ["crm", "hubspot", "slack"]
