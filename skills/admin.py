@@ -7,6 +7,7 @@ import json
 import jsonschema
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import CharField, F, Func, Q, Value
 from django.urls import reverse
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
@@ -118,6 +119,26 @@ class SkillAdmin(SimpleHistoryAdmin):
         messages.success(request, f"Synced {len(skill_sync_builtins())} built-in skill(s).")
 
 
+class TriggerKindFilter(admin.SimpleListFilter):
+    """Triggers carry ids ("session:42", "event:memory.hot"): filter by the part before ":"."""
+
+    title = "trigger"
+    parameter_name = "trigger_kind"
+
+    def lookups(self, request, model_admin):
+        kind = Func(F("trigger"), Value(":"), Value(1), function="split_part", output_field=CharField())
+        kinds = (
+            SkillRun.objects.annotate(kind=kind).values_list("kind", flat=True).distinct().order_by("kind")
+        )
+        return [(k, k) for k in kinds[:100]]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if not value:
+            return queryset
+        return queryset.filter(Q(trigger=value) | Q(trigger__startswith=f"{value}:"))
+
+
 @admin.register(SkillRun)
 class SkillRunAdmin(admin.ModelAdmin):
     list_display = [
@@ -132,7 +153,7 @@ class SkillRunAdmin(admin.ModelAdmin):
         "trigger",
         "tenant",
     ]
-    list_filter = ["status", "skill_name", "trigger", "used_llm", "tenant", "created_at"]
+    list_filter = ["status", "skill_name", TriggerKindFilter, "used_llm", "tenant", "created_at"]
     search_fields = ["skill_name", "trigger", "input_digest", "error", "event_key"]
     date_hierarchy = "created_at"
     list_select_related = ["tenant"]

@@ -59,6 +59,8 @@ def test_skillrun_changelist_filters_and_search(admin_client, runs):
     assert filtered.status_code == 200 and filtered.context["cl"].result_count == 1
     searched = admin_client.get(url, {"q": "session.ended"})
     assert searched.context["cl"].result_count == 1
+    by_kind = admin_client.get(url, {"trigger_kind": "event"})
+    assert by_kind.context["cl"].result_count == 1 and b"event" in by_kind.content
 
 
 def test_skillrun_is_read_only(admin_client, runs):
