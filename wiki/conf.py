@@ -10,3 +10,5 @@ WIKI_ITEM_MAX_CHARS = envint("WIKI_ITEM_MAX_CHARS", 4000)
 WIKI_SECTION_MAX_CHARS = envint("WIKI_SECTION_MAX_CHARS", 20000)
 # Visible sections below which the vector lane scans exactly instead of using HNSW.
 WIKI_EXACT_SCAN_BELOW = envint("WIKI_EXACT_SCAN_BELOW", 2000)
+# Characters of a section (title + content) given to the embedding model.
+WIKI_EMBED_MAX_CHARS = envint("WIKI_EMBED_MAX_CHARS", 1500)

@@ -34,12 +34,31 @@ class _Matcher:
     by_key: dict[str, list[int]] = field(default_factory=dict)
     entities: dict[int, Entity] = field(default_factory=dict)
 
+    def get(self, kind: str, key: str) -> Entity | None:
+        return next(
+            (
+                self.entities[pk]
+                for pk in self.by_key.get(key, [])
+                if self.entities[pk].kind == kind and self.entities[pk].key == key
+            ),
+            None,
+        )
+
+    def find(self, text: str) -> list[Entity]:
+        if self.pattern is None or not text:
+            return []
+        found: dict[int, Entity] = {}
+        for match in self.pattern.finditer(_fold_text(text)):
+            for pk in self.by_key.get(match.group(), []):
+                found.setdefault(pk, self.entities[pk])
+        return list(found.values())
+
 
 _matchers: dict[int, _Matcher] = {}
 _matchers_lock = threading.Lock()
 
 
-def _matcher(tenant_id: int) -> _Matcher:
+def entity_matcher(tenant_id: int) -> _Matcher:
     """One alternation regex of all folded names/aliases of a tenant, rebuilt when entities change."""
     agg = Entity.objects.filter(tenant_id=tenant_id).aggregate(n=Count("id"), at=Max("updated_at"))
     stamp = (agg["n"], agg["at"])
@@ -49,11 +68,14 @@ def _matcher(tenant_id: int) -> _Matcher:
     entities = {e.pk: e for e in Entity.objects.filter(tenant_id=tenant_id)}
     by_key: dict[str, list[int]] = {}
     for entity in entities.values():
-        for key in entity.alias_keys:
-            if len(key) >= (2 if folding.has_cjk(key) else MIN_LATIN_KEY):
-                by_key.setdefault(key, []).append(entity.pk)
+        for key in {entity.key, *entity.alias_keys}:
+            by_key.setdefault(key, []).append(entity.pk)
     search.add_words([e.name for e in entities.values()] + [a for e in entities.values() for a in e.aliases])
-    keys = sorted(by_key, key=len, reverse=True)
+    keys = [
+        k
+        for k in sorted(by_key, key=len, reverse=True)
+        if len(k) >= (2 if folding.has_cjk(k) else MIN_LATIN_KEY)
+    ]
     latin = [re.escape(k) for k in keys if not folding.has_cjk(k)]
     cjk = [re.escape(k) for k in keys if folding.has_cjk(k)]
     parts = ([rf"(?<!\w)(?:{'|'.join(latin)})(?!\w)"] if latin else []) + (
@@ -76,14 +98,7 @@ def entities_in_text(*, tenant: Tenant, text: str) -> list[Entity]:
     Lexical (case, width, legal suffixes folded); CJK names match as substrings, Latin
     names on word boundaries.
     """
-    matcher = _matcher(tenant.pk)
-    if matcher.pattern is None or not text:
-        return []
-    found: dict[int, Entity] = {}
-    for match in matcher.pattern.finditer(_fold_text(text)):
-        for pk in matcher.by_key.get(match.group(), []):
-            found.setdefault(pk, matcher.entities[pk])
-    return list(found.values())
+    return entity_matcher(tenant.pk).find(text)
 
 
 # --- Pages and sections -----------------------------------------------------------------

@@ -9,7 +9,7 @@ def _email(
     text, *, kind="email", version=1, minutes=0, external_id="<m1@acme.com>", subject="Vercel pricing"
 ):
     return {
-        "source": "mail",
+        "source": "email",
         "external_id": external_id,
         "version": version,
         "kind": kind,

@@ -30,7 +30,7 @@ from connectors.models import Event
 from wiki import conf
 from wiki.models import Entity, Page, PageSection
 from wiki.services.entities import entities_from_tags, entity_ensure
-from wiki.services.sections import SectionDraft, section_delete, section_write
+from wiki.services.sections import SectionDraft, embed_mean_prewarm, section_delete, section_write
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,7 @@ NO_CONTENT = {K.MEMBERSHIP_ADDED, K.MEMBERSHIP_REMOVED}
 NOT_BASE = {K.MESSAGE_DELETED, K.EMAIL_RECALLED, K.ISSUE_CLOSED, *NO_CONTENT}
 # Containers that are one thread each: they make no topic page of their own.
 NO_TOPIC_KINDS = {K.EMAIL, K.EMAIL_RECALLED, K.CALENDAR_EVENT}
+PREWARM_CHUNK = 256
 
 
 @dataclass
@@ -116,16 +117,13 @@ def thread_items(*, event: Event, thread_key: str) -> list[Item]:
     return items
 
 
-def item_entities(*, tenant, item: Item) -> list[Entity]:
+def item_entities(*, tenant, item: Item, matcher) -> list[Entity]:
     """Tags first (created if new), then customers/projects whose names appear in the text."""
-    from wiki.selectors import entities_in_text
-
     base = item.base
     tags = item.current.tags or base.tags
-    found = entities_from_tags(tenant=tenant, tags=tags)
-    text = f"{base.title}\n{base.text}"
+    found = entities_from_tags(tenant=tenant, tags=tags, matcher=matcher)
     kinds = {Entity.Kind.CUSTOMER, Entity.Kind.PROJECT}
-    found += [e for e in entities_in_text(tenant=tenant, text=text) if e.kind in kinds]
+    found += [e for e in matcher.find(f"{base.title}\n{base.text}") if e.kind in kinds]
     return list({e.pk: e for e in found}.values())
 
 
@@ -177,6 +175,7 @@ def _draft(*, tenant, thread_key: str, container_key: str, items: list[Item]) ->
         ],
         recall_event_ids=recalls,
         stale_reason="e-mail recalled by its sender" if recalls else "",
+        embed_texts=[f"{i.base.title}\n{i.base.text}".strip() for i in items],
     )
 
 
@@ -184,12 +183,15 @@ def thread_plan(
     *, tenant, thread_key: str, items: list[Item]
 ) -> dict[int, tuple[Entity, list[SectionDraft]]]:
     """page entity id → (entity, drafts): one draft per source container of the thread."""
+    from wiki.selectors import entity_matcher
+
+    matcher = entity_matcher(tenant.pk)
     live = [i for i in items if not i.deleted]
     by_container: dict[str, list[Item]] = defaultdict(list)
     entities: dict[int, Entity] = {}
     for item in live:
         by_container[item.first("container_key")].append(item)
-        for entity in item_entities(tenant=tenant, item=item):
+        for entity in item_entities(tenant=tenant, item=item, matcher=matcher):
             entities[entity.pk] = entity
     if live and not entities:
         topic = _topic_entity(tenant=tenant, item=live[0])
@@ -252,8 +254,10 @@ def thread_rebuild(*, event: Event) -> set[int]:
     for page in pages:
         drafts = plan.get(page.entity_id, (None, []))[1]
         keep = {d.container_key for d in drafts}
+        mine = {s.container_key: s for s in existing if s.page_id == page.pk}
         for draft in drafts:
-            if section_write(page=page, draft=draft, reason=reason)[1]:
+            current = mine.get(draft.container_key)
+            if section_write(page=page, draft=draft, reason=reason, existing=current)[1]:
                 changed.add(page.pk)
         for section in existing:
             if section.page_id == page.pk and section.container_key not in keep:
@@ -311,4 +315,15 @@ def compile_pending(tenant=None, limit: int | None = None) -> int:
     if tenant is not None:
         qs = qs.filter(tenant=tenant)
     ids = list(qs.order_by("occurred_at", "id").values_list("id", flat=True)[:limit])
-    return sum(1 for event_id in ids if compile_event(event_id) == Event.State.COMPILED)
+    compiled = 0
+    for start in range(0, len(ids), PREWARM_CHUNK):
+        chunk = ids[start : start + PREWARM_CHUNK]
+        _prewarm_embeddings(chunk)
+        compiled += sum(1 for event_id in chunk if compile_event(event_id) == Event.State.COMPILED)
+    return compiled
+
+
+def _prewarm_embeddings(event_ids: list[int]) -> None:
+    """Embed a backlog's item texts in batches (≈5x cheaper per text than one by one)."""
+    rows = Event.objects.filter(id__in=event_ids).exclude(kind__in=NOT_BASE).values_list("title", "text")
+    embed_mean_prewarm([f"{title}\n{text}".strip() for title, text in rows])

@@ -86,14 +86,19 @@ def page_ensure(*, entity: Entity) -> Page:
     )
 
 
-def entities_from_tags(*, tenant: Tenant, tags: dict) -> list[Entity]:
-    """Entities named by an event's tags ({"customer": "...", "project": "..."}); created if new."""
+def entities_from_tags(*, tenant: Tenant, tags: dict, matcher=None) -> list[Entity]:
+    """Entities named by an event's tags ({"customer": "...", "project": "..."}); created if new.
+
+    `matcher` (selectors.entity_matcher) answers known names without a query.
+    """
     found = []
     for tag, kind in TAG_KINDS.items():
         values = (tags or {}).get(tag)
         for value in values if isinstance(values, list) else [values]:
-            if isinstance(value, str) and folding.fold(value):
-                found.append(entity_ensure(tenant=tenant, kind=kind, name=value))
+            if not isinstance(value, str) or not folding.fold(value):
+                continue
+            known = matcher.get(kind, folding.fold(value.strip()[:300])[:300]) if matcher else None
+            found.append(known or entity_ensure(tenant=tenant, kind=kind, name=value))
     return found
 
 

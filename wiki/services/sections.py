@@ -6,10 +6,12 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
 from django.db import transaction
 
 from almanac import keyword, search
 from almanac.errors import ApplicationError
+from wiki import conf
 from wiki.models import Page, PageSection
 
 CORPUS = "wiki"
@@ -31,10 +33,43 @@ class SectionDraft:
     source_list: list[dict]
     recall_event_ids: list[int] = field(default_factory=list)
     stale_reason: str = ""
+    # Texts whose embeddings are averaged into the section's (one per item); default: title+content.
+    embed_texts: list[str] = field(default_factory=list)
 
     @property
     def digest(self) -> str:
         return hashlib.sha256(f"{self.title}\n{self.content}".encode()).hexdigest()
+
+
+_EMBED_CACHE: dict[str, np.ndarray] = {}
+_EMBED_CACHE_MAX = 50_000
+
+
+def embed_mean_prewarm(texts: list[str]) -> list[str]:
+    """Embed the texts not in the cache (in batches); returns their cache keys."""
+    texts = [t[: conf.WIKI_EMBED_MAX_CHARS] for t in texts]
+    keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+    by_key = dict(zip(keys, texts, strict=True))
+    missing = [k for k in by_key if k not in _EMBED_CACHE]
+    if missing:
+        if len(_EMBED_CACHE) + len(missing) > _EMBED_CACHE_MAX:
+            _EMBED_CACHE.clear()
+        for key, vector in zip(missing, search.embed([by_key[k] for k in missing]), strict=True):
+            _EMBED_CACHE[key] = vector
+    return keys
+
+
+def embed_mean(texts: list[str]) -> np.ndarray:
+    """The section vector: the normalized mean of its items' embeddings.
+
+    Items are embedded once each (cached by text, missing ones in one batch), so a reply
+    in a long thread costs one short embedding instead of re-embedding the whole thread;
+    for an averaging encoder like USE the mean is close to embedding the concatenation.
+    """
+    keys = embed_mean_prewarm(texts or ["-"])
+    mean = np.mean([_EMBED_CACHE[k] for k in keys], axis=0)
+    norm = float(np.linalg.norm(mean)) or 1.0
+    return (mean / norm).astype(np.float32)
 
 
 def _keyword_text(page: Page, draft: SectionDraft) -> str:
@@ -45,15 +80,23 @@ def _old_index(section: PageSection) -> dict:
     return {"tokens": section.tokens, "tf": section.tf, "doc_len": section.doc_len}
 
 
-def section_write(*, page: Page, draft: SectionDraft, reason: str) -> tuple[PageSection, bool]:
+_UNSET = object()
+
+
+def section_write(
+    *, page: Page, draft: SectionDraft, reason: str, existing=_UNSET
+) -> tuple[PageSection, bool]:
     """Create or update the section of (page, thread, container) to match `draft`.
 
+    `existing` is the current section if the caller already fetched it (None: there is none).
     Returns (section, changed). The embedding and keyword index are recomputed only when
     the text changed, so replaying an event costs no embedding call and writes nothing.
     """
-    section = PageSection.objects.filter(
-        page=page, thread_key=draft.thread_key, container_key=draft.container_key
-    ).first()
+    if existing is _UNSET:
+        existing = PageSection.objects.filter(
+            page=page, thread_key=draft.thread_key, container_key=draft.container_key
+        ).first()
+    section = existing
     confirmed = section.confirmed_recall_ids if section else []
     stale = bool(set(draft.recall_event_ids) - set(confirmed))
     values = {
@@ -86,7 +129,7 @@ def section_write(*, page: Page, draft: SectionDraft, reason: str) -> tuple[Page
     if text_changed:
         new = keyword.index_fields(_keyword_text(page, draft))
         section.tokens, section.tf, section.doc_len = new["tokens"], new["tf"], new["doc_len"]
-        section.embedding = search.embed([f"{draft.title}\n{draft.content}"[:4000]])[0]
+        section.embedding = embed_mean(draft.embed_texts or [f"{draft.title}\n{draft.content}"])
         keyword.stats_apply(tenant_id=page.tenant_id, corpus=CORPUS, old=old, new=new)
     section._change_reason = reason
     section.save()
@@ -100,10 +143,10 @@ def section_delete(*, section: PageSection, reason: str) -> None:
 
 
 @transaction.atomic
-def section_confirm(*, user, page: Page, section_ids: list[int]) -> list[PageSection]:
+def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool = False) -> list[PageSection]:
     """Make stale sections current again; only sections on `page` the user may see.
 
-    The recalls the user confirmed are remembered, so a later rebuild of the thread does
+    `as_admin` (superusers in the admin) skips the visibility check. The recalls the user confirmed are remembered, so a later rebuild of the thread does
     not make the section stale again for the same recall.
     """
     from django.http import Http404
@@ -111,12 +154,8 @@ def section_confirm(*, user, page: Page, section_ids: list[int]) -> list[PageSec
     ids = sorted(set(section_ids))
     if not ids:
         raise ApplicationError("section_ids may not be empty", status_code=422)
-    sections = list(
-        PageSection.objects.visible_to(user, include_stale=True)
-        .filter(page=page, id__in=ids)
-        .select_for_update(of=("self",))
-        .order_by("id")
-    )
+    base = PageSection.objects.all() if as_admin else PageSection.objects.visible_to(user, include_stale=True)
+    sections = list(base.filter(page=page, id__in=ids).select_for_update(of=("self",)).order_by("id"))
     if len(sections) != len(ids):
         raise Http404("section not found")
     for section in sections:
