@@ -53,10 +53,12 @@ class ReplyError(ValueError):
 
 
 def extract_json(content: str) -> Any:
-    """The JSON value in a model reply: strict parse first, then fences, prose, repair."""
+    """The JSON value in a model reply: strict parse first, then fences, prose, repair.
+
+    Fenced blocks are tried before the whole text, so braces in the prose around a fence
+    ("use the {name} field:") cannot win over the fenced JSON."""
     text = _THINK.sub("", content or "").strip()
-    candidates = [text]
-    candidates += [m.group(1).strip() for m in _FENCE.finditer(text) if m.group(1).strip()]
+    candidates = [m.group(1).strip() for m in _FENCE.finditer(text) if m.group(1).strip()] + [text]
     for candidate in candidates:
         try:
             return json.loads(candidate)

@@ -287,6 +287,10 @@ class FactExtract(BaseSkill):
     def normalize(self, input: dict, data):
         if isinstance(data, list):
             data = {"facts": data}
+        if isinstance(data, dict) and "facts" not in data and len(data) == 1:
+            # {"result": {"facts": [...]}} or {"memories": [...]}: one wrapper too many or a synonym
+            inner = next(iter(data.values()))
+            data = inner if isinstance(inner, dict) and "facts" in inner else {"facts": inner}
         if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
             return data  # let the schema explain what is wrong
         facts = [_normalize_fact(item) for item in data["facts"]]

@@ -176,6 +176,8 @@ class Summarize(BaseSkill):
             return {"summary": data.strip()}
         if isinstance(data, dict) and isinstance(data.get("summary"), str):
             return {"summary": data["summary"].strip()}
+        if isinstance(data, dict) and len(data) == 1 and isinstance(next(iter(data.values())), str):
+            return {"summary": next(iter(data.values())).strip()}  # {"摘要": "..."}, {"text": "..."}
         return data
 
     def check(self, input: dict, output: dict) -> str | None:

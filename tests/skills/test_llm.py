@@ -233,6 +233,7 @@ def test_client_raises_typed_errors(chat_server):
         ('The answer is {"a": 1} and {"b": 2}', {"a": 1}),
         ('{"a": {"b": "trunc', {"a": {"b": "trunc"}}),
         ('[{"text": "x"}]', [{"text": "x"}]),
+        ('Use the {name} field like this:\n```json\n{"a": 1}\n```', {"a": 1}),
     ],
 )
 def test_extract_json(reply, expected):
@@ -288,3 +289,22 @@ def test_json_schema_response_format_degrades_step_by_step(chat_server, settings
         {"type": "json_object"},
         None,
     ]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"result": {"facts": [{"text": "I prefer tea.", "type": "preference", "importance": 0.6, "occurred_at": null}]}}',
+        '{"memories": [{"text": "I prefer tea.", "type": "preference", "importance": 0.6, "occurred_at": null}]}',
+    ],
+)
+def test_wrapped_facts_are_unwrapped(chat_server, reply):
+    chat_server.script = [reply]
+    assert skill_run(name="fact_extract", input=FACT_INPUT)["facts"][0]["text"] == "I prefer tea."
+
+
+def test_summary_under_another_key_is_accepted(chat_server):
+    chat_server.script = ['{"摘要": "Acme 续约。"}']
+    assert skill_run(name="summarize", input={"text": "Acme 续约了合同。" * 30, "max_tokens": 30}) == {
+        "summary": "Acme 续约。"
+    }
