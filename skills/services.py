@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+import jsonschema
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, TextField
@@ -105,6 +106,7 @@ def _builtin_fields(skill: registry.BaseSkill) -> dict:
         "description": skill.description,
         "input_schema": skill.input_schema,
         "output_schema": skill.output_schema,
+        "events": list(skill.events),
         "builtin": True,
     }
 
@@ -117,7 +119,7 @@ def skill_sync_builtin(*, name: str) -> Skill:
         raise ApplicationError(f"unknown built-in skill {name!r}", status_code=404)
     fields = _builtin_fields(skill)
     # get_or_create copes with two workers registering the same built-in at once.
-    row, created = Skill.objects.get_or_create(name=name, defaults={"events": list(skill.events), **fields})
+    row, created = Skill.objects.get_or_create(name=name, defaults=fields)
     if created:
         return row
     row = Skill.objects.select_for_update().get(pk=row.pk)
@@ -148,6 +150,16 @@ def _resolve(name: str) -> tuple[registry.BaseSkill, Skill]:
 
 
 # --- Running ---------------------------------------------------------------------------
+
+
+def _broken_contract(skill: registry.BaseSkill) -> str | None:
+    """An admin-made skill whose schemas are not valid JSON schemas cannot run."""
+    for label, schema in (("input", skill.input_schema), ("output", skill.output_schema)):
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            return f"the skill's {label} schema is not a valid JSON schema: {exc.message}"
+    return None
 
 
 def _check_input(skill: registry.BaseSkill, input) -> str | None:
@@ -228,9 +240,10 @@ def skill_run(*, name: str, input: dict, trigger: str = "api", tenant=None, even
     """
     started = time.monotonic()
     skill, row = _resolve(name)
-    problem = _check_input(skill, input)
-    outcome = _Outcome(errors=[problem] if problem else [])
-    if problem is None and not row.enabled:
+    broken = _broken_contract(skill) if not row.builtin else None
+    problem = None if broken else _check_input(skill, input)
+    outcome = _Outcome(errors=[e for e in (broken, problem) if e])
+    if not outcome.errors and not row.enabled:
         outcome.errors.append(f"skill {name!r} is disabled")
     if not outcome.errors:
         outcome = _execute(skill, input)

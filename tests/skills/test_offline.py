@@ -212,3 +212,12 @@ def test_huge_input_is_stored_truncated_with_the_full_digest(settings):
     run = SkillRun.objects.get()
     assert run.input_truncated and run.input["_truncated"] and len(run.input["preview"]) == 1000
     assert run.input_digest == input_digest(data)
+
+
+def test_prompt_only_skill_with_a_broken_schema_fails_cleanly(settings):
+    settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"  # never reached
+    Skill.objects.create(name="broken", prompt="x", output_schema={"type": "nonsense"})
+    with pytest.raises(SkillFailed) as info:
+        skill_run(name="broken", input={})
+    run = SkillRun.objects.get(id=info.value.run_id)
+    assert run.status == "failed" and "not a valid JSON schema" in run.error and run.attempts == 0
