@@ -59,7 +59,12 @@ work, team, project or company. Rules:
 - occurred_at: "YYYY-MM-DD" for events when the date is known (resolve relative dates
   such as "last Friday" / "上周五" against the session date), otherwise null.
 - Skip greetings, thanks, small talk, questions and what the assistant said.
-Reply with JSON only, no prose: {"facts": [{"text": "...", "type": "...", "importance": 0.0, "occurred_at": null}]}"""
+Reply with JSON only, no prose: {"facts": [{"text": "...", "type": "...", "importance": 0.0, "occurred_at": null}]}
+
+Example (session date 2025-03-20):
+我喜欢靠窗的座位。上周五我们和 Acme 开会，确定合同金额 30 万元。Thanks!
+{"facts": [{"text": "我喜欢靠窗的座位。", "type": "preference", "importance": 0.6, "occurred_at": null},
+ {"text": "上周五我们和 Acme 开会，确定合同金额为 30 万元。", "type": "event", "importance": 0.9, "occurred_at": "2025-03-14"}]}"""
 
 # --- Offline, rule-based ---------------------------------------------------------------
 
