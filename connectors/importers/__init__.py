@@ -9,22 +9,37 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from tqdm import tqdm
 
+from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.models import Event
 
+log = logging.getLogger(__name__)
+
 
 def ingest_all(*, tenant: Tenant, payloads: Iterable[dict], progress: bool = False, desc: str = "") -> dict:
+    """Ingest one by one. An event the validator refuses (e.g. a message over the size limit)
+    is skipped, logged and counted in "rejected" (with the last reason), so one bad item
+    cannot block an import or a poller forever; each event is its own transaction."""
     from connectors.services import event_ingest
 
     counts = {"accepted": 0, "duplicates": 0}
+    rejected, reason = 0, ""
     for payload in tqdm(payloads, desc=desc or "events", unit="event", disable=not progress, leave=False):
-        _, created = event_ingest(tenant=tenant, payload=payload)
+        try:
+            _, created = event_ingest(tenant=tenant, payload=payload)
+        except ApplicationError as exc:
+            rejected, reason = rejected + 1, exc.message
+            log.warning("skipped %s %s: %s", payload.get("source"), payload.get("external_id"), exc.message)
+            continue
         counts["accepted" if created else "duplicates"] += 1
+    if rejected:
+        counts.update(rejected=rejected, last_rejection=reason)
     return counts
 
 

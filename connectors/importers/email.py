@@ -16,6 +16,8 @@ from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
 from pathlib import Path
 
+from django.utils import timezone
+
 from almanac.models import Tenant
 from connectors.importers import digest, iso, short_hash
 from connectors.models import Event
@@ -86,7 +88,7 @@ def occurred(msg: EmailMessage) -> datetime:
     try:
         value = parsedate_to_datetime(str(msg.get("Date")))
     except (TypeError, ValueError):
-        return datetime(1970, 1, 1, tzinfo=UTC)
+        return timezone.now()  # no usable Date: when we first saw it
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 

@@ -70,7 +70,8 @@ def is_pollable(source: Source) -> bool:
 def poll_source(*, source: Source, force: bool = False) -> dict:
     """Run the source's poller once and record success or failure (with backoff).
 
-    Returns {"accepted", "duplicates", "state"}. Skips a source in backoff unless `force`.
+    Returns {"accepted", "duplicates", "state"} (+ "rejected" when items were skipped as
+    invalid). Skips a source in backoff unless `force`.
     """
     from connectors.importers import ingest_all
     from connectors.services import sync_cursor_save, sync_failure, sync_success
@@ -86,6 +87,8 @@ def poll_source(*, source: Source, force: bool = False) -> dict:
             sync_cursor_save(source=source, cursor=cursor)
         counts["accepted"] += result["accepted"]
         counts["duplicates"] += result["duplicates"]
+        if result.get("rejected"):  # skipped invalid items: visible in the result and the log
+            counts["rejected"] = counts.get("rejected", 0) + result["rejected"]
 
     poller = import_string(POLLERS[source.kind])
     try:

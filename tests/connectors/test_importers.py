@@ -206,3 +206,26 @@ def test_demo_load_is_idempotent(company):
     assert second.startswith("0 events imported")
     assert first.startswith(f"{count} events imported")
     assert GroupMembership.objects.filter(group__key="slack:channel:G01FININT").count() == 2
+
+
+def test_invalid_item_is_skipped_and_counted_not_fatal(company, tmp_path, capsys):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "good.md").write_text("---\ntitle: Apollo sync\nattendees: [carol@acme.example]\n---\nok\n")
+    (folder / "bad.md").write_text("---\ntitle: bad\n---\nnul \x00 byte\n")
+    call_command("import_notes", str(folder), "--no-progress")
+    captured = capsys.readouterr()
+    assert "1 new events, 0 duplicates, 1 rejected" in captured.out
+    assert "NUL" in captured.err
+    assert (
+        Event.objects.filter(title="Apollo sync").exists() and not Event.objects.filter(title="bad").exists()
+    )
+
+
+def test_import_ics_from_feed_url(company, capsys):
+    from tests.connectors.servers import http_server
+
+    data = (DEMO / "calendar.ics").read_bytes()
+    with http_server(lambda request: (200, {"Content-Type": "text/calendar"}, data)) as server:
+        call_command("import_ics", f"{server.url}/cal.ics", "--no-progress")
+    assert "calendar: 4 new events" in capsys.readouterr().out

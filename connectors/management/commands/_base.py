@@ -49,7 +49,10 @@ class ImportCommand(BaseCommand):
         except (ApplicationError, OSError, ValueError) as exc:
             raise CommandError(str(getattr(exc, "message", exc))) from exc
         sync_success(source=source)
+        rejected = counts.get("rejected", 0)
         self.stdout.write(
-            f"{name}: {counts['accepted']} new events, {counts['duplicates']} duplicates "
+            f"{name}: {counts['accepted']} new events, {counts['duplicates']} duplicates, {rejected} rejected "
             f"(tenant {tenant.slug}, {time.monotonic() - started:.1f}s)"
         )
+        if rejected:
+            self.stderr.write(f"last rejection: {counts['last_rejection']}")
