@@ -14,7 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-BUILTIN_MODULES = ["skills.builtin.fact_extract", "skills.builtin.summarize"]
+BUILTIN_MODULES = [
+    "skills.builtin.fact_extract",
+    "skills.builtin.summarize",
+    "skills.builtin.compress",
+    "skills.builtin.preference_extract",
+]
 
 
 class NoOfflineFallback(Exception):
