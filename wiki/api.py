@@ -43,7 +43,7 @@ def page_out(page, sections: int | None = None) -> dict:
         "kind": page.kind,
         "title": page.title,
         "status": page.status,
-        "updated_at": page.updated_at,
+        "updated_at": getattr(page, "visible_updated_at", None) or page.updated_at,
         "sections": count,
     }
 
@@ -51,8 +51,9 @@ def page_out(page, sections: int | None = None) -> dict:
 def page_detail(*, user, page) -> dict:
     sections = list(selectors.page_sections_for_user(user=user, page=page))
     visible_ids = {s.pk for s in sections if s.page_id == page.pk}
+    page.visible_updated_at = max((s.updated_at for s in sections), default=None)
     return {
-        **page_out(page),
+        **page_out(page, sections=len(sections)),
         "aliases": page.entity.aliases,
         "summary": selectors.page_summary_for_user(user=user, page=page, visible_ids=visible_ids),
         "sections": [section_out(s) for s in sections],

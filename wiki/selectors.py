@@ -146,7 +146,11 @@ def page_list(*, user, q: str = "", kind: str = "") -> QuerySet[Page]:
     qs = (
         Page.objects.filter(tenant=tenant)
         .filter(Exists(visible))
-        .annotate(visible_sections=Subquery(counts[:1]))
+        .annotate(
+            visible_sections=Subquery(counts[:1]),
+            # The reader's own "last changed": a private section's edit is not visible through it.
+            visible_updated_at=Subquery(visible.order_by("-updated_at").values("updated_at")[:1]),
+        )
         .select_related("entity")
     )
     if kind:
