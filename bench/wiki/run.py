@@ -94,6 +94,9 @@ def main() -> None:
     parser.add_argument("--push", type=int, default=200)
     parser.add_argument("--searches", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--fast-ingest", action="store_true", help="bulk-insert the inbox (see generate.ingest)"
+    )
     args = parser.parse_args()
 
     import django
@@ -113,7 +116,7 @@ def main() -> None:
     users = ensure_users(tenant)
     payloads = generate(tenant, args.events, seed=args.seed)
     start = time.perf_counter()
-    ingest(tenant, payloads)
+    ingest(tenant, payloads, fast=args.fast_ingest)
     ingest_s = time.perf_counter() - start
     from almanac import search
 

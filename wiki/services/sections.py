@@ -158,9 +158,11 @@ def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool 
     sections = list(base.filter(page=page, id__in=ids).select_for_update(of=("self",)).order_by("id"))
     if len(sections) != len(ids):
         raise Http404("section not found")
+    changed = False
     for section in sections:
         if not section.stale:
             continue
+        changed = True
         section.confirmed_recall_ids = sorted(
             set(section.confirmed_recall_ids) | set(section.recall_event_ids)
         )
@@ -169,4 +171,8 @@ def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool 
         section._change_reason = f"confirmed by {user.username}"
         section._history_user = user
         section.save(update_fields=["confirmed_recall_ids", "stale", "stale_reason", "updated_at"])
+    if conf.WIKI_SUMMARY_ENABLED and changed:
+        from django_q.tasks import async_task
+
+        transaction.on_commit(lambda: async_task("wiki.tasks.page_summarize_task", page.pk))
     return sections
