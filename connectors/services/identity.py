@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.db.models import Q
+from django.db.models.functions import Lower
 
 from almanac.models import Tenant
 from connectors.models import ExternalIdentity
@@ -50,25 +51,40 @@ def identity_upsert(
 
 
 def identity_resolve(*, tenant: Tenant, source_kind: str, members: list[str]) -> list:
-    """The users behind `members` (e-mails or handles). Unknown ones are recorded with no
-    user and contribute nothing: an unmatched handle is never granted anything."""
-    users: dict[int, object] = {}
-    for member in members:
-        user = _user_by_email(tenant=tenant, email=member)
-        if user is None:
-            identity = (
-                ExternalIdentity.objects.select_related("user")
-                .filter(tenant=tenant)
-                .filter(
-                    Q(source_kind=source_kind, handle=member) | Q(handle__iexact=member, handle__contains="@")
-                )
-                .exclude(user=None)
-                .filter(user__profile__tenant=tenant, user__is_active=True)
-                .first()
-            )
-            user = identity.user if identity else None
-        if user is None:
-            identity_upsert(tenant=tenant, source_kind=source_kind, handle=member)
-            continue
-        users[user.pk] = user
-    return list(users.values())
+    """The users behind `members` (e-mails or handles), in three queries at most. Unknown ones
+    are recorded with no user and contribute nothing: an unmatched handle is never granted
+    anything."""
+    users = {}
+    emails = {m.lower() for m in members if "@" in m}
+    if emails:
+        found = (
+            User.objects.filter(profile__tenant=tenant, is_active=True)
+            .annotate(email_lower=Lower("email"))
+            .filter(email_lower__in=emails)
+            .order_by("id")
+        )
+        for user in found:
+            users.setdefault(user.email_lower, user)
+    rest = [m for m in members if m.lower() not in users]
+    if not rest:
+        return list({u.pk: u for u in users.values()}.values())
+    identities = (
+        ExternalIdentity.objects.select_related("user__profile")
+        .filter(tenant=tenant)
+        .filter(Q(source_kind=source_kind, handle__in=rest) | Q(handle__in=[m for m in rest if "@" in m]))
+    )
+    known = set()
+    for identity in identities:
+        if identity.source_kind == source_kind:
+            known.add(identity.handle)
+        user = identity.user
+        profile = getattr(user, "profile", None) if user is not None else None
+        if user is not None and user.is_active and profile is not None and profile.tenant_id == tenant.pk:
+            users.setdefault(identity.handle.lower(), user)
+    new = [m for m in rest if m not in known and m.lower() not in users]
+    if new:
+        ExternalIdentity.objects.bulk_create(
+            [ExternalIdentity(tenant=tenant, source_kind=source_kind, handle=m[:300]) for m in new],
+            ignore_conflicts=True,
+        )
+    return list({u.pk: u for u in users.values()}.values())

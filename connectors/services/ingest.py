@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from almanac.errors import ApplicationError
 from almanac.models import AccessGroup, GroupMembership, Tenant
-from almanac.services import group_ensure, membership_add, membership_remove
+from almanac.services import BUILTIN, group_ensure
 from connectors import conf
 from connectors.models import Event, Source
 from connectors.schemas import EventIn
@@ -45,14 +45,19 @@ def event_validate(payload) -> EventIn:
     return event
 
 
-def _check_namespace(*, tenant: Tenant, data: EventIn) -> None:
+def _check_namespace(*, tenant: Tenant, data: EventIn, kinds: dict | None = None) -> None:
     """A container namespace named after a source kind (slack:, email:, github:, ...) belongs
     to sources of that kind, so one connector can never grant access to another's containers."""
     namespace = data.container.key.split(":", 1)[0]
     if namespace not in Source.Kind.values or namespace == Source.Kind.PUSH:
         return
-    existing = Source.objects.filter(tenant=tenant, name=data.source).values_list("kind", flat=True).first()
-    kind = existing or source_kind_for_name(data.source)
+    kinds = {} if kinds is None else kinds
+    if data.source not in kinds:
+        existing = (
+            Source.objects.filter(tenant=tenant, name=data.source).values_list("kind", flat=True).first()
+        )
+        kinds[data.source] = existing or source_kind_for_name(data.source)
+    kind = kinds[data.source]
     if kind != namespace:
         raise ApplicationError(
             f"invalid event: container.key namespace '{namespace}:' belongs to {namespace} sources, "
@@ -65,30 +70,49 @@ def _tags(data: EventIn) -> dict:
     return {k: v for k, v in data.tags.model_dump().items() if v not in (None, "", [])}
 
 
-def _membership_apply(*, tenant: Tenant, source: Source, data: EventIn) -> None:
-    """Apply the event's membership to the container's access group, right away."""
-    container = data.container
-    if container.members is None:
+def _group(*, tenant: Tenant, container, cache: dict) -> AccessGroup:
+    group = cache.get(container.key)
+    if group is None:
+        group = group_ensure(
+            tenant=tenant, key=container.key, kind=AccessGroup.Kind.SOURCE, name=container.name, builtin=False
+        )
+        if container.name and group.name != container.name:
+            group.name = container.name
+            group.save(update_fields=["name"])
+        cache[container.key] = group
+    return group
+
+
+def _membership_apply(*, tenant: Tenant, source: Source, data: EventIn, cache: dict) -> None:
+    """Apply the event's membership to the container's access group, right away.
+
+    Content event: `members` is the container's full membership and replaces what this
+    source granted before (grants by admins, other sources and the directory stay).
+    membership_added / membership_removed: only the listed people change.
+    """
+    if data.container.members is None:
         return
-    group = group_ensure(
-        tenant=tenant, key=container.key, kind=AccessGroup.Kind.SOURCE, name=container.name, builtin=False
-    )
-    if container.name and group.name != container.name:
-        group.name = container.name
-        group.save(update_fields=["name"])
-    users = identity_resolve(tenant=tenant, source_kind=source.kind, members=container.members)
+    group = _group(tenant=tenant, container=data.container, cache=cache)
+    wanted = {
+        u.pk for u in identity_resolve(tenant=tenant, source_kind=source.kind, members=data.container.members)
+    }
+    memberships = GroupMembership.objects.filter(group=group)
     if data.kind == Event.Kind.MEMBERSHIP_REMOVED:
-        for user in users:
-            membership_remove(user=user, group=group)
+        if wanted:
+            memberships.filter(user_id__in=wanted).exclude(origin=BUILTIN).delete()
         return
-    for user in users:
-        membership_add(user=user, group=group, origin=source.name)
-    if data.kind != Event.Kind.MEMBERSHIP_ADDED:
-        # Content event: the list is the container's full membership, replacing what this
-        # source granted before (grants by admins or other sources stay).
-        GroupMembership.objects.filter(group=group, origin=source.name).exclude(
-            user_id__in=[u.pk for u in users]
-        ).delete()
+    existing = dict(memberships.values_list("user_id", "origin"))
+    missing = wanted - set(existing)
+    if missing:
+        GroupMembership.objects.bulk_create(
+            [GroupMembership(user_id=uid, group=group, origin=source.name) for uid in missing],
+            ignore_conflicts=True,
+        )
+    if data.kind == Event.Kind.MEMBERSHIP_ADDED:
+        return
+    dropped = [uid for uid, origin in existing.items() if origin == source.name and uid not in wanted]
+    if dropped:
+        memberships.filter(user_id__in=dropped, origin=source.name).delete()
 
 
 def _enqueue_compile(event_id: int) -> None:
@@ -97,11 +121,22 @@ def _enqueue_compile(event_id: int) -> None:
     transaction.on_commit(lambda: package.async_task("wiki.tasks.compile_event_task", event_id))
 
 
-def _store(*, tenant: Tenant, data: EventIn) -> tuple[Event, bool]:
-    source = source_ensure(tenant=tenant, name=data.source)
-    existing = Event.objects.filter(source=source, external_id=data.external_id, version=data.version).first()
-    if existing is not None:
-        return existing, False
+def _source(*, tenant: Tenant, name: str, cache: dict) -> Source:
+    key = ("source", name)
+    if key not in cache:
+        cache[key] = source_ensure(tenant=tenant, name=name)
+    return cache[key]
+
+
+def _store(*, tenant: Tenant, data: EventIn, cache: dict, checked: bool = False) -> tuple[Event, bool]:
+    """Store one validated event; `checked`: the caller already knows it is not stored."""
+    source = _source(tenant=tenant, name=data.source, cache=cache)
+    if not checked:
+        existing = Event.objects.filter(
+            source=source, external_id=data.external_id, version=data.version
+        ).first()
+        if existing is not None:
+            return existing, False
     container = data.container
     try:
         with transaction.atomic():
@@ -126,7 +161,7 @@ def _store(*, tenant: Tenant, data: EventIn) -> tuple[Event, bool]:
             )
     except IntegrityError:  # the same triple stored concurrently: a duplicate
         return Event.objects.get(source=source, external_id=data.external_id, version=data.version), False
-    _membership_apply(tenant=tenant, source=source, data=data)
+    _membership_apply(tenant=tenant, source=source, data=data, cache=cache)
     _enqueue_compile(event.id)
     return event, True
 
@@ -144,7 +179,7 @@ def event_ingest(*, tenant: Tenant, payload: dict) -> tuple[Event, bool]:
     """
     data = event_validate(payload)
     _check_namespace(tenant=tenant, data=data)
-    return _store(tenant=tenant, data=data)
+    return _store(tenant=tenant, data=data, cache={})
 
 
 @transaction.atomic
@@ -155,18 +190,29 @@ def event_ingest_batch(*, tenant: Tenant, payloads: list) -> dict:
         raise ApplicationError("'events' must be a list", status_code=422)
     if len(payloads) > conf.EVENT_MAX_BATCH:
         raise ApplicationError(f"a batch may hold at most {conf.EVENT_MAX_BATCH} events", status_code=422)
-    parsed = []
+    parsed, kinds = [], {}
     for index, payload in enumerate(payloads):
         try:
             parsed.append(event_validate(payload))
-            _check_namespace(tenant=tenant, data=parsed[-1])
+            _check_namespace(tenant=tenant, data=parsed[-1], kinds=kinds)
         except ApplicationError as exc:
             raise ApplicationError(
                 f"events[{index}]: {exc.message}", {"index": index}, status_code=422
             ) from exc
     accepted = duplicates = 0
+    cache: dict = {}  # sources and groups, looked up once per batch
+    stored = set(
+        Event.objects.filter(tenant=tenant, external_id__in={d.external_id for d in parsed}).values_list(
+            "source__name", "external_id", "version"
+        )
+    )
     for data in parsed:
-        _, created = _store(tenant=tenant, data=data)
+        triple = (data.source, data.external_id, data.version)
+        if triple in stored:
+            duplicates += 1
+            continue
+        _, created = _store(tenant=tenant, data=data, cache=cache, checked=True)
+        stored.add(triple)
         accepted += created
         duplicates += not created
     return {"accepted": accepted, "duplicates": duplicates}

@@ -202,3 +202,8 @@ def test_list_sources_query_count_is_flat(api, tenant, alice, django_assert_num_
     ):  # the agent key, its last-use stamp, one for sources + cursors + counts
         rows = api.get("/connectors").json()
     assert [r["name"] for r in rows] == ["crm", "hubspot", "slack"]
+
+
+def test_same_new_event_twice_in_one_batch(push, alice):
+    assert push({"events": [make_event(), make_event()]}).json() == {"accepted": 1, "duplicates": 1}
+    assert Event.objects.count() == 1
