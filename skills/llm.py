@@ -10,6 +10,7 @@ Every request is an attempt; `client.attempts` and `client.errors` say what happ
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -141,10 +142,8 @@ class LLMClient:
     def _wait(self, response: httpx.Response | None, failure: int) -> None:
         delay = float(conf.get("LLM_BACKOFF")) * (2 ** (failure - 1))
         if response is not None and response.status_code == 429:
-            try:
+            with contextlib.suppress(ValueError):  # an HTTP date: keep the backoff
                 delay = float(response.headers.get("Retry-After", delay))
-            except ValueError:
-                delay = delay  # an HTTP date: use the backoff
         time.sleep(min(max(delay, 0.0), float(conf.get("LLM_RETRY_AFTER_MAX"))))
 
     def _post(self, http: httpx.Client, messages: list[dict], max_tokens: int | None, schema: dict) -> str:

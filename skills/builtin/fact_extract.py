@@ -153,7 +153,7 @@ def _is_filler(sentence: str) -> bool:
 
 def _is_question(sentence: str) -> bool:
     bare = sentence.rstrip(" .。!！~")
-    if bare.endswith(("?", "？")) or re.search(r"(?:吗|么|呢)$", bare):
+    if bare.endswith(("?", "？")) or re.search(r"(?:吗|呢|是不是|对不对|好不好)$", bare):
         return True
     return bool(_QUESTION_START.match(sentence)) and not sentence.endswith((".", "。"))
 
@@ -194,7 +194,7 @@ def _importance(kind: str, sentence: str) -> float:
 
 
 def _finish(sentence: str) -> str:
-    if sentence[:1].isalpha() and sentence[:1].islower() and sentence[:2] != "i'":
+    if sentence[:1].isalpha() and sentence[:1].islower():
         sentence = sentence[0].upper() + sentence[1:]
     if sentence[-1:] not in ".。!！":
         sentence += "。" if T.is_cjk(sentence) else "."
