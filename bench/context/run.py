@@ -1,0 +1,244 @@
+"""End-to-end benchmark of `POST /api/v1/context` over HTTP, no LLM.
+
+    ALMANAC_DB_NAME=almanac_bench_ctx .venv/bin/python bench/context/generate.py   # once
+    ALMANAC_DB_NAME=almanac_bench_ctx .venv/bin/python bench/context/run.py --clients 8 --requests 800
+
+1. a live server on 127.0.0.1: gunicorn (`--workers 2 --threads 4`, gthread) when it is
+   installed, else `manage.py runserver --noreload` (threaded, one process); DEBUG off;
+2. an agent key for the bench tenant; tasks drawn at random from customer/project/person
+   templates in English and Chinese (mostly distinct, so the query embedding is computed
+   on the request path), acting for random users of the tenant;
+3. `--clients` threads, each with its own httpx.Client (keep-alive), after a warm-up;
+4. latency p50/p95/p99, requests/s, errors, how often pages were summarized, and the
+   database queries per call (measured in-process with CaptureQueriesContext on the same data).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "almanac.settings")
+os.environ.setdefault("ALMANAC_DB_NAME", "almanac_bench_ctx")
+
+TENANT = "benchctx"
+TASKS_EN = [
+    "Draft the {c} renewal proposal",
+    "What is the status of {p} and what is blocking it?",
+    "Summarize pricing and discount history for {c}",
+    "Prepare for the {c} call about {p} next week",
+    "Any open incidents or latency issues for {c}?",
+    "Write the weekly update for {p}",
+]
+TASKS_ZH = [
+    "为 {c} 起草续约提案",
+    "{p} 项目进展如何，有什么风险？",
+    "总结 {c} 的报价和折扣历史",
+    "准备和 {c} 关于 {p} 的会议",
+]
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_tasks(n: int, seed: int) -> list[str]:
+    from bench.wiki.generate import CUSTOMERS, PROJECTS
+
+    rng = random.Random(seed)
+    tasks = []
+    for i in range(n):
+        template = rng.choice(TASKS_ZH if rng.random() < 0.35 else TASKS_EN)
+        task = template.format(c=rng.choice(CUSTOMERS), p=rng.choice(PROJECTS))
+        tasks.append(f"{task} (#{i})" if rng.random() < 0.7 else task)  # most tasks distinct
+    return tasks
+
+
+def start_server(port: int, server: str, workers: int, threads: int) -> tuple[subprocess.Popen, str]:
+    env = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-only-secret-key-not-for-production-0123456789",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "LOG_LEVEL": "WARNING",
+        "OPENBLAS_NUM_THREADS": "1",
+    }
+    gunicorn = shutil.which("gunicorn", path=str(ROOT / ".venv" / "bin")) or shutil.which("gunicorn")
+    if server == "gunicorn" and gunicorn:
+        cmd = [
+            gunicorn, "almanac.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+            "--threads", str(threads), "--worker-class", "gthread", "--log-level", "warning", "--timeout", "120",
+        ]  # fmt: skip
+        label = f"gunicorn gthread, {workers} workers x {threads} threads"
+    else:
+        cmd = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
+        label = "manage.py runserver --noreload (threaded, 1 process)"
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    import httpx
+
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=2).status_code == 200:
+                return proc, label
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    proc.kill()
+    raise SystemExit(f"server did not start: {proc.stderr.read().decode()[-2000:]}")
+
+
+def client_loop(base: str, key: str, jobs: list[tuple[str, str]], max_tokens: int, out: list, errors: list):
+    import httpx
+
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
+        for user, task in jobs:
+            started = time.perf_counter()
+            response = client.post(
+                "/api/v1/context", json={"user": user, "task": task, "max_tokens": max_tokens}
+            )
+            elapsed = (time.perf_counter() - started) * 1000
+            if response.status_code != 200:
+                errors.append((response.status_code, response.text[:200]))
+                continue
+            data = response.json()
+            summarized = any(i["summarized"] for b in data["blocks"] for i in b["items"])
+            out.append((elapsed, summarized, data["budget"]["used"], len(data["blocks"])))
+
+
+def run_load(
+    base: str,
+    key: str,
+    users: list[str],
+    tasks: list[str],
+    clients: int,
+    per_client: int,
+    max_tokens: int,
+    seed: int,
+):
+    rng = random.Random(seed)
+    results: list = []
+    errors: list = []
+    jobs = [[(rng.choice(users), rng.choice(tasks)) for _ in range(per_client)] for _ in range(clients)]
+    threads = [
+        threading.Thread(target=client_loop, args=(base, key, job, max_tokens, results, errors))
+        for job in jobs
+    ]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    return results, errors, wall
+
+
+def query_counts(users: list[str], tasks: list[str], key: str, n: int = 20) -> list[int]:
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    counts = []
+    for i in range(n):
+        body = {"user": users[i % len(users)], "task": tasks[i % len(tasks)]}
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.post(
+                "/api/v1/context",
+                body,
+                content_type="application/json",
+                headers={"Authorization": f"Bearer {key}"},
+            )
+        assert response.status_code == 200, response.content
+        counts.append(len(ctx.captured_queries))
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="POST /context over HTTP")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--requests", type=int, default=800, help="total measured requests")
+    parser.add_argument("--warmup", type=int, default=80)
+    parser.add_argument("--max-tokens", type=int, default=3000)
+    parser.add_argument("--server", choices=["gunicorn", "runserver"], default="gunicorn")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path, help="write the results here too")
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+
+    from almanac.models import Tenant
+    from almanac.services import agentkey_create
+    from memories.models import Memory
+    from wiki.models import PageSection
+
+    tenant = Tenant.objects.get(slug=TENANT)
+    sections = PageSection.objects.filter(tenant=tenant).count()
+    memories = Memory.objects.filter(tenant=tenant).count()
+    users = list(get_user_model().objects.filter(profile__tenant=tenant).values_list("username", flat=True))
+    key = agentkey_create(tenant=tenant, name=f"bench-{int(time.time())}")[1]
+    tasks = make_tasks(2000, args.seed)
+    counts = query_counts(users, tasks, key)
+
+    port = free_port()
+    proc, label = start_server(port, args.server, args.workers, args.threads)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        per_client = max(1, args.warmup // args.clients)
+        run_load(base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 1)
+        per_client = max(1, args.requests // args.clients)
+        results, errors, wall = run_load(
+            base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 2
+        )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    latencies = [r[0] for r in results]
+    report = {
+        "server": label,
+        "corpus": {"sections": sections, "memories": memories, "users": len(users)},
+        "clients": args.clients,
+        "max_tokens": args.max_tokens,
+        "requests": len(results),
+        "errors": len(errors),
+        "p50_ms": round(pct(latencies, 0.50), 1),
+        "p95_ms": round(pct(latencies, 0.95), 1),
+        "p99_ms": round(pct(latencies, 0.99), 1),
+        "mean_ms": round(statistics.mean(latencies), 1),
+        "requests_per_s": round(len(results) / wall, 1),
+        "summarized_share": round(sum(1 for r in results if r[1]) / max(len(results), 1), 3),
+        "mean_used_tokens": round(statistics.mean(r[2] for r in results), 0),
+        "queries_per_call": {"min": min(counts), "median": statistics.median(counts), "max": max(counts)},
+    }
+    if errors:
+        report["first_errors"] = errors[:3]
+    print(json.dumps(report, indent=2, ensure_ascii=False))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
