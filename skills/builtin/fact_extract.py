@@ -252,7 +252,39 @@ _TYPE_ALIASES = {
 }
 
 
-def _normalize_fact(item) -> dict | None:
+_WORD_IMPORTANCE = {"high": 0.8, "medium": 0.5, "low": 0.3, "高": 0.8, "中": 0.5, "低": 0.3}
+
+
+def _importance_of(value) -> float:
+    """0..1 from what models write: 0.8, "0.8", 8 (of 10), 80, "80%", "high"."""
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _WORD_IMPORTANCE:
+            return _WORD_IMPORTANCE[word]
+        value = word.rstrip("%")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.5
+    if 1 < number <= 10:
+        number /= 10  # a 1-10 scale
+    elif 10 < number <= 100:
+        number /= 100  # a percentage
+    return round(min(max(number, 0.0), 1.0), 2)
+
+
+def _date_of(value, text: str, kind: str, base) -> str | None:
+    """An ISO date; "last Friday" / "上周五" are resolved against the session date; an event
+    without one gets the date its sentence mentions."""
+    when = parse_iso(value)
+    if when is None and isinstance(value, str) and value.strip():
+        when = find_date(value, base)
+    if when is None and kind == "event":
+        when = find_date(text, base)
+    return when.isoformat() if when else None
+
+
+def _normalize_fact(item, base=None) -> dict | None:
     if isinstance(item, str):
         item = {"text": item}
     if not isinstance(item, dict):
@@ -262,16 +294,11 @@ def _normalize_fact(item) -> dict | None:
         return None
     kind = str(item.get("type") or "fact").strip().lower()
     kind = _TYPE_ALIASES.get(kind, kind if kind in FACT_TYPES else "fact")
-    try:
-        importance = min(max(float(item.get("importance", 0.5)), 0.0), 1.0)
-    except (TypeError, ValueError):
-        importance = 0.5
-    when = parse_iso(item.get("occurred_at") or item.get("date"))
     return {
         "text": text.strip(),
         "type": kind,
-        "importance": importance,
-        "occurred_at": when.isoformat() if when else None,
+        "importance": _importance_of(item.get("importance", 0.5)),
+        "occurred_at": _date_of(item.get("occurred_at") or item.get("date"), text, kind, base),
     }
 
 
@@ -298,7 +325,8 @@ class FactExtract(BaseSkill):
             data = inner if isinstance(inner, dict) and "facts" in inner else {"facts": inner}
         if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
             return data  # let the schema explain what is wrong
-        facts = [_normalize_fact(item) for item in data["facts"]]
+        base = parse_iso(input.get("session_date"))
+        facts = [_normalize_fact(item, base) for item in data["facts"]]
         return {"facts": [f for f in facts if f]}
 
     def run_llm(self, input: dict, client) -> dict:

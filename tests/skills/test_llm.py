@@ -75,7 +75,29 @@ def test_sloppy_fields_from_local_models_are_normalized(chat_server):
             "importance": 0.9,
             "occurred_at": "2025-03-14",
         },
-        {"text": "Budget is 30万元", "type": "fact", "importance": 1.0, "occurred_at": None},
+        {"text": "Budget is 30万元", "type": "fact", "importance": 0.3, "occurred_at": None},  # 3 of 10
+    ]
+
+
+def test_relative_dates_and_percentages_from_models_are_resolved(chat_server):
+    reply = {
+        "facts": [
+            {
+                "text": "We met Acme last Friday.",
+                "type": "event",
+                "importance": "80%",
+                "occurred_at": "last Friday",
+            },
+            {"text": "上周五和王伟开会。", "type": "event", "importance": "high", "occurred_at": None},
+            {"text": "I like tea.", "type": "preference", "importance": 60, "occurred_at": "someday"},
+        ]
+    }
+    chat_server.script = [json.dumps(reply, ensure_ascii=False)]
+    out = skill_run(name="fact_extract", input=FACT_INPUT)  # session date 2025-03-20
+    assert [(f["importance"], f["occurred_at"]) for f in out["facts"]] == [
+        (0.8, "2025-03-14"),
+        (0.8, "2025-03-14"),
+        (0.6, None),
     ]
 
 
