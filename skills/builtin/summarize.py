@@ -38,6 +38,9 @@ Reply with JSON only: {{"summary": "..."}}"""
 
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*\b")
 _NUMBER = re.compile(r"\d")
+_TERM = re.compile(
+    r"《[^》]{1,40}》|「[^」]{1,40}」|“[^”]{1,40}”|\"[^\"]{1,40}\"|`[^`]{1,40}`|\b[A-Z]{2,6}s?\b"
+)
 _FILLER_START = re.compile(
     r"^(?:hi|hello|hey|dear|thanks?|thank you|ok(?:ay)?|sure|great|got it|bye|regards|cheers|"
     r"你好|您好|大家好|谢谢|感谢|好的|嗯+|收到|再见)\b",
@@ -74,6 +77,7 @@ def _score(unit: str, index: int, keep: list[str]) -> float:
     score += 3.0 * min(len(T.AMOUNT.findall(unit)), 2)
     score += 3.0 * min(len(T.IDENT.findall(unit)), 2)
     score += 1.5 * min(len(_CAPITALISED.findall(unit)) + _cjk_names(unit), 3)
+    score += 1.0 * min(len(_TERM.findall(unit)), 2)
     score += 0.5 * min(len(_NUMBER.findall(unit)), 4)
     score += 1.0 if index == 0 else 0.0  # the lead sentence usually says what it is about
     return score / math.sqrt(max(count_tokens(unit), 1)) * 4 + min(T.content_size(unit), 40) / 40

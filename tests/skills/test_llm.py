@@ -226,7 +226,12 @@ def test_llm_summary_within_budget_is_used(chat_server):
 
 
 def test_connection_refused_is_unavailable(settings):
-    client = LLMClient(base_url="http://127.0.0.1:9", timeout=1, max_retries=1)
+    import socket
+
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = LLMClient(base_url=f"http://127.0.0.1:{port}/v1", timeout=1, max_retries=1)
     settings.LLM_BACKOFF = 0.0
     with pytest.raises(LLMUnavailable):
         client.complete_json([{"role": "user", "content": "x"}], schema={"type": "object"})

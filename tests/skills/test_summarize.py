@@ -114,3 +114,9 @@ def test_summarize_prefers_chinese_names_without_keep():
     text = "会议开得很长，大家讨论了很多问题，气氛也还不错。张伟和李娜在上海负责华东区。天气一直很好，午饭也很好吃。"
     summary = extractive_summary(text, 20)
     assert "张伟" in summary and count_tokens(summary) <= 20
+
+
+def test_summarize_ranks_terms_above_chatter():
+    text = "我们聊了很多，大家都挺开心的，下次再继续。新版《数据安全规范》要求所有 API 都走 SSO 登录。午饭吃得很好，下午也没什么事情。"
+    summary = extractive_summary(text, 30)
+    assert "《数据安全规范》" in summary and "午饭" not in summary and count_tokens(summary) <= 30
