@@ -117,6 +117,6 @@ def test_summarize_prefers_chinese_names_without_keep():
 
 
 def test_summarize_ranks_terms_above_chatter():
-    text = "我们聊了很多，大家都挺开心的，下次再继续。新版《数据安全规范》要求所有 API 都走 SSO 登录。午饭吃得很好，下午也没什么事情。"
+    text = "我们聊了很多，大家都挺开心的，下次再继续。新版《数据安全规范》要求所有接口统一登录。午饭吃得很好，下午也没什么事情。"
     summary = extractive_summary(text, 30)
-    assert "《数据安全规范》" in summary and "午饭" not in summary and count_tokens(summary) <= 30
+    assert summary == "新版《数据安全规范》要求所有接口统一登录。"
