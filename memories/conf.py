@@ -15,6 +15,10 @@ HNSW_EF_SEARCH = envint("MEMORY_HNSW_EF_SEARCH", 100)
 HNSW_MAX_SCAN_TUPLES = envint("MEMORY_HNSW_MAX_SCAN_TUPLES", 20000)
 RERANK = env("MEMORY_RERANK")  # dotted path of a callable(query, hits) -> hits; empty = off
 TOUCH_ON_RECALL = envbool("MEMORY_TOUCH_ON_RECALL", True)
+TOUCH_MODE = env(
+    "MEMORY_TOUCH_MODE", "task"
+)  # task: one django-q2 task per search | buffer: see memories/touch.py
+TOUCH_FLUSH_SECONDS = envfloat("MEMORY_TOUCH_FLUSH_SECONDS", 2.0)
 
 # Write path
 MAX_CONTENT_CHARS = envint("MEMORY_MAX_CONTENT_CHARS", 20000)

@@ -80,10 +80,8 @@ class Memory(models.Model):
             GinIndex(fields=["acl"], name="memories_memory_acl_gin"),
             models.Index(fields=["tenant", "status", "memory_type"], name="memories_memory_tenant_status"),
             models.Index(fields=["owner", "-created_at"], name="memories_memory_owner_created"),
-            # The decay job scans active memories by last access.
-            models.Index(
-                fields=["last_access"], condition=Q(status="active"), name="memories_memory_active_access"
-            ),
+            # No index on access_count/last_access: recall bumps them, and an update that
+            # touches no indexed column can be HOT (no new HNSW/GIN entries per hit).
         ]
         constraints = [
             models.CheckConstraint(

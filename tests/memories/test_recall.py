@@ -139,3 +139,19 @@ def reverse_rerank(query, hits):
 
 def test_empty_query_returns_nothing(alice, corpus):
     assert search(alice, "   ") == []
+
+
+def test_buffered_touch_mode(alice, corpus, monkeypatch, django_capture_on_commit_callbacks):
+    from memories import conf, touch
+
+    monkeypatch.setattr(conf, "TOUCH_MODE", "buffer")
+    monkeypatch.setattr(conf, "TOUCH_FLUSH_SECONDS", 3600)
+    with django_capture_on_commit_callbacks(execute=True):
+        hits = search(alice, "美式咖啡", top_k=2)
+        search(alice, "美式咖啡", top_k=2)
+    ids = [h.memory.pk for h in hits]
+    assert not Memory.objects.filter(pk__in=ids, access_count__gt=0).exists()  # not yet: buffered
+    assert touch.flush() == 2
+    assert set(Memory.objects.filter(pk__in=ids).values_list("access_count", flat=True)) == {2}
+    if touch._timer is not None:
+        touch._timer.cancel()

@@ -1,0 +1,190 @@
+"""Recall latency (service and HTTP), write throughput and recall quality on the bench company.
+
+    ALMANAC_DB_NAME=almanac_bench python bench/memories/run.py --queries 300 --http 150 --writes 100
+
+Latencies include the query embedding (the embed_query cache is cleared before each call)
+unless marked "cached embedding". Quality: hits@5 of the labelled set (data.LABELLED) for
+the keyword lane alone, the vector lane alone and the fused recall.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "almanac.settings")
+os.environ.setdefault("ALMANAC_DB_NAME", "almanac_bench")
+
+import django  # noqa: E402
+
+django.setup()
+
+import numpy as np  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from almanac import search as primitives  # noqa: E402
+from almanac.models import AgentKey, Tenant  # noqa: E402
+from almanac.services import agentkey_create, agentkey_revoke  # noqa: E402
+from bench.memories import data  # noqa: E402
+from bench.memories.generate import SLUG, sentence  # noqa: E402
+from memories import selectors, services  # noqa: E402
+from memories.models import Memory  # noqa: E402
+
+User = get_user_model()
+
+
+def pct(samples: list[float]) -> dict:
+    a = np.asarray(samples)
+    return {"n": len(a), "p50": round(float(np.percentile(a, 50)), 2), "p95": round(float(np.percentile(a, 95)), 2),
+            "p99": round(float(np.percentile(a, 99)), 2), "mean": round(float(a.mean()), 2)}  # fmt: skip
+
+
+def queries(rng: random.Random) -> list[str]:
+    out = [q for _, q, _ in data.LABELLED]
+    for _ in range(80):
+        text, _ = sentence(rng)
+        words = text.replace("。", " ").replace(".", " ").split()
+        out.append(
+            " ".join(words[: max(2, len(words) // 2)]) if len(words) > 3 else text[: max(4, len(text) // 2)]
+        )
+    out += [f"{c} 续约" for c in data.CUSTOMERS[:8]] + [f"what does u0{i}0 prefer" for i in range(5)]
+    return out
+
+
+def timed(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return (time.perf_counter() - started) * 1000
+
+
+def bench_service(users, qs, n, rng, cached: bool) -> dict:
+    samples = []
+    for _ in range(n):
+        user, query = rng.choice(users), rng.choice(qs)
+        if not cached:
+            primitives._embed_query_cached.cache_clear()
+        samples.append(timed(lambda u=user, q=query: selectors.memory_search(user=u, query=q, top_k=10)))
+    return pct(samples)
+
+
+def bench_http(users, qs, n, rng, key: str) -> dict:
+    client, samples = Client(), []
+    headers = {"Authorization": f"Bearer {key}"}
+    for _ in range(n):
+        body = {"user": rng.choice(users).username, "query": rng.choice(qs), "top_k": 10}
+        primitives._embed_query_cached.cache_clear()
+
+        def call(b=body):
+            response = client.post(
+                "/api/v1/memories/search", b, content_type="application/json", headers=headers
+            )
+            assert response.status_code == 200, response.content
+
+        samples.append(timed(call))
+    return pct(samples)
+
+
+def bench_writes(users, n, rng) -> dict:
+    samples, dupes = [], 0
+    started = time.perf_counter()
+    for i in range(n):
+        text, kind = sentence(rng)
+        content = f"{text} [write-bench {time.time_ns()} {i}]"
+
+        def write(u=rng.choice(users), c=content, k=kind):
+            nonlocal dupes
+            _, dup = services.memory_create(owner=u, content=c, memory_type=k, reason="bench")
+            dupes += dup is not None
+
+        samples.append(timed(write))
+    elapsed = time.perf_counter() - started
+    return {**pct(samples), "writes_per_s": round(n / elapsed, 1), "duplicates": dupes}
+
+
+def quality(owner) -> dict:
+    tenant_id = owner.profile.tenant_id
+    visible = Memory.objects.visible_to(owner)
+    hits = {"keyword": 0, "vector": 0, "fused": 0}
+    misses = []
+    for content, query, kind in data.LABELLED:
+        target = Memory.objects.get(tenant_id=tenant_id, content=content).pk
+        kw = selectors._keyword_lane(visible, tenant_id=tenant_id, query=query, size=5)
+        vec = [pk for pk, _ in selectors.nearest(visible, primitives.embed_query(query), 5)]
+        fused = [h.memory.pk for h in selectors.memory_search(user=owner, query=query, top_k=5)]
+        for lane, ids in (("keyword", kw), ("vector", vec), ("fused", fused)):
+            hits[lane] += target in ids
+        if target not in fused:
+            misses.append({"query": query, "kind": kind})
+    n = len(data.LABELLED)
+    return {"queries": n, **{f"hits@5_{k}": round(v / n, 3) for k, v in hits.items()}, "fused_misses": misses}
+
+
+def plan(user, query: str) -> str:
+    vector = primitives.embed_query(query)
+    qs = Memory.objects.visible_to(user).filter(memory_type__in=list(selectors.SEARCH_TYPES))
+    from pgvector.django import CosineDistance
+
+    dist = CosineDistance("embedding", vector)
+    sql, params = qs.annotate(dist=dist).order_by(dist).values_list("id", "dist")[:50].query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("BEGIN")
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + sql, params)
+        lines = [r[0] for r in cursor.fetchall()]
+        cursor.execute("ROLLBACK")
+    return "\n".join(lines)
+
+
+def agent_key(tenant) -> str:
+    for key in AgentKey.objects.filter(tenant=tenant, name="memories-bench", revoked_at__isnull=True):
+        agentkey_revoke(key=key)
+    return agentkey_create(tenant=tenant, name="memories-bench")[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--http", type=int, default=150)
+    parser.add_argument("--writes", type=int, default=100)
+    parser.add_argument("--out", default="")
+    args = parser.parse_args()
+    tenant = Tenant.objects.get(slug=SLUG)
+    users = list(
+        User.objects.filter(profile__tenant=tenant, username__startswith="u").select_related("profile")
+    )
+    rng = random.Random(3)
+    qs = queries(rng)
+    total = Memory.objects.filter(tenant=tenant).count()
+    visible = [Memory.objects.visible_to(u).count() for u in users]
+    selectors.memory_search(user=users[0], query="warm up")  # loads the embedding model
+    result = {
+        "memories": total,
+        "visible_per_user": {
+            "min": min(visible),
+            "mean": round(sum(visible) / len(visible)),
+            "max": max(visible),
+        },
+        "quality": quality(users[0]),
+        "recall_service_ms": bench_service(users, qs, args.queries, rng, cached=False),
+        "recall_service_cached_embedding_ms": bench_service(users, qs, args.queries, rng, cached=True),
+        "recall_http_ms": bench_http(users, qs, args.http, rng, agent_key(tenant)),
+        "write_ms": bench_writes(users, args.writes, rng),
+        "vector_lane_plan": plan(users[0], "客户 Vercel 续约"),
+    }
+    print(json.dumps(result, ensure_ascii=False, indent=2))
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=2))
+
+
+if __name__ == "__main__":
+    main()
