@@ -4,7 +4,7 @@ from importlib import import_module
 
 from django_q.models import Schedule
 
-APPS = ["memories", "connectors", "wiki"]
+APPS = ["memories", "connectors", "wiki", "skills"]
 
 
 def setup_schedules() -> list[str]:
