@@ -13,6 +13,7 @@ RECALL_RRF_K = envint("MEMORY_RECALL_RRF_K", 60)
 RECENCY_HALF_LIFE_DAYS = envfloat("MEMORY_RECENCY_HALF_LIFE_DAYS", 30.0)
 HNSW_EF_SEARCH = envint("MEMORY_HNSW_EF_SEARCH", 100)
 HNSW_MAX_SCAN_TUPLES = envint("MEMORY_HNSW_MAX_SCAN_TUPLES", 20000)
+EXACT_SCAN_MAX = envint("MEMORY_EXACT_SCAN_MAX", 2000)  # visible sets up to this size are scanned exactly
 RERANK = env("MEMORY_RERANK")  # dotted path of a callable(query, hits) -> hits; empty = off
 TOUCH_ON_RECALL = envbool("MEMORY_TOUCH_ON_RECALL", True)
 TOUCH_MODE = env(

@@ -88,28 +88,46 @@ def _keyword_lane(qs, *, tenant_id: int, query: str, size: int) -> list[int]:
     return list(rows)
 
 
+def _lane_settings(*, exact: bool, size: int) -> None:
+    """Steer the planner for this transaction: an HNSW iterative scan, or an exact scan.
+
+    The planner cannot estimate `acl && ARRAY(subquery)` and tends to pick a btree scan plus
+    a sort over the whole tenant; `enable_sort = off` leaves the HNSW scan (which yields rows
+    in distance order) as the only cheap plan, `enable_indexscan = off` forces the exact
+    bitmap-on-acl + top-N sort.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.ef_search', %s, true), set_config('hnsw.max_scan_tuples', %s, true), "
+            "set_config(%s, 'off', true)",
+            [
+                str(max(conf.HNSW_EF_SEARCH, size)),
+                str(conf.HNSW_MAX_SCAN_TUPLES),
+                "enable_indexscan" if exact else "enable_sort",
+            ],
+        )
+
+
+def _scan(qs, vector, size: int, *, exact: bool) -> list[tuple[int, float]]:
+    dist = CosineDistance("embedding", vector)
+    with transaction.atomic():
+        _lane_settings(exact=exact, size=size)
+        return list(qs.annotate(dist=dist).order_by(dist, "id").values_list("id", "dist")[:size])
+
+
 def nearest(qs, vector, size: int) -> list[tuple[int, float]]:
     """(id, cosine distance) of the `size` rows of `qs` nearest to `vector`, best first.
 
-    HNSW with iterative scans (pgvector >= 0.8) keeps scanning past rows the filter
-    rejects; when it still returns fewer than `size` (a very selective filter, or the
-    scan cap reached) an exact scan of the filtered set answers instead, so a filter
-    never makes us return fewer rows than exist.
+    A small visible set (<= MEMORY_EXACT_SCAN_MAX rows) is scanned exactly. A larger one
+    uses HNSW with iterative scans (pgvector >= 0.8), which keep scanning past rows the
+    filter rejects; if that still returns fewer than `size` (scan cap reached), an exact
+    scan answers instead, so a filter never makes us return fewer rows than exist.
     """
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-                "set_config('hnsw.ef_search', %s, true), set_config('hnsw.max_scan_tuples', %s, true)",
-                [str(max(conf.HNSW_EF_SEARCH, size)), str(conf.HNSW_MAX_SCAN_TUPLES)],
-            )
-        dist = CosineDistance("embedding", vector)
-        rows = list(qs.annotate(dist=dist).order_by(dist).values_list("id", "dist")[:size])
-    if len(rows) < size:
-        # `+ 0` makes the sort key an expression the index cannot serve: an exact scan.
-        exact = list(qs.annotate(dist=dist + 0).order_by("dist", "id").values_list("id", "dist")[:size])
-        if len(exact) > len(rows):
-            rows = exact
+    small = qs[: conf.EXACT_SCAN_MAX + 1].count() <= conf.EXACT_SCAN_MAX
+    rows = _scan(qs, vector, size, exact=small)
+    if not small and len(rows) < size:
+        rows = _scan(qs, vector, size, exact=True)
     rows.sort(key=lambda r: (r[1], r[0]))  # relaxed_order may return slightly out of order
     return rows
 

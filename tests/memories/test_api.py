@@ -285,8 +285,8 @@ def test_search_query_count_is_constant(alice, remember, django_assert_num_queri
     for text in ("tea with lemon", "window seat on trains", "morning standups", "PRD-2024-013 billing"):
         remember(alice, text)
     selectors.memory_search(user=alice, query="warm-up: loads the embedding model")
-    # profile, BM25 stats, keyword lane, savepoint, SET LOCAL hnsw.*, HNSW lane, release,
-    # exact-scan top-up (the visible set is smaller than the lane), fetch of the fused rows.
+    # profile, BM25 stats, keyword lane, visible-set size probe, savepoint, SET LOCAL
+    # (hnsw.*, planner), vector lane, release, fetch of the fused rows.
     for batch in range(2):
         user = type(alice).objects.get(pk=alice.pk)
         with django_assert_num_queries(9):

@@ -69,7 +69,15 @@ def test_top_k_types_and_exclusions(alice, corpus, remember):
     assert event.pk not in ids and ids
 
 
-def test_never_fewer_than_asked_under_a_selective_filter(alice, bob, remember):
+@pytest.mark.parametrize(("exact_max", "max_scan"), [(2000, 20000), (0, 20000), (0, 5)])
+def test_never_fewer_than_asked_under_a_selective_filter(
+    alice, bob, remember, monkeypatch, exact_max, max_scan
+):
+    # exact scan; HNSW iterative scan; HNSW hitting its scan cap, then the exact top-up.
+    from memories import conf
+
+    monkeypatch.setattr(conf, "EXACT_SCAN_MAX", exact_max)
+    monkeypatch.setattr(conf, "HNSW_MAX_SCAN_TUPLES", max_scan)
     # Many rows alice cannot see, a few she can: the filtered vector lane still fills up.
     for i in range(40):
         remember(
