@@ -209,16 +209,27 @@ def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tupl
 
 
 def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple[int, float]]:
+    """Vector top 50 inside the visible set.
+
+    The planner cannot estimate `acl && ARRAY(...)` and would sort every visible row, so
+    the HNSW index is made to drive (iterative scan keeps going until enough rows pass
+    the filter). If it still returns fewer than asked — a small visible set inside a big
+    tenant — an exact scan of the visible rows follows, so the lane never comes up short.
+    """
     vector = search.embed_query(query)
     rows = visible.filter(embedding__isnull=False).annotate(d=CosineDistance("embedding", vector))
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            # The ACL filter is selective: let HNSW keep scanning until enough rows pass it,
-            # or scan exactly when the visible set is small (never fewer results than asked).
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            if visible.count() < conf.WIKI_EXACT_SCAN_BELOW:
-                cursor.execute("SET LOCAL enable_indexscan = off")
-        hits = list(rows.order_by("d", "id").values_list("id", "d")[:LANE_SIZE])
+    ordered = rows.order_by("d").values_list("id", "d")[:LANE_SIZE]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute("SET LOCAL hnsw.ef_search = %s", [conf.WIKI_HNSW_EF_SEARCH])
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        hits = list(ordered)
+        if len(hits) < LANE_SIZE:
+            cursor.execute("SET LOCAL enable_bitmapscan = on")
+            cursor.execute("SET LOCAL enable_sort = on")
+            cursor.execute("SET LOCAL enable_indexscan = off")
+            hits = list(ordered)
     return sorted(hits, key=lambda pair: (pair[1], pair[0]))  # relaxed order → exact order
 
 
