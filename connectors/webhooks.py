@@ -35,16 +35,19 @@ def _body(request) -> dict:
     return data
 
 
-def _source(kind: str, *, match: dict) -> Source:
-    """The source a webhook belongs to: the one whose config matches, else the only one."""
+def _source(kind: str, *, field: str, value: str, contains: bool = False) -> Source:
+    """The source a webhook belongs to: the one whose config names this workspace/repo;
+    else the only source of that kind, provided it names none (a single-tenant setup)."""
     sources = Source.objects.select_related("tenant").filter(kind=kind, enabled=True)
-    found = sources.filter(**match).first() if match else None
-    if found is None:
-        candidates = list(sources[:2])
-        if len(candidates) != 1:
-            raise ApplicationError(f"no {kind} source is configured for this webhook", status_code=404)
-        found = candidates[0]
-    return found
+    if value:
+        lookup = {f"config__{field}__contains": [value]} if contains else {f"config__{field}": value}
+        found = sources.filter(**lookup).first()
+        if found is not None:
+            return found
+    candidates = list(sources[:2])
+    if len(candidates) == 1 and not candidates[0].config.get(field):
+        return candidates[0]
+    raise ApplicationError(f"no {kind} source is configured for {value or 'this webhook'}", status_code=404)
 
 
 # --- Slack -----------------------------------------------------------------------------
@@ -138,9 +141,7 @@ def slack_handle(request) -> dict:
         return {"challenge": data.get("challenge", "")}
     if data.get("type") != "event_callback":
         return {"ok": True, "accepted": 0, "duplicates": 0}
-    source = _source(
-        Source.Kind.SLACK, match={"config__team_id": data.get("team_id")} if data.get("team_id") else {}
-    )
+    source = _source(Source.Kind.SLACK, field="team_id", value=str(data.get("team_id") or ""))
     payloads = slack_payloads(source=source, event=data.get("event") or {})
     return {"ok": True, **event_ingest_batch(tenant=source.tenant, payloads=payloads)}
 
@@ -216,7 +217,7 @@ def github_handle(request) -> dict:
     if event == "ping":
         return {"ok": True, "accepted": 0, "duplicates": 0}
     full_name = (data.get("repository") or {}).get("full_name", "")
-    source = _source(Source.Kind.GITHUB, match={"config__repos__contains": [full_name]} if full_name else {})
+    source = _source(Source.Kind.GITHUB, field="repos", value=full_name, contains=True)
     delivery = request.headers.get("X-GitHub-Delivery", "")[:100]
     payloads = github_payloads(source=source, event=event, data=data, delivery=delivery)
     return {"ok": True, **event_ingest_batch(tenant=source.tenant, payloads=payloads)}

@@ -33,6 +33,7 @@ SKIP_SUBTYPES = {
     "pinned_item",
     "unpinned_item",
     "tombstone",
+    "message_replied",  # a parent's reply counter changed: not new content
 }
 MENTION_RE = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 LINK_RE = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")

@@ -63,8 +63,19 @@ def secret(source: Source, field: str = "token") -> str:
     return value
 
 
+# What a source needs before it is polled: e.g. a Slack source used only for the Events API
+# (config.team_id, no token) is never polled.
+REQUIRED = {
+    Source.Kind.SLACK: lambda s: bool(s.credentials),
+    Source.Kind.GITHUB: lambda s: bool(s.config.get("repos")),
+    Source.Kind.EMAIL: lambda s: bool(s.config.get("host")),
+    Source.Kind.CALENDAR: lambda s: bool(s.config.get("url")),
+    Source.Kind.NOTES: lambda s: bool(s.config.get("folder")),
+}
+
+
 def is_pollable(source: Source) -> bool:
-    return source.kind in POLLERS and bool(source.config)
+    return source.kind in POLLERS and REQUIRED[source.kind](source)
 
 
 def poll_source(*, source: Source, force: bool = False) -> dict:

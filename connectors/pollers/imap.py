@@ -67,7 +67,10 @@ def poll(*, source, cursor: dict, save) -> None:
         raise PollError(f"imap: cannot connect to {config.get('host')}: {exc}") from exc
     try:
         _login(conn, config.get("username", ""), credentials_decode(source.credentials))
-        typ, data = conn.select(config.get("mailbox", "INBOX"), readonly=True)
+        mailbox = config.get("mailbox", "INBOX")
+        if " " in mailbox and not mailbox.startswith('"'):
+            mailbox = f'"{mailbox}"'  # e.g. "[Gmail]/All Mail"; imaplib does not quote it
+        typ, data = conn.select(mailbox, readonly=True)
         if typ != "OK":
             raise PollError(f"imap: cannot select {config.get('mailbox', 'INBOX')}: {data}")
         uidvalidity = (conn.response("UIDVALIDITY")[1] or [b""])[0]

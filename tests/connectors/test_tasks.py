@@ -120,3 +120,10 @@ def test_credentials_encrypted_or_env(settings, monkeypatch):
     settings.CONNECTOR_SECRET_KEY = ""
     with pytest.raises(ApplicationError, match="CONNECTOR_SECRET_KEY is not set"):
         credentials_encode("x")
+
+
+def test_webhook_only_slack_source_is_not_polled(company):
+    services.source_ensure(tenant=company.tenant, name="slack", config={"team_id": "T1"})
+    with mock.patch("connectors.tasks.async_task") as enqueue:
+        assert tasks.poll_due_sources() == 0
+    enqueue.assert_not_called()

@@ -274,3 +274,20 @@ def test_github_member_removed_and_comment(client, github_source, company):
 
 def test_github_ping(client, github_source):
     assert github_post(client, "ping", {"zen": "Keep it logically awesome."}).json()["accepted"] == 0
+
+
+def test_slack_unknown_workspace_is_refused(client, slack_source):
+    body = {
+        **callback(
+            {"type": "message", "channel": "C01GENERAL", "user": "U01ALICE", "text": "x", "ts": "1.0"}
+        ),
+        "team_id": "T0OTHER",
+    }
+    assert slack_post(client, body).status_code == 404
+    assert not Event.objects.filter(external_id="C01GENERAL/1.0").exists()
+
+
+def test_github_unconfigured_repo_is_refused(client, github_source):
+    other = {"action": "closed", "issue": ISSUE, "repository": {"full_name": "evil/repo", "private": True}}
+    assert github_post(client, "issues", other).status_code == 404
+    assert Event.objects.count() == 0
