@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-SCHEDULES: list[dict] = []
+# The sweep compiles events whose task was lost (a process killed between the ingest's
+# commit and its on_commit enqueue) and retries failed ones.
+SCHEDULES = [{"name": "wiki-compile-sweep", "func": "wiki.tasks.compile_sweep_task", "minutes": 5}]
 
 
 def compile_event_task(event_id: int) -> None:
@@ -17,3 +19,10 @@ def page_summarize_task(page_id: int) -> None:
     from wiki import services
 
     services.page_summarize(page_id=page_id)
+
+
+def compile_sweep_task() -> int:
+    """Compile inbox events still pending after 2 minutes, and retry failed ones."""
+    from wiki import services
+
+    return services.compile_pending(min_age_seconds=120)

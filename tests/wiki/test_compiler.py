@@ -1,5 +1,7 @@
 """Compiler safety: idempotent replays, crash recovery, entity resolution, failures."""
 
+from datetime import timedelta
+
 import pytest
 
 from connectors.models import Event
@@ -135,3 +137,18 @@ def test_compile_event_task_ignores_missing_and_compiled_events(push):
     compile_event_task(event.pk)
     compile_event_task(10**9)
     assert PageSection.objects.count() == 1
+
+
+def test_sweep_compiles_events_whose_task_was_lost(tenant, alice, monkeypatch):
+    import connectors.services as connector_services
+    from wiki.tasks import SCHEDULES, compile_sweep_task
+
+    monkeypatch.setattr(connector_services, "async_task", lambda *a, **k: None)  # the task is lost
+    event = connector_services.event_ingest(
+        tenant=tenant, payload=slack("Vercel renewal", tags={"customer": "Vercel"})
+    )[0]
+    assert compile_sweep_task() == 0  # too young: its own task may still come
+    Event.objects.filter(pk=event.pk).update(received_at=event.received_at - timedelta(minutes=5))
+    assert compile_sweep_task() == 1
+    assert PageSection.objects.filter(page__slug="vercel").exists()
+    assert SCHEDULES[0]["func"] == "wiki.tasks.compile_sweep_task"

@@ -20,6 +20,7 @@ import logging
 import traceback
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import connection, transaction
 from django.db.models import Q
@@ -305,13 +306,16 @@ def compile_event(event_id: int) -> str | None:
         return Event.State.FAILED
 
 
-def compile_pending(tenant=None, limit: int | None = None) -> int:
+def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: int = 0) -> int:
     """Drain the inbox: compile pending (and retry failed) events in event-time order.
 
-    Returns how many events were compiled. Used by the demo, `manage.py wiki_compile`
-    and recovery after an outage; the live path is one task per event.
+    Returns how many events were compiled. Used by the demo, `manage.py wiki_compile`,
+    recovery after an outage and the periodic sweep (which skips events younger than
+    `min_age_seconds`, whose own task is still on its way); the live path is one task per event.
     """
     qs = Event.objects.filter(state__in=[Event.State.PENDING, Event.State.FAILED])
+    if min_age_seconds:
+        qs = qs.filter(received_at__lt=timezone.now() - timedelta(seconds=min_age_seconds))
     if tenant is not None:
         qs = qs.filter(tenant=tenant)
     ids = list(qs.order_by("occurred_at", "id").values_list("id", flat=True)[:limit])
