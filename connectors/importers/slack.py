@@ -265,13 +265,3 @@ def export_payloads(*, tenant: Tenant, path: str | Path, source_name: str = "sla
         messages.sort(key=lambda m: float(m.get("ts", 0)))
         for message in messages:
             yield from message_payloads(source_name=source_name, channel=channel, message=message)
-
-
-def export_count(path: str | Path) -> int:
-    reader = ExportReader(path)
-    return sum(
-        len(reader.read_json(day, []) or [])
-        for fname in ("channels.json", "groups.json")
-        for ch in reader.read_json(fname, []) or []
-        for day in reader.day_files(ch.get("name", ""))
-    )
