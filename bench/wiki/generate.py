@@ -79,6 +79,8 @@ class _Generator:
         self.start = datetime(2026, 1, 1, tzinfo=UTC)
         self.minute = 0
         self.items: list[dict] = []  # emitted content items (for edits/deletes/replies)
+        self.by_source: dict[str, list[dict]] = {}
+        self.by_container: dict[str, list[dict]] = {}
         self.issues: list[dict] = []
         self.seq = 0
         self.people = people(tenant)
@@ -114,7 +116,7 @@ class _Generator:
         channel = rng.choice(PRIVATE_CHANNELS if private else PUBLIC_CHANNELS)
         author = rng.choice(self.members[channel] if private else self.people)
         ts = f"{1760000000 + self.next_id()}.000100"
-        threads = [i for i in self.items if i["container"]["key"] == f"slack:channel:{channel}"][-20:]
+        threads = self.by_container.get(f"slack:channel:{channel}", [])[-20:]
         thread = (
             rng.choice(threads)["thread_key"]
             if threads and rng.random() < 0.45
@@ -135,7 +137,7 @@ class _Generator:
         people = rng.sample(self.people, 3)
         text, tags = self.text()
         n = self.next_id()
-        threads = [i for i in self.items if i["source"] == "email"][-10:]
+        threads = self.by_source.get("email", [])[-10:]
         if threads and rng.random() < 0.4:
             parent = rng.choice(threads)
             container, thread, subject = parent["container"], parent["thread_key"], "Re: " + parent["title"]
@@ -178,6 +180,8 @@ class _Generator:
     def item(self, **fields) -> dict:
         event = {"version": 1, "occurred_at": self.when(), **fields}
         self.items.append(event)
+        self.by_source.setdefault(event["source"], []).append(event)
+        self.by_container.setdefault(event["container"]["key"], []).append(event)
         return event
 
     def later_version(self, kind: str, pool: list[dict]) -> dict | None:
@@ -196,8 +200,8 @@ class _Generator:
 
     def one(self) -> dict:
         r = self.rng.random()
-        slack_items = [i for i in self.items if i["source"] == "slack"]
-        mails = [i for i in self.items if i["source"] == "email"]
+        slack_items = self.by_source.get("slack", [])
+        mails = self.by_source.get("email", [])
         choice = None
         if r < 0.08:
             choice = self.later_version("message_changed", slack_items)
