@@ -129,7 +129,8 @@ def _source(*, tenant: Tenant, name: str, cache: dict) -> Source:
 
 
 def _store(*, tenant: Tenant, data: EventIn, cache: dict, checked: bool = False) -> tuple[Event, bool]:
-    """Store one validated event; `checked`: the caller already knows it is not stored."""
+    """Store one validated event. `checked`: the caller knows it is not stored and retries
+    its whole transaction on a concurrent insert, so no savepoint is needed here."""
     source = _source(tenant=tenant, name=data.source, cache=cache)
     if not checked:
         existing = Event.objects.filter(
@@ -139,7 +140,7 @@ def _store(*, tenant: Tenant, data: EventIn, cache: dict, checked: bool = False)
             return existing, False
     container = data.container
     try:
-        with transaction.atomic():
+        with transaction.atomic(savepoint=not checked):
             event = Event.objects.create(
                 tenant=tenant,
                 source=source,
@@ -160,6 +161,8 @@ def _store(*, tenant: Tenant, data: EventIn, cache: dict, checked: bool = False)
                 raw=data.raw,
             )
     except IntegrityError:  # the same triple stored concurrently: a duplicate
+        if checked:
+            raise
         return Event.objects.get(source=source, external_id=data.external_id, version=data.version), False
     _membership_apply(tenant=tenant, source=source, data=data, cache=cache)
     _enqueue_compile(event.id)
@@ -182,7 +185,6 @@ def event_ingest(*, tenant: Tenant, payload: dict) -> tuple[Event, bool]:
     return _store(tenant=tenant, data=data, cache={})
 
 
-@transaction.atomic
 def event_ingest_batch(*, tenant: Tenant, payloads: list) -> dict:
     """Ingest many events in one transaction; all are validated first, and one bad event
     rejects the whole batch (the error names its index)."""
@@ -199,6 +201,19 @@ def event_ingest_batch(*, tenant: Tenant, payloads: list) -> dict:
             raise ApplicationError(
                 f"events[{index}]: {exc.message}", {"index": index}, status_code=422
             ) from exc
+    for attempt in range(3):
+        try:
+            return _ingest_parsed(tenant=tenant, parsed=parsed)
+        except IntegrityError:
+            # Another writer stored one of these events meanwhile; the batch rolled back
+            # (with its on_commit callbacks) and is read again: it is now a duplicate.
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+@transaction.atomic
+def _ingest_parsed(*, tenant: Tenant, parsed: list[EventIn]) -> dict:
     accepted = duplicates = 0
     cache: dict = {}  # sources and groups, looked up once per batch
     stored = set(
@@ -211,8 +226,7 @@ def event_ingest_batch(*, tenant: Tenant, payloads: list) -> dict:
         if triple in stored:
             duplicates += 1
             continue
-        _, created = _store(tenant=tenant, data=data, cache=cache, checked=True)
+        _store(tenant=tenant, data=data, cache=cache, checked=True)
         stored.add(triple)
-        accepted += created
-        duplicates += not created
+        accepted += 1
     return {"accepted": accepted, "duplicates": duplicates}
