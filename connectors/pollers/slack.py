@@ -9,6 +9,8 @@ that window, so late replies and edits are caught; duplicates are dropped by ing
 
 from __future__ import annotations
 
+import logging
+
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -23,6 +25,9 @@ from connectors.importers.slack import (
 from connectors.pollers import PollError, http_error, secret
 
 DEFAULT_BASE_URL = "https://slack.com/api/"
+# Errors about one channel that must not stop the others (the bot was removed, or it was deleted).
+SKIPPABLE = ("not_in_channel", "channel_not_found")
+log = logging.getLogger(__name__)
 
 
 def _call(client: WebClient, method: str, **params) -> dict:
@@ -62,6 +67,8 @@ def _channels(client: WebClient, source, users) -> list[SlackChannel]:
     ):
         if wanted and data["id"] not in wanted and data.get("name") not in wanted:
             continue
+        if data.get("is_member") is False:
+            continue  # the bot cannot read it; invite the app to the channel to include it
         members = list(_pages(client, "conversations.members", "members", channel=data["id"]))
         channels.append(
             SlackChannel(
@@ -150,4 +157,9 @@ def poll(*, source, cursor: dict, save) -> None:
     users_record(tenant=source.tenant, users=users)
     cursor.setdefault("channels", {})
     for channel in _channels(client, source, users):
-        _poll_channel(client, source, channel, cursor, save)
+        try:
+            _poll_channel(client, source, channel, cursor, save)
+        except PollError as exc:
+            if not any(code in str(exc) for code in SKIPPABLE):
+                raise
+            log.warning("slack: skipping %s (%s)", channel.id, exc)

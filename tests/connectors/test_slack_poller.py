@@ -76,8 +76,10 @@ class SlackApi:
         if method == "conversations.list":
             return self._paged("channels", [self.channels], page)
         if method == "conversations.members":
-            return self._paged("members", [self.members[params["channel"]]], page)
+            return self._paged("members", [self.members.get(params["channel"], [])], page)
         if method == "conversations.history":
+            if params["channel"] not in self.history:
+                return 200, {}, {"ok": False, "error": "not_in_channel"}
             pages = self.history[params["channel"]]
             oldest = float(params.get("oldest") or 0)
             pages = [[m for m in p if float(m["ts"]) > oldest] for p in pages]
@@ -199,3 +201,16 @@ def test_slack_bad_token_is_an_error_state(company, slack_api, monkeypatch):
     assert poll_source(source=source)["state"] == "backoff"
     assert "invalid_auth" in SyncCursor.objects.get(source=source).last_error
     assert Event.objects.count() == 0
+
+
+def test_slack_channels_the_bot_cannot_read_are_skipped(company, slack_api, monkeypatch):
+    monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
+    # ahead of the readable channels: the poll must go on past them
+    slack_api.api.channels[:0] = [
+        {"id": "C9", "name": "kicked-out", "is_private": False},  # history answers not_in_channel
+        {"id": "C8", "name": "not-joined", "is_private": False, "is_member": False},
+    ]
+    source = _source(company.tenant, slack_api)
+    assert poll_source(source=source)["state"] == "ok"
+    assert Event.objects.filter(container_key="slack:channel:G1").exists()
+    assert not any(r["params"].get("channel") == "C8" for r in slack_api.requests)

@@ -291,3 +291,19 @@ def test_github_unconfigured_repo_is_refused(client, github_source):
     other = {"action": "closed", "issue": ISSUE, "repository": {"full_name": "evil/repo", "private": True}}
     assert github_post(client, "issues", other).status_code == 404
     assert Event.objects.count() == 0
+
+
+def test_webhooks_and_push_work_with_csrf_enforced(slack_source, connector_key):
+    from django.test import Client
+
+    from tests.connectors.conftest import make_event
+
+    strict = Client(enforce_csrf_checks=True)
+    assert slack_post(strict, {"type": "url_verification", "challenge": "c"}).status_code == 200
+    pushed = strict.post(
+        "/api/v1/connectors/events",
+        make_event(source="crm", container={"key": "crm:account:1"}),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {connector_key}"},
+    )
+    assert pushed.status_code == 202
