@@ -157,6 +157,9 @@ class PageSection(models.Model):
                 opclasses=["vector_cosine_ops"],
             ),
             models.Index(fields=["tenant", "thread_key"], name="wiki_section_thread_idx"),
+            models.Index(
+                fields=["tenant", "container_key", "occurred_at"], name="wiki_section_container_idx"
+            ),
             models.Index(fields=["page", "occurred_at"], name="wiki_section_page_time_idx"),
         ]
 

@@ -116,3 +116,21 @@ def test_section_acl_is_the_container_plus_tenant_when_public(vercel_world, tena
     assert acls["slack:channel:C100"] == sorted(["slack:channel:C100", tenant.group_key])
     assert acls["slack:channel:C200"] == ["slack:channel:C200"]
     assert Page.objects.get(slug="vercel").kind == "customer"
+
+
+def test_a_channel_turned_private_hides_its_older_threads_too(api, push, alice, bob):
+    push(slack("Vercel pilot starts Monday", channel="C500", name="#deals", tags={"customer": "Vercel"}))
+    assert "pilot" in _page_contents(api, "alice")
+    push(
+        slack(
+            "Vercel discount approved",
+            channel="C500",
+            name="#deals",
+            public=False,
+            members=["bob@acme.com"],
+            minutes=10,
+            tags={"customer": "Vercel"},
+        )
+    )
+    assert api.get("/wiki/pages/vercel", user="alice").status_code == 404
+    assert "pilot" in _page_contents(api, "bob")

@@ -269,6 +269,31 @@ def thread_rebuild(*, event: Event) -> set[int]:
     return changed
 
 
+def container_acl_sync(*, event: Event, thread_key: str) -> set[int]:
+    """A container that turned private (or public) changes every section from it, not only
+    this thread's: otherwise old threads of a now-private channel stay readable tenant-wide.
+
+    Cheap in the common case: one indexed look at the container's newest other section.
+    """
+    if not event.container_key or event.kind in NO_CONTENT:
+        return set()
+    acl = sorted({event.container_key, *([event.tenant.group_key] if event.container_public else [])})
+    sections = PageSection.objects.filter(tenant_id=event.tenant_id, container_key=event.container_key)
+    newest = (
+        sections.exclude(thread_key=thread_key).order_by("-occurred_at").values_list("acl", "occurred_at")
+    )
+    newest = newest.first()
+    if newest is None or newest[0] == acl or event.occurred_at < newest[1]:
+        return set()  # unchanged, or an older event: the container's newest event decides
+    changed = set()
+    for section in sections.exclude(acl=acl).select_for_update(of=("self",)).order_by("id"):
+        section.acl = acl
+        section._change_reason = f"container visibility changed (event {event.id})"
+        section.save(update_fields=["acl", "updated_at"])
+        changed.add(section.page_id)
+    return changed
+
+
 def _enqueue_summaries(page_ids: set[int]) -> None:
     if not conf.WIKI_SUMMARY_ENABLED:
         return
@@ -293,7 +318,9 @@ def compile_event(event_id: int) -> str | None:
             if event is None or event.state == Event.State.COMPILED:
                 return event.state if event else None
             if event.kind not in NO_CONTENT:
-                _enqueue_summaries(thread_rebuild(event=event))
+                changed = thread_rebuild(event=event)
+                changed |= container_acl_sync(event=event, thread_key=thread_of(event))
+                _enqueue_summaries(changed)
             event.state, event.compiled_at, event.error = Event.State.COMPILED, timezone.now(), ""
             event.save(update_fields=["state", "compiled_at", "error"])
             return event.state
