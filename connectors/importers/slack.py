@@ -12,7 +12,7 @@ from pathlib import Path
 
 from almanac.models import Tenant
 from connectors.importers import from_ts, iso
-from connectors.services.identity import identity_upsert
+from connectors.services.identity import identity_upsert_many
 
 # System messages that are not content; membership comes from the channel member lists.
 SKIP_SUBTYPES = {
@@ -76,10 +76,8 @@ def user_from_api(data: dict) -> SlackUser:
 
 
 def users_record(*, tenant: Tenant, users: dict[str, SlackUser]) -> None:
-    for user in users.values():
-        identity_upsert(
-            tenant=tenant, source_kind="slack", handle=user.id, display_name=user.name, email=user.email
-        )
+    people = [(u.id, u.name, u.email) for u in users.values()]
+    identity_upsert_many(tenant=tenant, source_kind="slack", people=people)
 
 
 def member_handles(ids: list[str], users: dict[str, SlackUser]) -> list[str]:

@@ -2,7 +2,7 @@
 
 from django_q.tasks import async_task  # noqa: F401  (patched in tests that assert enqueueing)
 
-from connectors.services.identity import identity_resolve, identity_upsert
+from connectors.services.identity import identity_resolve, identity_upsert, identity_upsert_many
 from connectors.services.ingest import event_ingest, event_ingest_batch, event_validate
 from connectors.services.sources import (
     source_ensure,
@@ -19,6 +19,7 @@ __all__ = [
     "event_validate",
     "identity_resolve",
     "identity_upsert",
+    "identity_upsert_many",
     "source_ensure",
     "source_reset_backoff",
     "source_set_credentials",

@@ -50,6 +50,41 @@ def identity_upsert(
     return identity
 
 
+def identity_upsert_many(*, tenant: Tenant, source_kind: str, people: list[tuple[str, str, str]]) -> None:
+    """`identity_upsert` for many (handle, display_name, email) at once: a poll of a large
+    workspace costs a few queries, plus one per changed identity."""
+    people = [(h.strip()[:300], n[:300], e.lower()) for h, n, e in people if h.strip()]
+    existing = {
+        i.handle: i
+        for i in ExternalIdentity.objects.filter(
+            tenant=tenant, source_kind=source_kind, handle__in=[h for h, _, _ in people]
+        )
+    }
+    emails = {e for _, _, e in people if "@" in e}
+    by_email = {}
+    if emails:
+        found = User.objects.filter(profile__tenant=tenant, is_active=True).annotate(
+            email_lower=Lower("email")
+        )
+        for user in found.filter(email_lower__in=emails).order_by("id"):
+            by_email.setdefault(user.email_lower, user)
+    new = []
+    for handle, name, email in people:
+        user = by_email.get(email)
+        identity = existing.get(handle)
+        if identity is None:
+            new.append(
+                ExternalIdentity(
+                    tenant=tenant, source_kind=source_kind, handle=handle, display_name=name, user=user
+                )
+            )
+        elif (name and identity.display_name != name) or (user is not None and identity.user_id is None):
+            identity.display_name = name or identity.display_name
+            identity.user = identity.user or user
+            identity.save(update_fields=["display_name", "user"])
+    ExternalIdentity.objects.bulk_create(new, ignore_conflicts=True)
+
+
 def identity_resolve(*, tenant: Tenant, source_kind: str, members: list[str]) -> list:
     """The users behind `members` (e-mails or handles), in three queries at most. Unknown ones
     are recorded with no user and contribute nothing: an unmatched handle is never granted
