@@ -207,3 +207,23 @@ def test_list_sources_query_count_is_flat(api, tenant, alice, django_assert_num_
 def test_same_new_event_twice_in_one_batch(push, alice):
     assert push({"events": [make_event(), make_event()]}).json() == {"accepted": 1, "duplicates": 1}
     assert Event.objects.count() == 1
+
+
+def test_member_of_another_tenant_is_never_matched(tenant, alice, mallory):
+    from connectors.models import ExternalIdentity as Identity
+
+    Identity.objects.create(
+        tenant=tenant, source_kind="slack", handle="U-MAL", user=mallory
+    )  # a bad admin link
+    event = make_event(container={"key": "slack:channel:C7", "members": ["mallory@globex.com", "U-MAL"]})
+    services.event_ingest(tenant=tenant, payload=event)
+    assert GroupMembership.objects.filter(group__key="slack:channel:C7").count() == 0
+    assert "slack:channel:C7" not in user_group_keys(mallory)
+
+
+def test_public_flag_is_recorded(tenant, alice):
+    event, _ = services.event_ingest(
+        tenant=tenant,
+        payload=make_event(container={"key": "slack:channel:C1", "name": "#general", "public": True}),
+    )
+    assert event.container_public is True and event.container_members is None
