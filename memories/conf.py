@@ -10,10 +10,11 @@ from almanac.settings import env, envbool, envfloat, envint
 RECALL_LANE_SIZE = envint("MEMORY_RECALL_LANE_SIZE", 50)
 RECALL_FUSED_SIZE = envint("MEMORY_RECALL_FUSED_SIZE", 15)
 RECALL_RRF_K = envint("MEMORY_RECALL_RRF_K", 60)
+COMMON_TERM_SHARE = envfloat("MEMORY_COMMON_TERM_SHARE", 0.05)  # terms in more docs only score, never find
 RECENCY_HALF_LIFE_DAYS = envfloat("MEMORY_RECENCY_HALF_LIFE_DAYS", 30.0)
 HNSW_EF_SEARCH = envint("MEMORY_HNSW_EF_SEARCH", 100)
-HNSW_MAX_SCAN_TUPLES = envint("MEMORY_HNSW_MAX_SCAN_TUPLES", 20000)
-EXACT_SCAN_MAX = envint("MEMORY_EXACT_SCAN_MAX", 2000)  # visible sets up to this size are scanned exactly
+HNSW_MAX_SCAN_TUPLES = envint("MEMORY_HNSW_MAX_SCAN_TUPLES", 5000)
+EXACT_SCAN_MAX = envint("MEMORY_EXACT_SCAN_MAX", 5000)  # tenants with at most this many memories: exact scans
 RERANK = env("MEMORY_RERANK")  # dotted path of a callable(query, hits) -> hits; empty = off
 TOUCH_ON_RECALL = envbool("MEMORY_TOUCH_ON_RECALL", True)
 TOUCH_MODE = env(

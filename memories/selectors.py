@@ -13,6 +13,7 @@ from django.utils.module_loading import import_string
 from pgvector.django import CosineDistance
 
 from almanac import keyword
+from almanac.models import CorpusStat
 from almanac.search import _is_id, embed_query, rrf, segment
 from memories import conf
 from memories.models import CORPUS, ConversationSession, Memory, Turn
@@ -74,12 +75,26 @@ def _tenant_id(user) -> int | None:
 # --- Recall -----------------------------------------------------------------------------
 
 
+def _match_terms(kq: keyword.KeywordQuery) -> list[str]:
+    """The query terms used to *find* candidates (all terms still score them).
+
+    Terms in more than MEMORY_COMMON_TERM_SHARE of the corpus ("meeting", "客户") would
+    pull in a large part of the tenant only to score it near zero; like a common-terms
+    query they only score. If every term is common, the two rarest find candidates.
+    """
+    # BM25's idf = log(1 + (N - df + 0.5) / (df + 0.5)) ≈ log(1 / share) for a term in `share` of N docs.
+    threshold = math.log(1 / conf.COMMON_TERM_SHARE)
+    rare = [t for t in kq.terms if kq.idf[t] >= threshold]
+    return rare or sorted(kq.terms, key=lambda t: -kq.idf[t])[:2]
+
+
 def _keyword_lane(qs, *, tenant_id: int, query: str, size: int) -> list[int]:
     kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
     if kq.empty:
         return []
+    finder = keyword.KeywordQuery(_match_terms(kq), kq.idf, kq.avg_len)
     rows = (
-        qs.alias(kw_match=kq.match())
+        qs.alias(kw_match=finder.match())
         .filter(kw_match=True)
         .annotate(kw=kq.score())
         .order_by("-kw", "id")
@@ -116,17 +131,27 @@ def _scan(qs, vector, size: int, *, exact: bool) -> list[tuple[int, float]]:
         return list(qs.annotate(dist=dist).order_by(dist, "id").values_list("id", "dist")[:size])
 
 
-def nearest(qs, vector, size: int) -> list[tuple[int, float]]:
+def _corpus_docs(tenant_id: int | None) -> int | None:
+    if tenant_id is None:
+        return None
+    return (
+        CorpusStat.objects.filter(tenant_id=tenant_id, corpus=CORPUS).values_list("docs", flat=True).first()
+    )
+
+
+def nearest(qs, vector, size: int, *, tenant_id: int | None = None) -> list[tuple[int, float]]:
     """(id, cosine distance) of the `size` rows of `qs` nearest to `vector`, best first.
 
-    A small visible set (<= MEMORY_EXACT_SCAN_MAX rows) is scanned exactly. A larger one
+    A tenant with at most MEMORY_EXACT_SCAN_MAX memories is scanned exactly. A larger one
     uses HNSW with iterative scans (pgvector >= 0.8), which keep scanning past rows the
-    filter rejects; if that still returns fewer than `size` (scan cap reached), an exact
-    scan answers instead, so a filter never makes us return fewer rows than exist.
+    filter rejects; if that still returns fewer than `size` (a visible set so small that
+    MEMORY_HNSW_MAX_SCAN_TUPLES were scanned in vain) an exact scan of the filtered set
+    answers instead, so a filter never makes us return fewer rows than exist.
     """
-    small = qs[: conf.EXACT_SCAN_MAX + 1].count() <= conf.EXACT_SCAN_MAX
-    rows = _scan(qs, vector, size, exact=small)
-    if not small and len(rows) < size:
+    docs = _corpus_docs(tenant_id)
+    exact = docs is not None and docs <= conf.EXACT_SCAN_MAX
+    rows = _scan(qs, vector, size, exact=exact)
+    if not exact and len(rows) < size:
         rows = _scan(qs, vector, size, exact=True)
     rows.sort(key=lambda r: (r[1], r[0]))  # relaxed_order may return slightly out of order
     return rows
@@ -179,7 +204,7 @@ def memory_search(
         qs = qs.exclude(id__in=list(exclude_ids))
     size = max(conf.RECALL_LANE_SIZE, top_k)
     kw_ids = _keyword_lane(qs, tenant_id=tenant_id, query=query, size=size)
-    vec_ids = [pk for pk, _ in nearest(qs, embed_query(query), size)]
+    vec_ids = [pk for pk, _ in nearest(qs, embed_query(query), size, tenant_id=tenant_id)]
     fused = rrf(kw_ids, vec_ids, k=conf.RECALL_RRF_K)[: max(conf.RECALL_FUSED_SIZE, top_k)]
     rows = Memory.objects.defer("embedding", "tf", "tokens").in_bulk([pk for pk, _ in fused])
     hits = _rank(fused, rows, kw_ids=kw_ids, vec_ids=vec_ids, id_terms=_id_terms(query))

@@ -113,7 +113,7 @@ def _digest(session_id: int, chunk: str) -> str:
 
 def _covered(*, session: ConversationSession, vector) -> bool:
     visible = Memory.objects.visible_to(session.user)
-    rows = nearest(visible, vector, 1)
+    rows = nearest(visible, vector, 1, tenant_id=session.tenant_id)
     return bool(rows) and 1.0 - rows[0][1] > conf.dedup_threshold()
 
 

@@ -72,7 +72,7 @@ def memory_find_duplicate(
     qs = Memory.objects.filter(tenant_id=tenant_id, status=Memory.Status.ACTIVE, acl__overlap=[acl_key])
     if exclude_id:
         qs = qs.exclude(pk=exclude_id)
-    rows = nearest(qs, vector, 1)
+    rows = nearest(qs, vector, 1, tenant_id=tenant_id)
     if rows and 1.0 - rows[0][1] > conf.dedup_threshold():
         return Memory.objects.get(pk=rows[0][0])
     return None
