@@ -97,6 +97,7 @@ def _membership_apply(*, tenant: Tenant, source: Source, data: EventIn, cache: d
         u.pk for u in identity_resolve(tenant=tenant, source_kind=source.kind, members=data.container.members)
     }
     memberships = GroupMembership.objects.filter(group=group)
+    origin = source.name[: GroupMembership._meta.get_field("origin").max_length]
     if data.kind == Event.Kind.MEMBERSHIP_REMOVED:
         if wanted:
             memberships.filter(user_id__in=wanted).exclude(origin=BUILTIN).delete()
@@ -105,14 +106,14 @@ def _membership_apply(*, tenant: Tenant, source: Source, data: EventIn, cache: d
     missing = wanted - set(existing)
     if missing:
         GroupMembership.objects.bulk_create(
-            [GroupMembership(user_id=uid, group=group, origin=source.name) for uid in missing],
+            [GroupMembership(user_id=uid, group=group, origin=origin) for uid in missing],
             ignore_conflicts=True,
         )
     if data.kind == Event.Kind.MEMBERSHIP_ADDED:
         return
-    dropped = [uid for uid, origin in existing.items() if origin == source.name and uid not in wanted]
+    dropped = [uid for uid, granted_by in existing.items() if granted_by == origin and uid not in wanted]
     if dropped:
-        memberships.filter(user_id__in=dropped, origin=source.name).delete()
+        memberships.filter(user_id__in=dropped, origin=origin).delete()
 
 
 def _enqueue_compile(event_id: int) -> None:

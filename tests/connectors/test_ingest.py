@@ -227,3 +227,16 @@ def test_public_flag_is_recorded(tenant, alice):
         payload=make_event(container={"key": "slack:channel:C1", "name": "#general", "public": True}),
     )
     assert event.container_public is True and event.container_members is None
+
+
+def test_long_source_name_membership_replace(tenant, alice, bob):
+    name = "crm-" + "x" * 90
+    first = make_event(
+        source=name, container={"key": "crm:a:1", "members": ["alice@acme.com", "bob@acme.com"]}
+    )
+    services.event_ingest(tenant=tenant, payload=first)
+    services.event_ingest(
+        tenant=tenant,
+        payload={**first, "external_id": "2", "container": {"key": "crm:a:1", "members": ["alice@acme.com"]}},
+    )
+    assert "crm:a:1" in user_group_keys(alice) and "crm:a:1" not in user_group_keys(bob)
