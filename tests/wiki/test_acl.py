@@ -134,3 +134,29 @@ def test_a_channel_turned_private_hides_its_older_threads_too(api, push, alice, 
     )
     assert api.get("/wiki/pages/vercel", user="alice").status_code == 404
     assert "pilot" in _page_contents(api, "bob")
+
+
+def test_vector_lane_is_not_starved_by_many_invisible_sections(tenant, alice, bob):
+    """Filtered HNSW must still return the reader's few visible rows among many hidden ones."""
+    from datetime import UTC, datetime
+
+    from wiki.services import entity_ensure, section_write
+    from wiki.services.sections import SectionDraft, embed_mean_prewarm
+
+    embed_mean_prewarm([f"Vercel pricing note {i}" for i in range(63)])  # one batch
+    page = entity_ensure(tenant=tenant, kind="customer", name="Vercel").page
+
+    def draft(i, acl):
+        return SectionDraft(
+            thread_key=f"t{i}", container_key=acl[0], container_name="", title="", content=f"Vercel pricing note {i}",
+            occurred_at=datetime(2026, 1, 1, tzinfo=UTC), acl=acl, authors=[], event_ids=[], source_list=[],
+            embed_texts=[f"Vercel pricing note {i}"],
+        )  # fmt: skip
+
+    for i in range(60):
+        section_write(page=page, draft=draft(i, ["slack:channel:SECRET"]), reason="test")
+    for i in range(60, 63):
+        section_write(page=page, draft=draft(i, [tenant.group_key]), reason="test")
+    hits = selectors.section_search(user=alice, query="Vercel pricing note")
+    assert sorted(h.section.thread_key for h in hits) == ["t60", "t61", "t62"]
+    assert all(h.breakdown["vector_rank"] is not None for h in hits)
