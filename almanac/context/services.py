@@ -209,7 +209,10 @@ def stale_warnings(*, user, page_ids: list[int]) -> list[dict]:
 
     if not page_ids:
         return []
-    count = stale_section_count(user=user, page_ids=page_ids)
+    from almanac.context.selection import per_page_plans
+
+    with per_page_plans():  # counted per page through the (page) index, not the whole ACL index
+        count = stale_section_count(user=user, page_ids=page_ids)
     if not count:
         return []
     return [

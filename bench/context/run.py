@@ -185,9 +185,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the results here too")
     args = parser.parse_args()
 
+    import logging
+
     import django
 
     django.setup()
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     from django.contrib.auth import get_user_model
 
     from almanac.models import Tenant

@@ -169,3 +169,38 @@ def test_water_fill_gives_small_items_all_they_need():
 def test_detect_lang():
     assert detect_lang("为 Vercel 起草续约提案") == "zh"
     assert detect_lang("Draft the Vercel renewal") == "en"
+
+
+@settings(max_examples=60, deadline=None)
+@given(spec=candidates_strategy, max_tokens=st.integers(50, 8000))
+def test_summaries_and_omissions_happen_only_when_the_whole_does_not_fit(spec, max_tokens):
+    from almanac.context.prompt import assemble, render_block
+
+    candidates = build(spec)
+    whole = assemble([render_block(kind, items, "en") for kind, items in candidates.items()])
+    result = fit(candidates, max_tokens=max_tokens, lang="en", summarize=prefix_summary)
+    if count_tokens(whole) <= max_tokens:
+        assert result.summarized == [] and result.left_out == []
+        assert result.prompt == whole
+
+
+def test_cursor_round_trip_and_binding():
+    import pytest
+
+    from almanac.context.cursor import Seen, cursor_decode, cursor_encode
+    from almanac.errors import ApplicationError
+
+    token = cursor_encode(
+        user_id=7, task="Vercel  renewal", seen=Seen(pages={1}, sections={2, 3}, memories={4}, passes=1)
+    )
+    seen = cursor_decode(token=token, user_id=7, task="Vercel renewal")  # whitespace-insensitive
+    assert (seen.pages, seen.sections, seen.memories, seen.passes) == ({1}, {2, 3}, {4}, 1)
+    for user_id, task in [(8, "Vercel renewal"), (7, "Stripe renewal")]:
+        with pytest.raises(ApplicationError):
+            cursor_decode(token=token, user_id=user_id, task=task)
+    with pytest.raises(ApplicationError):
+        cursor_decode(
+            token=token.replace(token[5], "A" if token[5] != "A" else "B", 1),
+            user_id=7,
+            task="Vercel renewal",
+        )
