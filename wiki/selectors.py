@@ -245,6 +245,7 @@ def section_search(
     tenant = user_tenant(user)
     if not query or tenant is None or top_k <= 0:
         return []
+    entity_matcher(tenant.pk)  # teaches the segmenter this tenant's entity names (first use per process)
     visible = PageSection.objects.visible_to(user)
     if exclude_section_ids:
         visible = visible.exclude(id__in=exclude_section_ids)
