@@ -176,10 +176,15 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     matched: dict[int, list] = {}
     for hit in hits:
         matched.setdefault(hit.section.page_id, []).append(hit.section)
-    items = page_items(user=user, ranked=ranked[: top + 2], matched=matched)
-    selection.candidates["wiki"] = items[:top]
-    if len(items) > top or len(ranked) > top + 2:
-        selection.more = True
+    # Read the top pages; a named page may have nothing visible to this user, then read on.
+    items: list[Item] = []
+    start = 0
+    while len(items) < top and start < len(ranked):
+        batch = ranked[start : start + top - len(items)]
+        items += page_items(user=user, ranked=batch, matched=matched)
+        start += len(batch)
+    selection.candidates["wiki"] = items
+    selection.more = selection.more or start < len(ranked)
 
 
 def _memory_item(hit, kind: str) -> Item:
