@@ -229,3 +229,16 @@ def test_import_ics_from_feed_url(company, capsys):
     with http_server(lambda request: (200, {"Content-Type": "text/calendar"}, data)) as server:
         call_command("import_ics", f"{server.url}/cal.ics", "--no-progress")
     assert "calendar: 4 new events" in capsys.readouterr().out
+
+
+def test_slack_export_inside_a_top_folder(company, tmp_path):
+    import zipfile
+
+    path = tmp_path / "wrapped.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        for file in sorted((DEMO / "slack").rglob("*.json")):
+            archive.write(file, "Acme Slack export Nov 2026/" + file.relative_to(DEMO / "slack").as_posix())
+    counts = ingest_all(
+        tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=path)
+    )
+    assert counts == {"accepted": 14, "duplicates": 0}
