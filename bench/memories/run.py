@@ -96,8 +96,8 @@ def bench_writes(users, n, rng) -> dict:
     samples, dupes = [], 0
     started = time.perf_counter()
     for i in range(n):
-        text, kind = sentence(rng)
-        content = f"{text} [write-bench {time.time_ns()} {i}]"
+        (first, kind), (second, _) = sentence(rng), sentence(rng)
+        content = f"{first} {second} [write {i}]"  # two facts: rarely a near-duplicate of a stored one
 
         def write(u=rng.choice(users), c=content, k=kind):
             nonlocal dupes
@@ -112,14 +112,16 @@ def bench_writes(users, n, rng) -> dict:
 def quality(owner) -> dict:
     tenant_id = owner.profile.tenant_id
     visible = Memory.objects.visible_to(owner)
-    hits = {"keyword": 0, "vector": 0, "fused": 0}
+    hits = {"keyword": 0, "vector": 0, "vector_exact": 0, "fused": 0}
     misses = []
     for content, query, kind in data.LABELLED:
         target = Memory.objects.get(tenant_id=tenant_id, content=content).pk
-        kw = selectors._keyword_lane(visible, tenant_id=tenant_id, query=query, size=5)
-        vec = [pk for pk, _ in selectors.nearest(visible, primitives.embed_query(query), 5)]
+        kw = selectors._keyword_lane(visible, tenant_id=tenant_id, query=query, size=50)[:5]
+        vector = primitives.embed_query(query)
+        vec = [pk for pk, _ in selectors.nearest(visible, vector, 50, tenant_id=tenant_id)][:5]
+        exact = [pk for pk, _ in selectors._scan(visible, vector, 5, exact=True)]
         fused = [h.memory.pk for h in selectors.memory_search(user=owner, query=query, top_k=5)]
-        for lane, ids in (("keyword", kw), ("vector", vec), ("fused", fused)):
+        for lane, ids in (("keyword", kw), ("vector", vec), ("vector_exact", exact), ("fused", fused)):
             hits[lane] += target in ids
         if target not in fused:
             misses.append({"query": query, "kind": kind})
@@ -128,18 +130,21 @@ def quality(owner) -> dict:
 
 
 def plan(user, query: str) -> str:
-    vector = primitives.embed_query(query)
-    qs = Memory.objects.visible_to(user).filter(memory_type__in=list(selectors.SEARCH_TYPES))
+    """EXPLAIN ANALYZE of the HNSW vector lane, with the planner settings memory_search uses."""
+    from django.db import transaction
     from pgvector.django import CosineDistance
 
+    vector = primitives.embed_query(query)
+    qs = Memory.objects.visible_to(user).filter(memory_type__in=list(selectors.SEARCH_TYPES))
     dist = CosineDistance("embedding", vector)
-    sql, params = qs.annotate(dist=dist).order_by(dist).values_list("id", "dist")[:50].query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute("BEGIN")
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    sql, params = (
+        qs.annotate(dist=dist).order_by(dist, "id").values_list("id", "dist")[:50].query.sql_with_params()
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        selectors._lane_settings(exact=False, size=50)
         cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + sql, params)
-        lines = [r[0] for r in cursor.fetchall()]
-        cursor.execute("ROLLBACK")
+        lines = [r[0] if "[" not in r[0] else r[0][:80] + "…" for r in cursor.fetchall()]
+        transaction.set_rollback(True)
     return "\n".join(lines)
 
 
@@ -164,6 +169,7 @@ def main() -> None:
     )
     rng = random.Random(3)
     qs = queries(rng)
+    write_rng = random.Random(time.time_ns())
     total = Memory.objects.filter(tenant=tenant).count()
     visible = [Memory.objects.visible_to(u).count() for u in users]
     selectors.memory_search(user=users[0], query="warm up")  # loads the embedding model
@@ -178,7 +184,7 @@ def main() -> None:
         "recall_service_ms": bench_service(users, qs, args.queries, rng, cached=False),
         "recall_service_cached_embedding_ms": bench_service(users, qs, args.queries, rng, cached=True),
         "recall_http_ms": bench_http(users, qs, args.http, rng, agent_key(tenant)),
-        "write_ms": bench_writes(users, args.writes, rng),
+        "write_ms": bench_writes(users, args.writes, write_rng),
         "vector_lane_plan": plan(users[0], "客户 Vercel 续约"),
     }
     print(json.dumps(result, ensure_ascii=False, indent=2))
