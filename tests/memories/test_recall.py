@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from memories import selectors, services
 from memories.models import Memory
+from tests.memories.conftest import unit
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +86,7 @@ def test_never_fewer_than_asked_under_a_selective_filter(
             f"Zephyr private note number {i} about rollout wave {i * 7}",
             scope="project",
             scope_key="Zephyr",
+            embedding=unit(1000 + i),  # random, near-orthogonal: fast and never near-duplicates
         )
     mine = [remember(alice, text) for text in ("tea with lemon", "window seat on trains", "morning standups")]
     hits = search(alice, "Zephyr rollout", top_k=10)
