@@ -205,13 +205,18 @@ def freshness_warnings(freshness: dict[str, dict]) -> list[dict]:
 
 
 def stale_warnings(*, user, page_ids: list[int]) -> list[dict]:
+    from wiki.models import PageSection
     from wiki.selectors import stale_section_count
 
     if not page_ids:
         return []
+    # Usually no candidate page has a stale section at all: one cheap probe on the page
+    # index settles that before the ACL-filtered count (its answer is never shown).
+    if not PageSection.objects.filter(page_id__in=page_ids, stale=True).exists():
+        return []
     from almanac.context.selection import per_page_plans
 
-    with per_page_plans():  # counted per page through the (page) index, not the whole ACL index
+    with per_page_plans():  # counted through the page index, not the tenant-wide ACL index
         count = stale_section_count(user=user, page_ids=page_ids)
     if not count:
         return []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,9 +43,6 @@ def test_used_never_exceeds_max_tokens_and_is_exact(api, company, session_with_t
     summarized = {i["id"] for b in data["blocks"] for i in b["items"] if i["summarized"]}
     reported = {i for w in data["warnings"] if w["code"] == "summarized" for i in w["items"]}
     assert summarized == reported
-
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture
