@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -175,6 +176,11 @@ def _weight(*, rrf_score: float, memory: Memory, now: datetime) -> tuple[float, 
     }
 
 
+def _contains_id(content: str, term: str) -> bool:
+    # Whole id only: PRD-2024-013 must not match PRD-2024-0135.
+    return re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", (content or "").lower()) is not None
+
+
 def _id_terms(query: str) -> list[str]:
     return [t for t in segment(query) if _is_id(t) and len(t) >= 4]
 
@@ -230,7 +236,7 @@ def _rank(
         if memory is None:  # deleted between the lanes and the fetch
             continue
         score, parts = _weight(rrf_score=rrf_score, memory=memory, now=now)
-        exact = bool(id_terms) and all(t in (memory.content or "").lower() for t in id_terms)
+        exact = bool(id_terms) and all(_contains_id(memory.content, t) for t in id_terms)
         if exact:
             score += 1.0
         breakdown = {

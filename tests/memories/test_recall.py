@@ -41,6 +41,13 @@ def test_exact_id_ranks_first(alice, corpus, remember):
     assert corpus[CORPUS[1]].pk not in {h.memory.pk for h in hits[:2]}
 
 
+def test_exact_id_boost_needs_the_whole_id(alice, remember):
+    longer = remember(alice, "Ticket PRD-2024-0135 is about exports.", embedding=unit(1))
+    exact = remember(alice, "Ticket PRD-2024-013 is about exports.", embedding=unit(2))
+    hits = {h.memory.pk: h.breakdown["exact_id"] for h in search(alice, "PRD-2024-013")}
+    assert hits[exact.pk] is True and hits[longer.pk] is False
+
+
 def test_chinese_paraphrase_is_found(alice, corpus):
     hits = search(alice, "她平时爱喝什么咖啡？", top_k=3)
     assert hits[0].memory.content == "我喜欢喝美式咖啡，不加糖。"
