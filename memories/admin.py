@@ -64,7 +64,14 @@ class MemoryAdmin(SimpleHistoryAdmin):
     def save_model(self, request, obj, form, change):
         try:
             if change:
-                data = {f: form.cleaned_data[f] for f in EDITABLE if f in form.changed_data}
+                # Compare with the stored row, not the form's initial values: on a history
+                # revert the form starts from the old version, so changed_data is empty.
+                current = Memory.objects.get(pk=obj.pk)
+                data = {
+                    f: form.cleaned_data[f]
+                    for f in EDITABLE
+                    if f in form.cleaned_data and form.cleaned_data[f] != getattr(current, f)
+                }
                 services.memory_update(
                     memory=obj, user=request.user, data=data, reason="admin", scope_user=obj.owner
                 )

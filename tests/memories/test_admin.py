@@ -76,3 +76,26 @@ def test_admin_edit_reembeds(client, alice, superadmin, remember):
     assert selectors.memory_search(user=alice, query="Zephyr 发布", top_k=1)[0].memory.pk == memory.pk
     assert memory.history.first().history_change_reason == "admin"
     assert Memory.objects.count() == 1
+
+
+def test_history_revert_restores_content_and_index(client, alice, superadmin, remember):
+    from memories import selectors, services
+
+    memory = remember(alice, "Our Apollo kickoff is in Lisbon")
+    services.memory_update(memory=memory, user=alice, data={"content": "我们的 Zephyr 启动会在杭州"})
+    old = memory.history.order_by("history_date").first()
+    client.force_login(superadmin)
+    url = f"/admin/memories/memory/{memory.pk}/history/{old.history_id}/"
+    form = {"owner": alice.pk, "memory_type": "semantic", "content": old.content, "scope": "user",
+            "scope_key": "alice", "importance": "0.5", "status": "active", "meta": "{}", "occurred_at": ""}  # fmt: skip
+    response = client.post(url, form)
+    assert response.status_code == 302, response.content[:2000]
+    memory.refresh_from_db()
+    assert memory.content == "Our Apollo kickoff is in Lisbon"
+    assert (
+        selectors.memory_search(user=alice, query="Apollo kickoff Lisbon", top_k=1)[0].breakdown[
+            "keyword_rank"
+        ]
+        == 1
+    )
+    assert not selectors.memory_list(user=alice, q="杭州").exists()
