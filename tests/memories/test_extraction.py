@@ -174,3 +174,27 @@ def test_chunking_overlaps_and_bounds():
     long_word = "x" * 600
     pieces = chunk_text(long_word, 256, 32)
     assert [len(p) for p in pieces] == [256, 256, 152]
+
+
+def test_decay_archives_old_unimportant_memories(alice, remember):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memories.tasks import memory_decay_task
+
+    old_low = remember(alice, "an unimportant old note about staplers", importance=0.1)
+    old_high = remember(alice, "an important old note about the Apollo contract", importance=0.9)
+    fresh_low = remember(alice, "a fresh unimportant note about lunch", importance=0.1)
+    long_ago = timezone.now() - timedelta(days=200)
+    Memory.objects.filter(pk__in=[old_low.pk, old_high.pk]).update(created_at=long_ago, last_access=None)
+    Memory.objects.filter(pk=fresh_low.pk).update(created_at=long_ago, last_access=timezone.now())
+    assert memory_decay_task() == 1
+    assert memory_decay_task() == 0
+    statuses = dict(Memory.objects.values_list("pk", "status"))
+    assert (statuses[old_low.pk], statuses[old_high.pk], statuses[fresh_low.pk]) == (
+        "archived",
+        "active",
+        "active",
+    )
+    assert Memory.objects.get(pk=old_low.pk).history.first().history_change_reason == "job:decay"
