@@ -215,15 +215,28 @@ def _memory_sources(memory) -> list[dict]:
 
 
 def select_memories(*, user, task: str, seen: Seen, selection: Selection) -> None:
+    """Semantic and episodic memories, best first, from one recall over both types.
+
+    One call halves the recall cost (its keyword lane is the most expensive query of a
+    context call); a type that came back short while the other filled the list gets a
+    recall of its own, so neither type is crowded out.
+    """
     from memories.selectors import memory_search
 
-    for kind, top_k in (("semantic", conf.SEMANTIC_TOP_K), ("episodic", conf.EPISODIC_TOP_K)):
-        hits = memory_search(
-            user=user, query=task, top_k=top_k + 1, memory_types=[kind], exclude_ids=seen.memories
-        )
-        if len(hits) > top_k:
+    want = {"semantic": conf.SEMANTIC_TOP_K, "episodic": conf.EPISODIC_TOP_K}
+    asked = sum(want.values()) + 2
+    hits = memory_search(
+        user=user, query=task, top_k=asked, memory_types=list(want), exclude_ids=seen.memories
+    )
+    by_kind = {kind: [h for h in hits if h.memory.memory_type == kind] for kind in want}
+    for kind, top_k in want.items():
+        if len(hits) >= asked and len(by_kind[kind]) < top_k:
+            by_kind[kind] = memory_search(
+                user=user, query=task, top_k=top_k + 1, memory_types=[kind], exclude_ids=seen.memories
+            )
+        if len(by_kind[kind]) > top_k or len(hits) >= asked:
             selection.more = True
-        selection.candidates[kind] = [_memory_item(hit, kind) for hit in hits[:top_k]]
+        selection.candidates[kind] = [_memory_item(hit, kind) for hit in by_kind[kind][:top_k]]
 
 
 def select_working(*, user, session_id) -> list[Item]:

@@ -244,4 +244,5 @@ def test_query_count_is_bounded_and_independent_of_corpus_size(api, company, dja
     compile_pending(tenant=company)
     with django_assert_max_num_queries(55) as large:
         context(api, task="Vercel renewal pricing", max_tokens=2000)
-    assert len(large.captured_queries) <= len(small.captured_queries) + 6
+    # A bigger corpus may cost a separate recall per memory type (at most two), nothing per row.
+    assert len(large.captured_queries) <= len(small.captured_queries) + 16
