@@ -4,7 +4,9 @@ for what a user may read: every read path (memories, wiki, context, UI, admin) u
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q
+from django.db import connection
+from django.db.models import BooleanField, Q
+from django.db.models.expressions import RawSQL
 
 from almanac.models import AccessGroup, AgentKey, GroupMembership, Tenant, UserProfile
 
@@ -23,20 +25,61 @@ def user_group_keys(user) -> list[str]:
 
     Fails closed: an anonymous user or one without a tenant gets no keys at all.
     """
-    if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:
-        return []
-    return list(
-        GroupMembership.objects.filter(user_id=user.pk, group__tenant__profiles__user_id=user.pk)
-        .values_list("group__key", flat=True)
-        .order_by("group__key")
-    )
+    return user_access(user)[1]
 
 
 def user_keys_subquery(user):
-    """The same set as `user_group_keys`, as a subquery (one round-trip for hot paths)."""
+    """The same set as `user_group_keys`, as a subquery."""
     return GroupMembership.objects.filter(user_id=user.pk, group__tenant__profiles__user_id=user.pk).values(
         "group__key"
     )
+
+
+def user_access(user) -> tuple[int | None, list[str]]:
+    """The user's tenant id and group keys, resolved now in one query (fails closed)."""
+    if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:
+        return None, []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT p.tenant_id, COALESCE(array_agg(g.key ORDER BY g.key) FILTER (WHERE g.key IS NOT NULL), '{{}}')
+                FROM {UserProfile._meta.db_table} p
+                LEFT JOIN {GroupMembership._meta.db_table} m ON m.user_id = p.user_id
+                LEFT JOIN {AccessGroup._meta.db_table} g ON g.id = m.group_id AND g.tenant_id = p.tenant_id
+                WHERE p.user_id = %s
+                GROUP BY p.tenant_id""",
+            [user.pk],
+        )
+        row = cursor.fetchone()
+    return (row[0], list(row[1])) if row else (None, [])
+
+
+# Above this many keys, GIN's `&&` costs O(matching rows x keys); a per-row probe of the
+# row's few ACL entries into a hashed key set is then far cheaper (measured: 999 keys,
+# 18k candidates: 220 ms vs 30 ms). Below it, `&&` lets the planner use the GIN index.
+GIN_MAX_KEYS = 64
+
+
+def acl_visible(queryset, user, *, field: str = "acl"):
+    """THE access filter for every retrievable row (memories, wiki sections).
+
+    Keeps rows of the user's tenant whose `acl` array shares a key with the user's
+    access groups, resolved at query time (one query, never cached), so a revocation
+    applies to the very next read. Anonymous, inactive or tenant-less users see nothing.
+    """
+    tenant_id, keys = user_access(user)
+    if tenant_id is None or not keys:
+        return queryset.none()
+    queryset = queryset.filter(tenant_id=tenant_id)
+    if len(keys) <= GIN_MAX_KEYS:
+        return queryset.filter(**{f"{field}__overlap": keys})
+    table = queryset.model._meta.db_table
+    column = queryset.model._meta.get_field(field).column
+    probe = RawSQL(
+        f'EXISTS (SELECT 1 FROM unnest("{table}"."{column}") AS acl_key WHERE acl_key = ANY(%s::text[]))',
+        [keys],
+        output_field=BooleanField(),
+    )
+    return queryset.alias(acl_probe=probe).filter(acl_probe=True)
 
 
 def user_find_in_tenant(*, tenant: Tenant, ref: str):

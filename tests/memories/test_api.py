@@ -264,12 +264,12 @@ def test_unauthenticated_is_401(client, alice):
 def test_list_query_count_is_constant(api, alice, django_assert_num_queries):
     for i in range(3):
         create(api, content=f"list query fact {i} about {['tea', 'trains', 'tulips'][i]}")
-    # auth (key + touch-free) + acting user + memory list + count
-    with django_assert_num_queries(4):
+    # auth (key + touch-free) + acting user + access keys + memory list + count
+    with django_assert_num_queries(5):
         assert api.get("/memories", user="alice", limit=10).json()["count"] == 3
     for i in range(10):
         create(api, content=f"another batch fact {i} on subject {i * 991} kiwi {i}")
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         assert api.get("/memories", user="alice", limit=50).json()["count"] == 13
 
 
@@ -285,11 +285,11 @@ def test_search_query_count_is_constant(alice, remember, django_assert_num_queri
     for text in ("tea with lemon", "window seat on trains", "morning standups", "PRD-2024-013 billing"):
         remember(alice, text)
     selectors.memory_search(user=alice, query="warm-up: loads the embedding model")
-    # profile, BM25 stats, keyword lane, visible-set size probe, savepoint, SET LOCAL
+    # profile, access keys, BM25 stats, keyword lane, visible-set size probe, savepoint, SET LOCAL
     # (hnsw.*, planner), vector lane, release, fetch of the fused rows.
     for batch in range(2):
         user = type(alice).objects.get(pk=alice.pk)
-        with django_assert_num_queries(9):
+        with django_assert_num_queries(10):
             hits = selectors.memory_search(user=user, query="trains and tea", top_k=3)
         assert len(hits) == 3
         for text in EXTRA[batch]:
