@@ -9,17 +9,15 @@ every read path uses.
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.postgres.expressions import ArraySubquery
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import Subquery
 from pgvector.django import HnswIndex, VectorField
 from simple_history.models import HistoricalRecords
 
 from almanac import keyword
-from almanac.models import Tenant, UserProfile
+from almanac.models import Tenant
 
 
 class Entity(models.Model):
@@ -94,17 +92,14 @@ class Page(models.Model):
 
 class PageSectionQuerySet(models.QuerySet):
     def visible_to(self, user, *, include_stale: bool = False):
-        """THE access filter: the user's tenant, `acl && <user's group keys>`, not stale.
+        """The shared access filter (`almanac.selectors.acl_visible`), minus stale sections.
 
-        Keys are resolved inside the same query (a subquery), so a membership removed a
-        moment ago hides the section on the very next read. Fails closed.
+        Keys are resolved on every call, so a membership removed a moment ago hides the
+        section on the very next read. Fails closed.
         """
-        if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:
-            return self.none()
-        from almanac.selectors import user_keys_subquery
+        from almanac.selectors import acl_visible
 
-        tenant_id = Subquery(UserProfile.objects.filter(user_id=user.pk).values("tenant_id")[:1])
-        qs = self.filter(tenant_id=tenant_id, acl__overlap=ArraySubquery(user_keys_subquery(user)))
+        qs = acl_visible(self, user)
         return qs if include_stale else qs.filter(stale=False)
 
 
@@ -161,6 +156,8 @@ class PageSection(models.Model):
                 fields=["tenant", "container_key", "occurred_at"], name="wiki_section_container_idx"
             ),
             models.Index(fields=["page", "occurred_at"], name="wiki_section_page_time_idx"),
+            # "does any candidate page have a stale section?" on the context hot path
+            models.Index(fields=["page"], condition=models.Q(stale=True), name="wiki_section_stale_idx"),
         ]
 
     def __str__(self) -> str:

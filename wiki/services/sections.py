@@ -11,6 +11,7 @@ from django.db import transaction
 
 from almanac import keyword, search
 from almanac.errors import ApplicationError
+from almanac.services import audit_record
 from wiki import conf
 from wiki.models import Page, PageSection
 
@@ -171,6 +172,14 @@ def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool 
         section._change_reason = f"confirmed by {user.username}"
         section._history_user = user
         section.save(update_fields=["confirmed_recall_ids", "stale", "stale_reason", "updated_at"])
+        audit_record(
+            action="wiki.section_confirmed",
+            tenant=page.tenant,
+            actor=user.username,
+            object_type="page_section",
+            object_id=section.pk,
+            detail={"page": page.slug, "recalls": section.recall_event_ids},
+        )
     if conf.WIKI_SUMMARY_ENABLED and changed:
         from django_q.tasks import async_task
 
