@@ -23,6 +23,7 @@ from almanac.search import segment
 K1 = 1.2
 B = 0.75
 MAX_QUERY_TERMS = 32
+COMMON_TERM_SHARE = 0.05
 
 
 def tsvector_expression():
@@ -105,6 +106,19 @@ class KeywordQuery:
     def match(self, table_alias: str = "") -> RawSQL:
         col = f"{table_alias}.search_vector" if table_alias else "search_vector"
         return RawSQL(f"{col} @@ %s::tsquery", [self.tsquery()], output_field=models.BooleanField())
+
+    def finder(self, common_share: float = COMMON_TERM_SHARE) -> KeywordQuery:
+        """The query restricted to the terms used to *find* candidates (all terms still score).
+
+        Terms in more than `common_share` of the corpus ("meeting", "客户") would pull in
+        a large part of the tenant only to score it near zero; like a common-terms query
+        they only score. If every term is common, the two rarest find candidates.
+        """
+        # idf = log(1 + (N - df + 0.5) / (df + 0.5)) ≈ log(1 / share) for a term in `share` of N docs.
+        threshold = math.log(1 / common_share)
+        rare = [t for t in self.terms if self.idf[t] >= threshold]
+        terms = rare or sorted(self.terms, key=lambda t: -self.idf[t])[:2]
+        return KeywordQuery(terms, self.idf, self.avg_len)
 
     def score(self) -> RawSQL:
         """BM25 of the row against the query, as an SQL expression."""

@@ -3,6 +3,9 @@ for what a user may read: every read path (memories, wiki, context, UI, admin) u
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import BooleanField, Q
@@ -35,10 +38,30 @@ def user_keys_subquery(user):
     )
 
 
+_snapshot: ContextVar[dict | None] = ContextVar("almanac_access_snapshot", default=None)
+
+
+@contextmanager
+def access_snapshot():
+    """One consistent view of memberships for the reads of one request (e.g. a context call).
+
+    Inside it each user's keys are resolved once, at the first read; outside it every read
+    resolves them again.
+    """
+    token = _snapshot.set({})
+    try:
+        yield
+    finally:
+        _snapshot.reset(token)
+
+
 def user_access(user) -> tuple[int | None, list[str]]:
     """The user's tenant id and group keys, resolved now in one query (fails closed)."""
     if user is None or not getattr(user, "is_authenticated", False) or not user.is_active:
         return None, []
+    snapshot = _snapshot.get()
+    if snapshot is not None and user.pk in snapshot:
+        return snapshot[user.pk]
     with connection.cursor() as cursor:
         cursor.execute(
             f"""SELECT p.tenant_id, COALESCE(array_agg(g.key ORDER BY g.key) FILTER (WHERE g.key IS NOT NULL), '{{}}')
@@ -50,7 +73,10 @@ def user_access(user) -> tuple[int | None, list[str]]:
             [user.pk],
         )
         row = cursor.fetchone()
-    return (row[0], list(row[1])) if row else (None, [])
+    access = (row[0], list(row[1])) if row else (None, [])
+    if snapshot is not None:
+        snapshot[user.pk] = access
+    return access
 
 
 # Above this many keys, GIN's `&&` costs O(matching rows x keys); a per-row probe of the

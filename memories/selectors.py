@@ -76,24 +76,11 @@ def _tenant_id(user) -> int | None:
 # --- Recall -----------------------------------------------------------------------------
 
 
-def _match_terms(kq: keyword.KeywordQuery) -> list[str]:
-    """The query terms used to *find* candidates (all terms still score them).
-
-    Terms in more than MEMORY_COMMON_TERM_SHARE of the corpus ("meeting", "客户") would
-    pull in a large part of the tenant only to score it near zero; like a common-terms
-    query they only score. If every term is common, the two rarest find candidates.
-    """
-    # BM25's idf = log(1 + (N - df + 0.5) / (df + 0.5)) ≈ log(1 / share) for a term in `share` of N docs.
-    threshold = math.log(1 / conf.COMMON_TERM_SHARE)
-    rare = [t for t in kq.terms if kq.idf[t] >= threshold]
-    return rare or sorted(kq.terms, key=lambda t: -kq.idf[t])[:2]
-
-
 def _keyword_lane(qs, *, tenant_id: int, query: str, size: int) -> list[int]:
     kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
     if kq.empty:
         return []
-    finder = keyword.KeywordQuery(_match_terms(kq), kq.idf, kq.avg_len)
+    finder = kq.finder(conf.COMMON_TERM_SHARE)
     rows = (
         qs.alias(kw_match=finder.match())
         .filter(kw_match=True)

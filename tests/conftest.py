@@ -30,21 +30,29 @@ def other_tenant(db) -> Tenant:
 @pytest.fixture
 def alice(tenant):
     """Owner: Sales, project Apollo."""
-    return user_create(tenant=tenant, username="alice", email="alice@acme.com", departments=["Sales"], projects=["Apollo"])
+    return user_create(
+        tenant=tenant, username="alice", email="alice@acme.com", departments=["Sales"], projects=["Apollo"]
+    )
 
 
 @pytest.fixture
 def bob(tenant):
     """Shares with alice: Finance, projects Apollo and Zephyr."""
     return user_create(
-        tenant=tenant, username="bob", email="bob@acme.com", departments=["Finance"], projects=["Apollo", "Zephyr"]
+        tenant=tenant,
+        username="bob",
+        email="bob@acme.com",
+        departments=["Finance"],
+        projects=["Apollo", "Zephyr"],
     )
 
 
 @pytest.fixture
 def charlie(tenant):
     """No access to alice's or bob's things: Engineering, no projects."""
-    return user_create(tenant=tenant, username="charlie", email="charlie@acme.com", departments=["Engineering"])
+    return user_create(
+        tenant=tenant, username="charlie", email="charlie@acme.com", departments=["Engineering"]
+    )
 
 
 @pytest.fixture
@@ -75,10 +83,14 @@ def api(client, agent_key):
             return client.get(f"/api/v1{path}", params, headers=self.headers)
 
         def post(self, path, body=None, **kw):
-            return client.post(f"/api/v1{path}", body or {}, content_type="application/json", headers=self.headers, **kw)
+            return client.post(
+                f"/api/v1{path}", body or {}, content_type="application/json", headers=self.headers, **kw
+            )
 
         def patch(self, path, body=None):
-            return client.patch(f"/api/v1{path}", body or {}, content_type="application/json", headers=self.headers)
+            return client.patch(
+                f"/api/v1{path}", body or {}, content_type="application/json", headers=self.headers
+            )
 
         def delete(self, path, **params):
             from urllib.parse import urlencode

@@ -203,7 +203,10 @@ def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tupl
     if q.empty:
         return []
     rows = (
-        visible.alias(kw_match=q.match()).filter(kw_match=True).annotate(kw=q.score()).order_by("-kw", "id")
+        visible.alias(kw_match=q.finder().match())
+        .filter(kw_match=True)
+        .annotate(kw=q.score())
+        .order_by("-kw", "id")
     )
     return list(rows.values_list("id", "kw")[:LANE_SIZE])
 

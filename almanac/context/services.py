@@ -16,11 +16,18 @@ from almanac.context.prompt import detect_lang
 from almanac.context.selection import Selection, select
 from almanac.errors import ApplicationError
 from almanac.search import count_tokens
+from almanac.selectors import access_snapshot
 
 log = logging.getLogger(__name__)
 
 
-def context_build(
+def context_build(**kwargs) -> dict:
+    """`context_for`, with one membership lookup serving all of the call's reads."""
+    with access_snapshot():
+        return context_for(**kwargs)
+
+
+def context_for(
     *,
     user,
     tenant,
