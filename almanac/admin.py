@@ -86,12 +86,8 @@ class AgentKeyAdmin(admin.ModelAdmin):
             services.agentkey_revoke(key=key)
 
 
-@admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "tenant", "actor", "action", "object_type", "object_id"]
-    list_filter = ["action", "tenant"]
-    search_fields = ["actor", "action", "object_id"]
-    readonly_fields = [f.name for f in AuditEvent._meta.fields]
+class ReadOnlyAdminMixin:
+    """For append-only tables: rows are read in the admin, never added, edited or deleted."""
 
     def has_add_permission(self, request):
         return False
@@ -101,3 +97,11 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ["created_at", "tenant", "actor", "action", "object_type", "object_id"]
+    list_filter = ["action", "tenant"]
+    search_fields = ["actor", "action", "object_id"]
+    readonly_fields = [f.name for f in AuditEvent._meta.fields]

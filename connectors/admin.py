@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
 
+from almanac.admin import ReadOnlyAdminMixin
 from almanac.errors import ApplicationError
 from connectors import selectors, services
 from connectors.crypto import ENV_PREFIX, credentials_encode
@@ -149,7 +150,7 @@ class ExternalIdentityAdmin(admin.ModelAdmin):
 
 
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):  # the inbox is append-only
     list_display = [
         "external_id",
         "version",
@@ -169,13 +170,3 @@ class EventAdmin(admin.ModelAdmin):
     @admin.display(description="versions of this item")
     def item_versions(self, obj):
         return ", ".join(f"v{e.version} {e.kind}" for e in selectors.event_item_history(event=obj))
-
-    # The inbox is append-only: events are read here, never edited.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

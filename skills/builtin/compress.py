@@ -6,7 +6,7 @@ import re
 
 from almanac.search import count_tokens
 from skills.builtin import text as T
-from skills.builtin.summarize import extractive_summary
+from skills.builtin.summarize import OUTPUT_SCHEMA, extractive_summary
 from skills.registry import BaseSkill, register
 
 INPUT_SCHEMA = {
@@ -24,12 +24,6 @@ INPUT_SCHEMA = {
         "keep": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 500},
     },
     "required": ["items", "max_tokens"],
-    "additionalProperties": False,
-}
-OUTPUT_SCHEMA = {
-    "type": "object",
-    "properties": {"summary": {"type": "string"}},
-    "required": ["summary"],
     "additionalProperties": False,
 }
 

@@ -1,8 +1,5 @@
-import json
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
@@ -60,45 +57,15 @@ def test_embeddings_rank_paraphrase_above_unrelated(settings):
     assert np.allclose(np.linalg.norm(zh, axis=1), 1.0, atol=1e-4)
 
 
-class _EmbeddingHandler(BaseHTTPRequestHandler):
-    requests: list = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append((self.path, self.headers.get("Authorization"), body))
-        data = [
-            {"object": "embedding", "index": i, "embedding": [float(len(t)), 1.0, 0.0, 0.0]}
-            for i, t in enumerate(body["input"])
-        ]
-        payload = json.dumps({"object": "list", "data": data[::-1], "model": body["model"]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def embedding_server():
-    server = HTTPServer(("127.0.0.1", 0), _EmbeddingHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    _EmbeddingHandler.requests = []
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
-
-
 def test_openai_compatible_backend(settings, embedding_server):
+    url, requests = embedding_server
     settings.EMBEDDING_BACKEND = "openai"
-    settings.EMBEDDING_URL = embedding_server
+    settings.EMBEDDING_URL = url
     settings.EMBEDDING_MODEL = "bge-m3"
     settings.EMBEDDING_API_KEY = "secret"
     settings.EMBEDDING_DIM = 4
     vectors = search.embed(["ab", "abcd"])
-    path, auth, body = _EmbeddingHandler.requests[0]
+    path, auth, body = requests[0]
     assert path == "/v1/embeddings" and auth == "Bearer secret"
     assert body == {"model": "bge-m3", "input": ["ab", "abcd"]}
     assert vectors.shape == (2, 4)
@@ -111,7 +78,7 @@ def test_openai_backend_dimension_mismatch_is_an_error(settings, embedding_serve
     from django.core.exceptions import ImproperlyConfigured
 
     settings.EMBEDDING_BACKEND = "openai"
-    settings.EMBEDDING_URL = embedding_server
+    settings.EMBEDDING_URL = embedding_server[0]
     settings.EMBEDDING_MODEL = "m"
     settings.EMBEDDING_DIM = 512
     with pytest.raises(ImproperlyConfigured, match="dimensions"):
