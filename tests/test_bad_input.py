@@ -1,0 +1,64 @@
+"""Bad input on every endpoint: a 4xx JSON reply with a detail, never a 500."""
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+BIG = 10**20
+CASES = [
+    ("get", "/memories", {"user": "alice", "limit": -1}),
+    ("get", "/memories", {"user": "alice", "limit": "abc"}),
+    ("get", "/memories", {"user": "alice", "offset": BIG}),
+    ("get", "/memories", {"user": "alice", "memory_type": "nope"}),
+    ("get", f"/memories/{BIG}", {"user": "alice"}),
+    ("get", "/memories/abc", {"user": "alice"}),
+    ("post", "/memories", {"user": "alice", "content": "x" * 100000}),
+    ("post", "/memories", {"user": "alice", "content": "ok content", "importance": 1e308}),
+    ("post", "/memories", {"user": "alice", "content": "ok content", "importance": "NaN"}),
+    ("post", "/memories", {"user": "alice", "content": "ok content", "scope": "dept", "scope_key": "nope"}),
+    ("post", "/memories", {"user": "alice", "content": "ok content", "meta": "notadict"}),
+    ("post", "/memories", {"user": ["alice"], "content": "x"}),
+    ("post", "/memories", []),
+    ("post", "/memories/search", {"user": "alice", "query": "", "top_k": 10}),
+    ("post", "/memories/search", {"user": "alice", "query": "x" * 50000, "top_k": 10}),
+    ("post", "/memories/search", {"user": "alice", "query": "hi", "top_k": BIG}),
+    ("post", "/memories/search", {"user": "alice", "query": "hi", "memory_types": ["bad"]}),
+    ("post", f"/memories/{BIG}/feedback", {"user": "alice", "signal": "adopted"}),
+    ("post", "/memories/1/feedback", {"user": "alice", "signal": "meh"}),
+    ("patch", f"/memories/{BIG}", {"user": "alice", "content": "x"}),
+    ("delete", f"/memories/{BIG}", {"user": "alice"}),
+    ("post", "/sessions", {"user": "alice", "extra": 1}),
+    ("post", f"/sessions/{BIG}/turns", {"user": "alice", "role": "user", "content": "hi"}),
+    ("post", "/sessions/1/turns", {"user": "alice", "role": "robot", "content": "hi"}),
+    ("get", f"/sessions/{BIG}/window", {"user": "alice"}),
+    ("post", f"/sessions/{BIG}/end", {"user": "alice"}),
+    ("get", "/wiki/pages", {"user": "alice", "kind": "bad"}),
+    ("get", "/wiki/pages", {"user": "alice", "q": "\x00"}),
+    ("get", "/wiki/pages/%00", {"user": "alice"}),
+    ("get", "/wiki/pages/" + "a" * 5000, {"user": "alice"}),
+    ("post", "/wiki/search", {"user": "alice", "query": "x", "top_k": -3}),
+    ("post", "/wiki/search", {"user": "alice", "query": "\x00"}),
+    ("post", "/wiki/pages/x/confirm", {"user": "alice", "section_ids": [BIG]}),
+    ("post", "/wiki/pages/x/confirm", {"user": "alice", "section_ids": "1"}),
+    ("post", "/context", {"user": "alice", "task": "hi", "max_tokens": BIG}),
+    ("post", "/context", {"user": "alice", "task": "hi", "cursor": "garbage"}),
+    ("post", "/context", {"user": "alice", "task": "hi", "session_id": BIG}),
+    ("post", "/context", {"user": "alice", "task": "hi", "lang": "fr"}),
+    ("post", "/context", {"user": "alice", "task": "\x00"}),
+    ("post", "/connectors/events", {"source": "x"}),
+    ("get", "/me", {"user": "\x00"}),
+]
+
+
+def test_every_endpoint_answers_bad_input_with_a_4xx_json_detail(api, alice):
+    bad = []
+    for method, path, body in CASES:
+        if method == "get":
+            r = api.get(path, **body)
+        elif method == "delete":
+            r = api.delete(path, **body)
+        else:
+            r = getattr(api, method)(path, body)
+        is_json = r["Content-Type"].startswith("application/json")
+        if not (400 <= r.status_code < 500 and is_json and "detail" in r.json()):
+            bad.append((method, path[:60], r.status_code, r.content[:200]))
+    assert not bad, bad
