@@ -31,13 +31,6 @@ def user_group_keys(user) -> list[str]:
     return user_access(user)[1]
 
 
-def user_keys_subquery(user):
-    """The same set as `user_group_keys`, as a subquery."""
-    return GroupMembership.objects.filter(user_id=user.pk, group__tenant__profiles__user_id=user.pk).values(
-        "group__key"
-    )
-
-
 _snapshot: ContextVar[dict | None] = ContextVar("almanac_access_snapshot", default=None)
 
 

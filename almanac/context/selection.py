@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
 
 from almanac.context import conf
 from almanac.context.cursor import Seen
@@ -105,25 +103,10 @@ def page_items(
     matched = matched or {}
     pages = Page.objects.select_related("entity", "entity__user").in_bulk([pid for pid, _ in ranked])
     items = []
-    with per_page_plans():
-        for pid, score in ranked:
-            if pid in pages:
-                items.extend(_page_with_sections(user, pages[pid], score, matched.get(pid, [])))
+    for pid, score in ranked:
+        if pid in pages:
+            items.extend(_page_with_sections(user, pages[pid], score, matched.get(pid, [])))
     return items
-
-
-@contextmanager
-def per_page_plans():
-    """Make PostgreSQL walk one page's sections by (page, occurred_at), testing each row's ACL.
-
-    The planner cannot see how many group keys the ACL subquery returns; with hundreds of
-    keys (every e-mail thread and meeting is a group) it picks a bitmap scan of the ACL GIN
-    index, which reads every section the user may see in the tenant (~0.5 s at 50k
-    sections) to keep the few of one page. Bitmap scans are off inside this block only.
-    """
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_bitmapscan = off")
-        yield
 
 
 def _page_with_sections(user, page, score: float, matched: list) -> list[Item]:

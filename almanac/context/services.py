@@ -221,10 +221,7 @@ def stale_warnings(*, user, page_ids: list[int]) -> list[dict]:
     # index settles that before the ACL-filtered count (its answer is never shown).
     if not PageSection.objects.filter(page_id__in=page_ids, stale=True).exists():
         return []
-    from almanac.context.selection import per_page_plans
-
-    with per_page_plans():  # counted through the page index, not the tenant-wide ACL index
-        count = stale_section_count(user=user, page_ids=page_ids)
+    count = stale_section_count(user=user, page_ids=page_ids)
     if not count:
         return []
     return [
