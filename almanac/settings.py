@@ -121,7 +121,29 @@ if DATABASE_URL:
 else:
     from almanac.embedded_pg import database_settings
 
-    DATABASES = {"default": database_settings(DATA_DIR / "pg", env("ALMANAC_DB_NAME", "almanac"))}
+    EMBEDDED_PG_SETTINGS = {
+        "shared_buffers": env("EMBEDDED_PG_SHARED_BUFFERS", "1GB"),
+        "effective_cache_size": env("EMBEDDED_PG_EFFECTIVE_CACHE_SIZE", "4GB"),
+        "maintenance_work_mem": env("EMBEDDED_PG_MAINTENANCE_WORK_MEM", "256MB"),
+        "random_page_cost": "1.1",
+    }
+    DATABASES = {
+        "default": database_settings(
+            DATA_DIR / "pg", env("ALMANAC_DB_NAME", "almanac"), tuning=EMBEDDED_PG_SETTINGS
+        )
+    }
+# Session settings every connection starts with (libpq `options`, so no per-query SET):
+# filtered HNSW scans keep going past rows the access filter rejects (pgvector >= 0.8
+# iterative scans) up to HNSW_MAX_SCAN_TUPLES, with an HNSW_EF_SEARCH-wide search; no JIT,
+# whose compile time exceeds the run time of our short queries.
+HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100)
+HNSW_MAX_SCAN_TUPLES = envint("HNSW_MAX_SCAN_TUPLES", 5000)
+_session_options = (
+    f"-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search={HNSW_EF_SEARCH} "
+    f"-c hnsw.max_scan_tuples={HNSW_MAX_SCAN_TUPLES} -c jit=off"
+)
+_db_options = DATABASES["default"].setdefault("OPTIONS", {})
+_db_options["options"] = f"{_db_options.get('options', '')} {_session_options}".strip()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [

@@ -12,14 +12,11 @@ RECALL_FUSED_SIZE = envint("MEMORY_RECALL_FUSED_SIZE", 15)
 RECALL_RRF_K = envint("MEMORY_RECALL_RRF_K", 60)
 COMMON_TERM_SHARE = envfloat("MEMORY_COMMON_TERM_SHARE", 0.05)  # terms in more docs only score, never find
 RECENCY_HALF_LIFE_DAYS = envfloat("MEMORY_RECENCY_HALF_LIFE_DAYS", 30.0)
-HNSW_EF_SEARCH = envint("MEMORY_HNSW_EF_SEARCH", 100)
-HNSW_MAX_SCAN_TUPLES = envint("MEMORY_HNSW_MAX_SCAN_TUPLES", 5000)
 EXACT_SCAN_MAX = envint("MEMORY_EXACT_SCAN_MAX", 5000)  # tenants with at most this many memories: exact scans
 RERANK = env("MEMORY_RERANK")  # dotted path of a callable(query, hits) -> hits; empty = off
 TOUCH_ON_RECALL = envbool("MEMORY_TOUCH_ON_RECALL", True)
-TOUCH_MODE = env(
-    "MEMORY_TOUCH_MODE", "task"
-)  # task: one django-q2 task per search | buffer: see memories/touch.py
+# buffer: counted in-process, one UPDATE per flush (memories/touch.py) | task: a django-q2 task per search
+TOUCH_MODE = env("MEMORY_TOUCH_MODE", "buffer")
 TOUCH_FLUSH_SECONDS = envfloat("MEMORY_TOUCH_FLUSH_SECONDS", 2.0)
 
 # Write path

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db.models import Value
 from django.http import Http404
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -16,6 +16,7 @@ from pgvector.django import CosineDistance
 from almanac import keyword
 from almanac.models import CorpusStat
 from almanac.search import _is_id, embed_query, rrf, segment
+from almanac.selectors import access_snapshot, user_access
 from memories import conf
 from memories.models import CORPUS, ConversationSession, Memory, Turn
 
@@ -76,50 +77,20 @@ def _tenant_id(user) -> int | None:
 # --- Recall -----------------------------------------------------------------------------
 
 
-def _keyword_lane(qs, *, tenant_id: int, query: str, size: int) -> list[int]:
-    kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
-    if kq.empty:
-        return []
-    finder = kq.finder(conf.COMMON_TERM_SHARE)
-    rows = (
-        qs.alias(kw_match=finder.match())
-        .filter(kw_match=True)
-        .annotate(kw=kq.score())
-        .order_by("-kw", "id")
-        .values_list("id", flat=True)[:size]
-    )
-    return list(rows)
-
-
-def _lane_settings(*, exact: bool, size: int) -> None:
-    """Steer the planner for this transaction: an HNSW iterative scan, or an exact scan.
-
-    The planner cannot estimate `acl && ARRAY(subquery)` and tends to pick a btree scan plus
-    a sort over the whole tenant; `enable_sort = off` leaves the HNSW scan (which yields rows
-    in distance order) as the only cheap plan, `enable_indexscan = off` forces the exact
-    bitmap-on-acl + top-N sort.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-            "set_config('hnsw.ef_search', %s, true), set_config('hnsw.max_scan_tuples', %s, true), "
-            "set_config(%s, 'off', true)",
-            [
-                str(max(conf.HNSW_EF_SEARCH, size)),
-                str(conf.HNSW_MAX_SCAN_TUPLES),
-                "enable_indexscan" if exact else "enable_sort",
-            ],
-        )
+def _keyword_lane(qs, kq: keyword.KeywordQuery, *, size: int) -> list[int]:
+    return [pk for pk, _ in keyword.top(qs, kq, size=size, common_share=conf.COMMON_TERM_SHARE)]
 
 
 def _scan(qs, vector, size: int, *, exact: bool) -> list[tuple[int, float]]:
+    """The `size` nearest rows of `qs`: by the HNSW index (iterative scan, session settings),
+    or exactly (`+ 0` makes the order unindexable: a top-N sort of the filtered rows)."""
     dist = CosineDistance("embedding", vector)
-    with transaction.atomic():
-        _lane_settings(exact=exact, size=size)
-        return list(qs.annotate(dist=dist).order_by(dist, "id").values_list("id", "dist")[:size])
+    order = dist + Value(0.0) if exact else dist
+    return list(qs.annotate(dist=dist).order_by(order, "id").values_list("id", "dist")[:size])
 
 
-def _corpus_docs(tenant_id: int | None) -> int | None:
+def corpus_docs(tenant_id: int | None) -> int | None:
+    """How many memories the tenant's keyword statistics count (None: none yet)."""
     if tenant_id is None:
         return None
     return (
@@ -127,16 +98,21 @@ def _corpus_docs(tenant_id: int | None) -> int | None:
     )
 
 
-def nearest(qs, vector, size: int, *, tenant_id: int | None = None) -> list[tuple[int, float]]:
+def nearest(
+    qs, vector, size: int, *, tenant_id: int | None = None, docs: int | None = None
+) -> list[tuple[int, float]]:
     """(id, cosine distance) of the `size` rows of `qs` nearest to `vector`, best first.
 
-    A tenant with at most MEMORY_EXACT_SCAN_MAX memories is scanned exactly. A larger one
-    uses HNSW with iterative scans (pgvector >= 0.8), which keep scanning past rows the
-    filter rejects; if that still returns fewer than `size` (a visible set so small that
-    MEMORY_HNSW_MAX_SCAN_TUPLES were scanned in vain) an exact scan of the filtered set
-    answers instead, so a filter never makes us return fewer rows than exist.
+    A tenant with at most MEMORY_EXACT_SCAN_MAX memories (`docs`, looked up for
+    `tenant_id` when not given) is scanned
+    exactly. A larger one uses HNSW with iterative scans (pgvector >= 0.8, enabled for
+    every connection in settings), which keep scanning past rows the filter rejects; if
+    that still returns fewer than `size` (a visible set so small that HNSW_MAX_SCAN_TUPLES
+    were scanned in vain) an exact scan of the filtered set answers instead, so a filter
+    never makes us return fewer rows than exist.
     """
-    docs = _corpus_docs(tenant_id)
+    if docs is None:
+        docs = corpus_docs(tenant_id)
     exact = docs is not None and docs <= conf.EXACT_SCAN_MAX
     rows = _scan(qs, vector, size, exact=exact)
     if not exact and len(rows) < size:
@@ -189,15 +165,20 @@ def memory_search(
     4. optional rerank hook (MEMORY_RERANK), then top_k. Hits are touched in the background.
     """
     query = (query or "").strip()
-    tenant_id = _tenant_id(user)
-    if not query or tenant_id is None or top_k <= 0:
+    if not query or top_k <= 0:
         return []
-    qs = Memory.objects.visible_to(user).filter(memory_type__in=list(memory_types or SEARCH_TYPES))
-    if exclude_ids:
-        qs = qs.exclude(id__in=list(exclude_ids))
-    size = max(conf.RECALL_LANE_SIZE, top_k)
-    kw_ids = _keyword_lane(qs, tenant_id=tenant_id, query=query, size=size)
-    vec_ids = [pk for pk, _ in nearest(qs, embed_query(query), size, tenant_id=tenant_id)]
+    with access_snapshot():  # one membership lookup for both lanes
+        tenant_id = user_access(user)[0]
+        if tenant_id is None:
+            return []
+        qs = Memory.objects.visible_to(user).filter(memory_type__in=list(memory_types or SEARCH_TYPES))
+        if exclude_ids:
+            qs = qs.exclude(id__in=list(exclude_ids))
+        size = max(conf.RECALL_LANE_SIZE, top_k)
+        kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
+        kw_ids = _keyword_lane(qs, kq, size=size)
+        vector = embed_query(query)
+        vec_ids = [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
     fused = rrf(kw_ids, vec_ids, k=conf.RECALL_RRF_K)[: max(conf.RECALL_FUSED_SIZE, top_k)]
     rows = Memory.objects.defer("embedding", "tf", "tokens").in_bulk([pk for pk, _ in fused])
     hits = _rank(fused, rows, kw_ids=kw_ids, vec_ids=vec_ids, id_terms=_id_terms(query))

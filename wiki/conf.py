@@ -8,7 +8,5 @@ WIKI_SUMMARY_MAX_TOKENS = envint("WIKI_SUMMARY_MAX_TOKENS", 200)
 # Longest text of one item kept in a section, and of a whole section (characters).
 WIKI_ITEM_MAX_CHARS = envint("WIKI_ITEM_MAX_CHARS", 4000)
 WIKI_SECTION_MAX_CHARS = envint("WIKI_SECTION_MAX_CHARS", 20000)
-# hnsw.ef_search of the vector lane (candidates per index probe; >= the lane size of 50).
-WIKI_HNSW_EF_SEARCH = envint("WIKI_HNSW_EF_SEARCH", 100)
 # Characters of a section (title + content) given to the embedding model.
 WIKI_EMBED_MAX_CHARS = envint("WIKI_EMBED_MAX_CHARS", 1500)

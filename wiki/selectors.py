@@ -6,20 +6,21 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from django.db import connection, transaction
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery, Value
 from django.http import Http404
 from pgvector.django import CosineDistance
 
 from almanac import keyword, search
 from almanac.models import Tenant
-from almanac.selectors import user_tenant
-from wiki import conf, folding
+from almanac.selectors import access_snapshot, snapshot_memo, user_access, user_tenant
+from wiki import folding
 from wiki.models import Entity, Page, PageSection
 from wiki.services.sections import CORPUS
 from wiki.services.summary import summary_digest
 
 LANE_SIZE = 50
+# Index columns a reader never needs (the embedding alone is 512 floats to parse per row).
+SEARCH_FIELDS = ("embedding", "tokens", "tf", "search_vector")
 RRF_K = 60
 MIN_LATIN_KEY = 3
 MAX_QUERY_CHARS = 4000
@@ -60,7 +61,10 @@ _matchers_lock = threading.Lock()
 
 def entity_matcher(tenant_id: int) -> _Matcher:
     """One alternation regex of all folded names/aliases of a tenant, rebuilt when entities change."""
-    agg = Entity.objects.filter(tenant_id=tenant_id).aggregate(n=Count("id"), at=Max("updated_at"))
+    agg = snapshot_memo(  # checked once per request
+        ("entity-stamp", tenant_id),
+        lambda: Entity.objects.filter(tenant_id=tenant_id).aggregate(n=Count("id"), at=Max("updated_at")),
+    )
     stamp = (agg["n"], agg["at"])
     cached = _matchers.get(tenant_id)
     if cached is not None and cached.stamp == stamp:
@@ -200,39 +204,23 @@ class SectionHit:
 
 def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tuple[int, float]]:
     q = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
-    if q.empty:
-        return []
-    rows = (
-        visible.alias(kw_match=q.finder().match())
-        .filter(kw_match=True)
-        .annotate(kw=q.score())
-        .order_by("-kw", "id")
-    )
-    return list(rows.values_list("id", "kw")[:LANE_SIZE])
+    return keyword.top(visible, q, size=LANE_SIZE)
 
 
 def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple[int, float]]:
     """Vector top 50 inside the visible set.
 
-    The planner cannot estimate `acl && ARRAY(...)` and would sort every visible row, so
-    the HNSW index is made to drive (iterative scan keeps going until enough rows pass
-    the filter). If it still returns fewer than asked — a small visible set inside a big
-    tenant — an exact scan of the visible rows follows, so the lane never comes up short.
+    The HNSW index drives (every connection starts with iterative scans on, so the scan
+    keeps going until enough rows pass the filter). If it still returns fewer than asked
+    — a small visible set inside a big tenant — an exact scan of the visible rows
+    follows (`distance + 0` cannot use the index), so the lane never comes up short.
     """
     vector = search.embed_query(query)
-    rows = visible.filter(embedding__isnull=False).annotate(d=CosineDistance("embedding", vector))
-    ordered = rows.order_by("d").values_list("id", "d")[:LANE_SIZE]
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute("SET LOCAL hnsw.ef_search = %s", [conf.WIKI_HNSW_EF_SEARCH])
-        cursor.execute("SET LOCAL enable_bitmapscan = off")
-        cursor.execute("SET LOCAL enable_sort = off")
-        hits = list(ordered)
-        if len(hits) < LANE_SIZE:
-            cursor.execute("SET LOCAL enable_bitmapscan = on")
-            cursor.execute("SET LOCAL enable_sort = on")
-            cursor.execute("SET LOCAL enable_indexscan = off")
-            hits = list(ordered)
+    dist = CosineDistance("embedding", vector)
+    rows = visible.filter(embedding__isnull=False).annotate(d=dist)
+    hits = list(rows.order_by(dist, "id").values_list("id", "d")[:LANE_SIZE])
+    if len(hits) < LANE_SIZE:
+        hits = list(rows.order_by(dist + Value(0.0), "id").values_list("id", "d")[:LANE_SIZE])
     return sorted(hits, key=lambda pair: (pair[1], pair[0]))  # relaxed order → exact order
 
 
@@ -245,19 +233,26 @@ def section_search(
     rank and raw score and the fused score.
     """
     query = (query or "").strip()[:MAX_QUERY_CHARS]
-    tenant = user_tenant(user)
-    if not query or tenant is None or top_k <= 0:
+    if not query or top_k <= 0:
         return []
-    entity_matcher(tenant.pk)  # teaches the segmenter this tenant's entity names (first use per process)
-    visible = PageSection.objects.visible_to(user)
-    if exclude_section_ids:
-        visible = visible.exclude(id__in=exclude_section_ids)
-    kw = _keyword_lane(visible, tenant_id=tenant.pk, query=query)
-    vec = _vector_lane(visible, query=query)
+    with access_snapshot():  # one membership lookup for both lanes
+        tenant_id = user_access(user)[0]
+        if tenant_id is None:
+            return []
+        entity_matcher(tenant_id)  # teaches the segmenter this tenant's entity names (first use per process)
+        visible = PageSection.objects.visible_to(user)
+        if exclude_section_ids:
+            visible = visible.exclude(id__in=exclude_section_ids)
+        kw = _keyword_lane(visible, tenant_id=tenant_id, query=query)
+        vec = _vector_lane(visible, query=query)
     fused = search.rrf([i for i, _ in kw], [i for i, _ in vec], k=RRF_K)[:top_k]
     kw_rank = {i: (r, s) for r, (i, s) in enumerate(kw, start=1)}
     vec_rank = {i: (r, d) for r, (i, d) in enumerate(vec, start=1)}
-    sections = PageSection.objects.select_related("page").in_bulk([i for i, _ in fused])
+    sections = (
+        PageSection.objects.select_related("page")
+        .defer(*SEARCH_FIELDS)
+        .in_bulk([i for i, _ in fused])
+    )
     hits = []
     for section_id, score in fused:
         k, v = kw_rank.get(section_id), vec_rank.get(section_id)

@@ -44,6 +44,9 @@ EPISODIC_TOP_K = envint("CONTEXT_EPISODIC_TOP_K", 6)
 SECTION_TOP_K = envint("CONTEXT_SECTION_TOP_K", 50)
 # A page summary shorter than this is not worth it: the page is left out (and reported).
 MIN_SUMMARY_TOKENS = envint("CONTEXT_MIN_SUMMARY_TOKENS", 24)
+# A page summary's token target is rounded down to a multiple of this, so that calls with
+# slightly different budgets share the cached summary.
+SUMMARY_TARGET_STEP = envint("CONTEXT_SUMMARY_TARGET_STEP", 32)
 # Page summaries are cached (Django cache) for this long; the key changes with the page.
 SUMMARY_CACHE_SECONDS = envint("CONTEXT_SUMMARY_CACHE_SECONDS", 7 * 24 * 3600)
 # A cursor older than this is refused (400).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -27,6 +28,13 @@ class Item:
     role: str = ""  # working turns: user / assistant / tool / summary
     digest: str = ""  # wiki: digest of the visible sections (summary cache key)
     refs: dict = field(default_factory=dict)
+
+    @functools.cached_property
+    def source_labels(self) -> list[str]:
+        """The sources as prompt labels (computed once: the fitter renders an item many times)."""
+        from almanac.context.prompt import source_labels
+
+        return source_labels(self.sources)
 
     @property
     def label(self) -> str:

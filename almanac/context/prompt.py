@@ -65,8 +65,7 @@ def source_labels(sources: list[dict]) -> list[str]:
     return [label for label in labels if label.strip()]
 
 
-def sources_suffix(sources: list[dict], lang: str, limit: int = 4) -> str:
-    labels = source_labels(sources)
+def sources_suffix(labels: list[str], lang: str, limit: int = 4) -> str:
     if not labels:
         return ""
     opening, joiner, closing = SOURCES_LABEL[lang]
@@ -81,7 +80,7 @@ def single_line(text: str) -> str:
 
 def render_item(item: Item, lang: str) -> str:
     if item.kind == "wiki":
-        return f"## {item.title}{sources_suffix(item.sources, lang)}\n{item.text.strip()}"
+        return f"## {item.title}{sources_suffix(item.source_labels, lang)}\n{item.text.strip()}"
     if item.kind == "episodic":
         when = day(item.occurred_at or item.updated_at)
         return f"- {when} {single_line(item.text)}".rstrip() if when else f"- {single_line(item.text)}"
@@ -92,7 +91,7 @@ def render_item(item: Item, lang: str) -> str:
 
 
 def wiki_header(item: Item, lang: str) -> str:
-    return f"## {item.title}{sources_suffix(item.sources, lang)}\n"
+    return f"## {item.title}{sources_suffix(item.source_labels, lang)}\n"
 
 
 def render_block(kind: str, items: list[Item], lang: str) -> str:

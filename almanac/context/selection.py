@@ -110,9 +110,9 @@ def page_items(
 
 
 def _page_with_sections(user, page, score: float, matched: list) -> list[Item]:
-    from wiki.selectors import page_sections_for_user
+    from wiki.selectors import SEARCH_FIELDS, page_sections_for_user
 
-    visible = page_sections_for_user(user=user, page=page).defer("embedding", "tokens", "tf", "search_vector")
+    visible = page_sections_for_user(user=user, page=page).defer(*SEARCH_FIELDS)
     newest = list(visible.order_by("-occurred_at", "-id")[: conf.PAGE_MAX_SECTIONS + 1])
     omitted = len(newest) > conf.PAGE_MAX_SECTIONS
     group = {s.id: s for s in newest[: conf.PAGE_MAX_SECTIONS]}
@@ -207,7 +207,9 @@ def select_memories(*, user, task: str, seen: Seen, selection: Selection) -> Non
     from memories.selectors import memory_search
 
     want = {"semantic": conf.SEMANTIC_TOP_K, "episodic": conf.EPISODIC_TOP_K}
-    asked = sum(want.values()) + 2
+    # Twice what both need: the lanes fetch 50 each anyway, and a deep enough list rarely
+    # leaves one type short (which costs a recall of its own).
+    asked = 2 * sum(want.values())
     hits = memory_search(
         user=user, query=task, top_k=asked, memory_types=list(want), exclude_ids=seen.memories
     )

@@ -81,11 +81,20 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
     keep = sorted(set(keep))[:50]
 
     def summarize(item: Item, target: int) -> str | None:
-        key = summary_cache_key(item, target, lang, keep)
+        # Cache-friendly inputs: the target rounded down to a step (the summary still fits),
+        # and only the task's entities that occur in the page (others change nothing), so
+        # tasks about the same page share one summary.
+        target = max(
+            target // conf.SUMMARY_TARGET_STEP * conf.SUMMARY_TARGET_STEP,
+            min(target, conf.MIN_SUMMARY_TOKENS),
+        )
+        text = f"{item.title}\n{item.text}".lower()
+        present = [word for word in keep if word.lower() in text]
+        key = summary_cache_key(item, target, lang, present)
         summary = cache.get(key)
         if summary is not None:
             return summary
-        data = {"text": item.text, "max_tokens": target, "title": item.title, "lang": lang, "keep": keep}
+        data = {"text": item.text, "max_tokens": target, "title": item.title, "lang": lang, "keep": present}
         try:
             summary = skill_run(name="summarize", input=data, trigger="context", tenant=tenant)["summary"]
         except (SkillFailed, ApplicationError):

@@ -30,13 +30,14 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
+from almanac import keyword  # noqa: E402
 from almanac import search as primitives  # noqa: E402
 from almanac.models import AgentKey, Tenant  # noqa: E402
 from almanac.services import agentkey_create, agentkey_revoke  # noqa: E402
 from bench.memories import data  # noqa: E402
 from bench.memories.generate import SLUG, sentence  # noqa: E402
 from memories import selectors, services  # noqa: E402
-from memories.models import Memory  # noqa: E402
+from memories.models import CORPUS, Memory  # noqa: E402
 
 User = get_user_model()
 
@@ -116,7 +117,8 @@ def quality(owner) -> dict:
     misses = []
     for content, query, kind in data.LABELLED:
         target = Memory.objects.get(tenant_id=tenant_id, content=content).pk
-        kw = selectors._keyword_lane(visible, tenant_id=tenant_id, query=query, size=50)[:5]
+        kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
+        kw = selectors._keyword_lane(visible, kq, size=50)[:5]
         vector = primitives.embed_query(query)
         vec = [pk for pk, _ in selectors.nearest(visible, vector, 50, tenant_id=tenant_id)][:5]
         exact = [pk for pk, _ in selectors._scan(visible, vector, 5, exact=True)]
@@ -130,8 +132,7 @@ def quality(owner) -> dict:
 
 
 def plan(user, query: str) -> str:
-    """EXPLAIN ANALYZE of the HNSW vector lane, with the planner settings memory_search uses."""
-    from django.db import transaction
+    """EXPLAIN ANALYZE of the HNSW vector lane (the connection's session settings apply)."""
     from pgvector.django import CosineDistance
 
     vector = primitives.embed_query(query)
@@ -140,11 +141,9 @@ def plan(user, query: str) -> str:
     sql, params = (
         qs.annotate(dist=dist).order_by(dist, "id").values_list("id", "dist")[:50].query.sql_with_params()
     )
-    with transaction.atomic(), connection.cursor() as cursor:
-        selectors._lane_settings(exact=False, size=50)
+    with connection.cursor() as cursor:
         cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + sql, params)
         lines = [r[0] if "[" not in r[0] else r[0][:80] + "…" for r in cursor.fetchall()]
-        transaction.set_rollback(True)
     return "\n".join(lines)
 
 

@@ -67,7 +67,7 @@ def _cjk_names(unit: str) -> int:
     return sum(1 for word, tag in rjieba.tag(unit) if tag in _NAME_TAGS and len(word) > 1)
 
 
-def _score(unit: str, index: int, keep: list[str]) -> float:
+def _score(unit: str, index: int, keep: list[str], tokens: int) -> float:
     """Names, dates, amounts, ids and numbers rank highest; filler lowest."""
     if _FILLER_START.match(unit) and T.content_size(unit) < 12:
         return -5.0
@@ -80,7 +80,7 @@ def _score(unit: str, index: int, keep: list[str]) -> float:
     score += 1.0 * min(len(_TERM.findall(unit)), 2)
     score += 0.5 * min(len(_NUMBER.findall(unit)), 4)
     score += 1.0 if index == 0 else 0.0  # the lead sentence usually says what it is about
-    return score / math.sqrt(max(count_tokens(unit), 1)) * 4 + min(T.content_size(unit), 40) / 40
+    return score / math.sqrt(max(tokens, 1)) * 4 + min(T.content_size(unit), 40) / 40
 
 
 def _cut_at_word(unit: str, max_tokens: int) -> str:
@@ -94,15 +94,16 @@ def _cut_at_word(unit: str, max_tokens: int) -> str:
     return cut.rstrip(" ,，、;；:")
 
 
-def _units(text: str, max_tokens: int) -> list[str]:
-    """Sentences; one longer than the whole budget is split into clauses."""
-    out: list[str] = []
+def _units(text: str, max_tokens: int) -> list[tuple[str, int]]:
+    """(sentence, its tokens); one longer than the whole budget is split into clauses."""
+    out: list[tuple[str, int]] = []
     for line in T.normalize(text).split("\n"):
         for sentence in T.split_sentences(line):
-            if count_tokens(sentence) <= max_tokens:
-                out.append(sentence)
+            tokens = count_tokens(sentence)
+            if tokens <= max_tokens:
+                out.append((sentence, tokens))
             else:
-                out.extend(c.strip() for c in _CLAUSE.split(sentence) if c.strip())
+                out.extend((c.strip(), count_tokens(c.strip())) for c in _CLAUSE.split(sentence) if c.strip())
     return out
 
 
@@ -123,16 +124,18 @@ def extractive_summary(
     if count_tokens(normalized) <= max_tokens:
         return normalized
     keep = [w for w in (keep or []) if w] + ([title] if title else [])
-    units = _units(normalized, max_tokens)
-    if not units:
+    measured = _units(normalized, max_tokens)
+    if not measured:
         return ""
-    scores = [_score(unit, i, keep) for i, unit in enumerate(units)]
+    units = [unit for unit, _ in measured]
+    sizes = [tokens for _, tokens in measured]
+    scores = [_score(unit, i, keep, sizes[i]) for i, unit in enumerate(units)]
     # Filler (greetings, thanks) is only a last resort.
     ranked = sorted(range(len(units)), key=lambda i: (scores[i] <= 0, -scores[i], i))
     chosen: set[int] = set()
     used = 0
     for i in ranked:
-        cost = count_tokens(units[i]) + 1
+        cost = sizes[i] + 1
         if used + cost <= max_tokens and (scores[i] > 0 or not any(scores[j] > 0 for j in chosen)):
             chosen.add(i)
             used += cost

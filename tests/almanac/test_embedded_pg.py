@@ -73,3 +73,18 @@ def test_a_killed_run_does_not_block_the_next_start(tmp_path):
         # 3. we are the last user, so cleanup stops the server (it would not with stale pids left)
         server._cleanup()
     assert not psutil.pid_exists(server.get_pid()) or psutil.Process(server.get_pid()).status() == "zombie"
+
+
+def test_server_settings_are_applied_and_rewritten_at_start(tmp_path):
+    pgdata = tmp_path / "pg"
+    server = embedded_pg.ensure_server(pgdata, {"shared_buffers": "48MB", "random_page_cost": "1.5"})
+    try:
+        with psycopg.connect(host=embedded_pg.socket_dir(server), dbname="postgres", user="postgres") as conn:
+            assert conn.execute("show shared_buffers").fetchone() == ("48MB",)
+            assert conn.execute("show random_page_cost").fetchone() == ("1.5",)
+    finally:
+        server._cleanup()
+    # a changed setting replaces the old file; postgresql.conf includes it exactly once
+    embedded_pg.write_tuning(pgdata, {"shared_buffers": "40MB"})
+    assert (pgdata / embedded_pg.TUNING_FILE).read_text().splitlines()[1:] == ["shared_buffers = '40MB'"]
+    assert (pgdata / "postgresql.conf").read_text().count(embedded_pg.INCLUDE_LINE) == 1

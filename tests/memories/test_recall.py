@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from memories import selectors, services
@@ -85,7 +86,8 @@ def test_never_fewer_than_asked_under_a_selective_filter(
     from memories import conf
 
     monkeypatch.setattr(conf, "EXACT_SCAN_MAX", exact_max)
-    monkeypatch.setattr(conf, "HNSW_MAX_SCAN_TUPLES", max_scan)
+    with connection.cursor() as cursor:  # the session setting (settings.HNSW_MAX_SCAN_TUPLES)
+        cursor.execute("SELECT set_config('hnsw.max_scan_tuples', %s, false)", [str(max_scan)])
     # Many rows alice cannot see, a few she can: the filtered vector lane still fills up.
     for i in range(40):
         remember(
@@ -132,7 +134,10 @@ def test_recency_weights_recently_used(alice, remember):
     assert hits[old.pk].breakdown["recency"] < 0.1 < hits[new.pk].breakdown["recency"]
 
 
-def test_hits_are_touched_after_commit(alice, corpus, django_capture_on_commit_callbacks):
+def test_task_touch_mode(alice, corpus, monkeypatch, django_capture_on_commit_callbacks):
+    from memories import conf
+
+    monkeypatch.setattr(conf, "TOUCH_MODE", "task")  # tests run queued tasks synchronously
     with django_capture_on_commit_callbacks(execute=True):
         hits = search(alice, "美式咖啡", top_k=2)
     touched = Memory.objects.filter(pk__in=[h.memory.pk for h in hits])
@@ -161,7 +166,7 @@ def test_empty_query_returns_nothing(alice, corpus):
 def test_buffered_touch_mode(alice, corpus, monkeypatch, django_capture_on_commit_callbacks):
     from memories import conf, touch
 
-    monkeypatch.setattr(conf, "TOUCH_MODE", "buffer")
+    assert conf.TOUCH_MODE == "buffer"  # the default
     monkeypatch.setattr(conf, "TOUCH_FLUSH_SECONDS", 3600)
     with django_capture_on_commit_callbacks(execute=True):
         hits = search(alice, "美式咖啡", top_k=2)
