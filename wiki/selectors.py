@@ -248,11 +248,7 @@ def section_search(
     fused = search.rrf([i for i, _ in kw], [i for i, _ in vec], k=RRF_K)[:top_k]
     kw_rank = {i: (r, s) for r, (i, s) in enumerate(kw, start=1)}
     vec_rank = {i: (r, d) for r, (i, d) in enumerate(vec, start=1)}
-    sections = (
-        PageSection.objects.select_related("page")
-        .defer(*SEARCH_FIELDS)
-        .in_bulk([i for i, _ in fused])
-    )
+    sections = PageSection.objects.select_related("page").defer(*SEARCH_FIELDS).in_bulk([i for i, _ in fused])
     hits = []
     for section_id, score in fused:
         k, v = kw_rank.get(section_id), vec_rank.get(section_id)
