@@ -99,21 +99,21 @@ def page_items(
     keeps the text stable across tasks, so the summary cache is shared.
     """
     from wiki.models import Page
+    from wiki.selectors import newest_sections_for_pages
 
     matched = matched or {}
     pages = Page.objects.select_related("entity", "entity__user").in_bulk([pid for pid, _ in ranked])
+    newest = newest_sections_for_pages(
+        user=user, pages=list(pages.values()), limit=conf.PAGE_MAX_SECTIONS + 1
+    )
     items = []
     for pid, score in ranked:
         if pid in pages:
-            items.extend(_page_with_sections(user, pages[pid], score, matched.get(pid, [])))
+            items.extend(_page_with_sections(pages[pid], newest[pid], score, matched.get(pid, [])))
     return items
 
 
-def _page_with_sections(user, page, score: float, matched: list) -> list[Item]:
-    from wiki.selectors import SEARCH_FIELDS, page_sections_for_user
-
-    visible = page_sections_for_user(user=user, page=page).defer(*SEARCH_FIELDS)
-    newest = list(visible.order_by("-occurred_at", "-id")[: conf.PAGE_MAX_SECTIONS + 1])
+def _page_with_sections(page, newest: list, score: float, matched: list) -> list[Item]:
     omitted = len(newest) > conf.PAGE_MAX_SECTIONS
     group = {s.id: s for s in newest[: conf.PAGE_MAX_SECTIONS]}
     for section in matched[: conf.PAGE_MATCHED_SECTIONS]:

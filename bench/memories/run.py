@@ -36,7 +36,7 @@ from almanac.models import AgentKey, Tenant  # noqa: E402
 from almanac.services import agentkey_create, agentkey_revoke  # noqa: E402
 from bench.memories import data  # noqa: E402
 from bench.memories.generate import SLUG, sentence  # noqa: E402
-from memories import selectors, services  # noqa: E402
+from memories import selectors, services, touch  # noqa: E402
 from memories.models import CORPUS, Memory  # noqa: E402
 
 User = get_user_model()
@@ -172,6 +172,11 @@ def main() -> None:
     total = Memory.objects.filter(tenant=tenant).count()
     visible = [Memory.objects.visible_to(u).count() for u in users]
     selectors.memory_search(user=users[0], query="warm up")  # loads the embedding model
+    # Recall hits of earlier runs raise recency and would skew the quality numbers: start clean.
+    touch.flush()
+    Memory.objects.filter(tenant=tenant).exclude(access_count=0, last_access=None).update(
+        access_count=0, last_access=None
+    )
     result = {
         "memories": total,
         "visible_per_user": {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -67,20 +68,36 @@ def _cjk_names(unit: str) -> int:
     return sum(1 for word, tag in rjieba.tag(unit) if tag in _NAME_TAGS and len(word) > 1)
 
 
-def _score(unit: str, index: int, keep: list[str], tokens: int) -> float:
-    """Names, dates, amounts, ids and numbers rank highest; filler lowest."""
-    if _FILLER_START.match(unit) and T.content_size(unit) < 12:
-        return -5.0
-    lower = unit.lower()
-    score = 4.0 * sum(1 for word in keep if word and word.lower() in lower)
-    score += 3.0 * min(len(T.DATE_TEXT.findall(unit)), 2)
+@functools.lru_cache(maxsize=20_000)
+def _unit_facts(unit: str) -> tuple[float, bool, int]:
+    """(score from what the sentence contains, is it filler, its content size).
+
+    Cached by text: the same sentences are summarized again for every reader and budget.
+    """
+    score = 3.0 * min(len(T.DATE_TEXT.findall(unit)), 2)
     score += 3.0 * min(len(T.AMOUNT.findall(unit)), 2)
     score += 3.0 * min(len(T.IDENT.findall(unit)), 2)
     score += 1.5 * min(len(_CAPITALISED.findall(unit)) + _cjk_names(unit), 3)
     score += 1.0 * min(len(_TERM.findall(unit)), 2)
     score += 0.5 * min(len(_NUMBER.findall(unit)), 4)
+    size = T.content_size(unit)
+    return score, bool(_FILLER_START.match(unit)) and size < 12, size
+
+
+@functools.lru_cache(maxsize=20_000)
+def _tokens(unit: str) -> int:
+    return count_tokens(unit)
+
+
+def _score(unit: str, index: int, keep: list[str], tokens: int) -> float:
+    """Names, dates, amounts, ids and numbers rank highest; filler lowest."""
+    facts, filler, size = _unit_facts(unit)
+    if filler:
+        return -5.0
+    lower = unit.lower()
+    score = 4.0 * sum(1 for word in keep if word and word.lower() in lower) + facts
     score += 1.0 if index == 0 else 0.0  # the lead sentence usually says what it is about
-    return score / math.sqrt(max(tokens, 1)) * 4 + min(T.content_size(unit), 40) / 40
+    return score / math.sqrt(max(tokens, 1)) * 4 + min(size, 40) / 40
 
 
 def _cut_at_word(unit: str, max_tokens: int) -> str:
@@ -99,11 +116,11 @@ def _units(text: str, max_tokens: int) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
     for line in T.normalize(text).split("\n"):
         for sentence in T.split_sentences(line):
-            tokens = count_tokens(sentence)
+            tokens = _tokens(sentence)
             if tokens <= max_tokens:
                 out.append((sentence, tokens))
             else:
-                out.extend((c.strip(), count_tokens(c.strip())) for c in _CLAUSE.split(sentence) if c.strip())
+                out.extend((c.strip(), _tokens(c.strip())) for c in _CLAUSE.split(sentence) if c.strip())
     return out
 
 
