@@ -207,8 +207,21 @@ def encoding():
     return tiktoken.get_encoding("cl100k_base")
 
 
+_COUNT_MEMO_MAX_CHARS = 8000
+
+
+@functools.lru_cache(maxsize=4096)
+def _count_short(text: str) -> int:
+    return len(encoding().encode(text, disallowed_special=()))
+
+
 def count_tokens(text: str) -> int:
-    return len(encoding().encode(text or "", disallowed_special=()))
+    """cl100k tokens of `text`. Short texts are remembered: the budget fitter and the
+    summarizer measure the same sentences and renderings again and again."""
+    text = text or ""
+    if len(text) <= _COUNT_MEMO_MAX_CHARS:
+        return _count_short(text)
+    return len(encoding().encode(text, disallowed_special=()))
 
 
 def truncate_tokens(text: str, max_tokens: int) -> str:

@@ -7,13 +7,11 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Value
 from django.http import Http404
 from django.utils import timezone
 from django.utils.module_loading import import_string
-from pgvector.django import CosineDistance
 
-from almanac import keyword
+from almanac import keyword, vectors
 from almanac.models import CorpusStat
 from almanac.search import _is_id, embed_query, rrf, segment
 from almanac.selectors import access_snapshot, user_access
@@ -81,14 +79,6 @@ def _keyword_lane(qs, kq: keyword.KeywordQuery, *, size: int) -> list[int]:
     return [pk for pk, _ in keyword.top(qs, kq, size=size, common_share=conf.COMMON_TERM_SHARE)]
 
 
-def _scan(qs, vector, size: int, *, exact: bool) -> list[tuple[int, float]]:
-    """The `size` nearest rows of `qs`: by the HNSW index (iterative scan, session settings),
-    or exactly (`+ 0` makes the order unindexable: a top-N sort of the filtered rows)."""
-    dist = CosineDistance("embedding", vector)
-    order = dist + Value(0.0) if exact else dist
-    return list(qs.annotate(dist=dist).order_by(order, "id").values_list("id", "dist")[:size])
-
-
 def corpus_docs(tenant_id: int | None) -> int | None:
     """How many memories the tenant's keyword statistics count (None: none yet)."""
     if tenant_id is None:
@@ -104,21 +94,12 @@ def nearest(
     """(id, cosine distance) of the `size` rows of `qs` nearest to `vector`, best first.
 
     A tenant with at most MEMORY_EXACT_SCAN_MAX memories (`docs`, looked up for
-    `tenant_id` when not given) is scanned
-    exactly. A larger one uses HNSW with iterative scans (pgvector >= 0.8, enabled for
-    every connection in settings), which keep scanning past rows the filter rejects; if
-    that still returns fewer than `size` (a visible set so small that HNSW_MAX_SCAN_TUPLES
-    were scanned in vain) an exact scan of the filtered set answers instead, so a filter
-    never makes us return fewer rows than exist.
+    `tenant_id` when not given) is scanned exactly; a larger one by the HNSW index, with
+    the exact top-up of `almanac.vectors.nearest` when a filter leaves it short.
     """
     if docs is None:
         docs = corpus_docs(tenant_id)
-    exact = docs is not None and docs <= conf.EXACT_SCAN_MAX
-    rows = _scan(qs, vector, size, exact=exact)
-    if not exact and len(rows) < size:
-        rows = _scan(qs, vector, size, exact=True)
-    rows.sort(key=lambda r: (r[1], r[0]))  # relaxed_order may return slightly out of order
-    return rows
+    return vectors.nearest(qs, vector, size, exact=docs is not None and docs <= conf.EXACT_SCAN_MAX)
 
 
 def recency(memory: Memory, now: datetime) -> float:

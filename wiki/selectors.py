@@ -6,11 +6,10 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
-from pgvector.django import CosineDistance
 
-from almanac import keyword, search
+from almanac import keyword, search, vectors
 from almanac.models import Tenant
 from almanac.selectors import access_snapshot, snapshot_memo, user_access, user_tenant
 from wiki import folding
@@ -222,20 +221,9 @@ def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tupl
 
 
 def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple[int, float]]:
-    """Vector top 50 inside the visible set.
-
-    The HNSW index drives (every connection starts with iterative scans on, so the scan
-    keeps going until enough rows pass the filter). If it still returns fewer than asked
-    — a small visible set inside a big tenant — an exact scan of the visible rows
-    follows (`distance + 0` cannot use the index), so the lane never comes up short.
-    """
-    vector = search.embed_query(query)
-    dist = CosineDistance("embedding", vector)
-    rows = visible.filter(embedding__isnull=False).annotate(d=dist)
-    hits = list(rows.order_by(dist, "id").values_list("id", "d")[:LANE_SIZE])
-    if len(hits) < LANE_SIZE:
-        hits = list(rows.order_by(dist + Value(0.0), "id").values_list("id", "d")[:LANE_SIZE])
-    return sorted(hits, key=lambda pair: (pair[1], pair[0]))  # relaxed order → exact order
+    """Vector top 50 inside the visible set (HNSW, with an exact top-up when short)."""
+    rows = visible.filter(embedding__isnull=False)
+    return vectors.nearest(rows, search.embed_query(query), LANE_SIZE)
 
 
 def section_search(

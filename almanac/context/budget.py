@@ -10,28 +10,15 @@ fit are left out. Everything summarized or left out is returned so the caller ca
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable
 
 from almanac.context import conf
 from almanac.context.items import Fit, Item
 from almanac.context.prompt import BLOCK_SEPARATOR, assemble, render_block, render_item, wiki_header
-from almanac.search import count_tokens as _count_tokens
+from almanac.search import count_tokens
 
 # summarize(item, target_tokens) -> summary text of at most target_tokens, or None on failure.
 Summarizer = Callable[[Item, int], str | None]
-
-_MEMO_MAX_CHARS = 8000
-
-
-@functools.lru_cache(maxsize=2048)
-def _count_memo(text: str) -> int:
-    return _count_tokens(text)
-
-
-def count_tokens(text: str) -> int:
-    """Token count; the fitter measures the same renderings again and again, so remember them."""
-    return _count_memo(text) if len(text) <= _MEMO_MAX_CHARS else _count_tokens(text)
 
 
 def fit(

@@ -30,7 +30,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from almanac import keyword  # noqa: E402
+from almanac import keyword, vectors  # noqa: E402
 from almanac import search as primitives  # noqa: E402
 from almanac.models import AgentKey, Tenant  # noqa: E402
 from almanac.services import agentkey_create, agentkey_revoke  # noqa: E402
@@ -121,7 +121,7 @@ def quality(owner) -> dict:
         kw = selectors._keyword_lane(visible, kq, size=50)[:5]
         vector = primitives.embed_query(query)
         vec = [pk for pk, _ in selectors.nearest(visible, vector, 50, tenant_id=tenant_id)][:5]
-        exact = [pk for pk, _ in selectors._scan(visible, vector, 5, exact=True)]
+        exact = [pk for pk, _ in vectors.nearest(visible, vector, 5, exact=True)]
         fused = [h.memory.pk for h in selectors.memory_search(user=owner, query=query, top_k=5)]
         for lane, ids in (("keyword", kw), ("vector", vec), ("vector_exact", exact), ("fused", fused)):
             hits[lane] += target in ids

@@ -84,11 +84,6 @@ def _unit_facts(unit: str) -> tuple[float, bool, int]:
     return score, bool(_FILLER_START.match(unit)) and size < 12, size
 
 
-@functools.lru_cache(maxsize=20_000)
-def _tokens(unit: str) -> int:
-    return count_tokens(unit)
-
-
 def _score(unit: str, index: int, keep: list[str], tokens: int) -> float:
     """Names, dates, amounts, ids and numbers rank highest; filler lowest."""
     facts, filler, size = _unit_facts(unit)
@@ -116,11 +111,11 @@ def _units(text: str, max_tokens: int) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
     for line in T.normalize(text).split("\n"):
         for sentence in T.split_sentences(line):
-            tokens = _tokens(sentence)
+            tokens = count_tokens(sentence)
             if tokens <= max_tokens:
                 out.append((sentence, tokens))
             else:
-                out.extend((c.strip(), _tokens(c.strip())) for c in _CLAUSE.split(sentence) if c.strip())
+                out.extend((c.strip(), count_tokens(c.strip())) for c in _CLAUSE.split(sentence) if c.strip())
     return out
 
 
