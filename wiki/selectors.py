@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
-from almanac import keyword, search, vectors
+from almanac import keyword, lanes, search, vectors
 from almanac.models import Tenant
 from almanac.selectors import access_snapshot, snapshot_memo, user_access, user_tenant
 from wiki import folding
@@ -245,8 +245,10 @@ def section_search(
         visible = PageSection.objects.visible_to(user)
         if exclude_section_ids:
             visible = visible.exclude(id__in=exclude_section_ids)
-        kw = _keyword_lane(visible, tenant_id=tenant_id, query=query)
+        # Independent lanes: the keyword lane on a connection of its own when one is free.
+        pending = lanes.fork(lambda: _keyword_lane(visible, tenant_id=tenant_id, query=query))
         vec = _vector_lane(visible, query=query)
+        kw = pending.result()
     fused = search.rrf([i for i, _ in kw], [i for i, _ in vec], k=RRF_K)[:top_k]
     kw_rank = {i: (r, s) for r, (i, s) in enumerate(kw, start=1)}
     vec_rank = {i: (r, d) for r, (i, d) in enumerate(vec, start=1)}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from almanac import lanes
 from almanac.context import conf
 from almanac.context.cursor import Seen
 from almanac.context.items import Item
@@ -248,6 +249,12 @@ def select(*, user, tenant, task: str, seen: Seen, session_id=None) -> Selection
         # The working window is the live conversation: part of the first pass only.
         if seen.passes == 0:
             selection.candidates["working"] = working
+    # Wiki and memories are independent reads: side by side on two connections (almanac.lanes).
+    # Each fills its own Selection: no field is written from two threads.
+    recalled = Selection()
+    memories = lanes.fork(lambda: select_memories(user=user, task=task, seen=seen, selection=recalled))
     select_pages(user=user, tenant=tenant, task=task, seen=seen, selection=selection)
-    select_memories(user=user, task=task, seen=seen, selection=selection)
+    memories.result()
+    selection.candidates.update(recalled.candidates)
+    selection.more = selection.more or recalled.more
     return selection
