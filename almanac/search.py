@@ -84,7 +84,9 @@ def _plain(text: str, out: list[str]) -> None:
     pos = 0
     for match in _CJK.finditer(text):
         out.extend(_latin_words(text[pos : match.start()]))
-        out.extend(t for t in _jieba().cut_for_search(match.group()) if t.strip() and t not in ZH_STOPWORDS)
+        with _jieba_lock:  # rjieba is not thread-safe: a cut during add_word raises "Already borrowed"
+            cut = _jieba().cut_for_search(match.group())
+        out.extend(t for t in cut if t.strip() and t not in ZH_STOPWORDS)
         pos = match.end()
     out.extend(_latin_words(text[pos:]))
 

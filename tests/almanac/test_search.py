@@ -133,3 +133,32 @@ def test_rrf():
     fused = search.rrf(["a", "b", "c"], ["c", "a"], k=60)
     assert [item for item, _ in fused] == ["a", "c", "b"]
     assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+
+
+def test_segmenting_while_another_thread_teaches_words():
+    # rjieba is not thread-safe: a cut while add_word runs raised "Already borrowed"
+    # (web threads, search lanes) before segment() took the segmenter's lock too.
+    import threading
+
+    errors = []
+
+    def run(work):
+        try:
+            work()
+        except Exception as exc:  # collected for the assertion below
+            errors.append(exc)
+
+    def cut():
+        for _ in range(2000):
+            search.segment("我们部门的客户阿里云反馈上周账单有问题")
+
+    def teach():
+        for i in range(2000):
+            search.add_words([f"并发测试实体{i}号"])
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in (cut, cut, teach)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
