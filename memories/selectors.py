@@ -11,7 +11,7 @@ from django.http import Http404
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from almanac import keyword, lanes, vectors
+from almanac import keyword, vectors
 from almanac.models import CorpusStat
 from almanac.search import _is_id, embed_query, rrf, segment
 from almanac.selectors import access_snapshot, user_access
@@ -157,12 +157,9 @@ def memory_search(
             qs = qs.exclude(id__in=list(exclude_ids))
         size = max(conf.RECALL_LANE_SIZE, top_k)
         kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
-        # The lanes are independent: the keyword lane runs beside the embedding and the
-        # vector lane, on a connection of its own when one is free (almanac.lanes).
-        pending = lanes.fork(lambda: _keyword_lane(qs, kq, size=size))
+        kw_ids = _keyword_lane(qs, kq, size=size)
         vector = embed_query(query)
         vec_ids = [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
-        kw_ids = pending.result()
     fused = rrf(kw_ids, vec_ids, k=conf.RECALL_RRF_K)[: max(conf.RECALL_FUSED_SIZE, top_k)]
     rows = Memory.objects.defer("embedding", "tf", "tokens").in_bulk([pk for pk, _ in fused])
     hits = _rank(fused, rows, kw_ids=kw_ids, vec_ids=vec_ids, id_terms=_id_terms(query))

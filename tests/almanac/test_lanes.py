@@ -71,8 +71,8 @@ def test_inside_a_transaction_lanes_run_inline(db, lane_threads):
 
 @pytest.mark.django_db(transaction=True)
 def test_recall_and_context_agree_with_and_without_lanes(lane_threads, monkeypatch, tenant, alice, bob):
-    """Both lanes of a recall and both halves of a context call, forked: same results, and
-    a revocation applies to the forked keyword lane on the next read too."""
+    """A context call with its memory recall forked: the same prompt as without lanes, and
+    a revocation applies to the forked recall on the next read too."""
     from almanac.context.services import context_build
     from memories import selectors, services
 
