@@ -48,7 +48,9 @@ def _pool():
                 _state["jobs"] = queue.SimpleQueue()
                 _state["free"] = threading.BoundedSemaphore(THREADS)
                 _state["threads"] = [
-                    threading.Thread(target=_worker, args=(_state["jobs"],), name=f"almanac-lane-{i}", daemon=True)
+                    threading.Thread(
+                        target=_worker, args=(_state["jobs"],), name=f"almanac-lane-{i}", daemon=True
+                    )
                     for i in range(THREADS)
                 ]
                 for thread in _state["threads"]:
@@ -93,4 +95,3 @@ def shutdown() -> None:
         for thread in _state["threads"]:
             thread.join(timeout=5)
         _state.update(pid=None, jobs=None, free=None, threads=[])
-

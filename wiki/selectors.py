@@ -21,7 +21,16 @@ LANE_SIZE = 50
 # Index columns a reader never needs (the embedding alone is 512 floats to parse per row).
 SEARCH_FIELDS = ("embedding", "tokens", "tf", "search_vector")
 # What a page's text, sources and version are made of (newest_sections_for_pages).
-TEXT_FIELDS = ("id", "page_id", "title", "content", "container_name", "occurred_at", "updated_at", "source_list")
+TEXT_FIELDS = (
+    "id",
+    "page_id",
+    "title",
+    "content",
+    "container_name",
+    "occurred_at",
+    "updated_at",
+    "source_list",
+)
 RRF_K = 60
 MIN_LATIN_KEY = 3
 MAX_QUERY_CHARS = 4000
