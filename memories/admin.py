@@ -17,6 +17,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from almanac.errors import ApplicationError
 from memories import services
 from memories.models import ConversationSession, Feedback, Memory, MemoryLink, SessionChunk, Turn
+from memories.selectors import SEARCH_FIELDS
 
 EXPORT_FIELDS = [
     "id", "owner", "memory_type", "scope", "scope_key", "content", "importance", "status", "access_count",
@@ -55,7 +56,7 @@ class MemoryAdmin(SimpleHistoryAdmin):
     date_hierarchy = "created_at"
 
     def get_queryset(self, request):
-        return _visible_memories(request).select_related("owner").defer("embedding", "tf", "tokens")
+        return _visible_memories(request).select_related("owner").defer(*SEARCH_FIELDS)
 
     @admin.display(description="content")
     def short_content(self, obj: Memory) -> str:

@@ -19,6 +19,8 @@ from memories import conf
 from memories.models import CORPUS, ConversationSession, Memory, Turn
 
 SEARCH_TYPES = ("semantic", "episodic", "working")
+# Index columns no reader of a memory needs (the embedding alone is 512 floats to parse).
+SEARCH_FIELDS = ("embedding", "tf", "tokens", "search_vector")
 
 
 @dataclass
@@ -48,7 +50,7 @@ def memory_list(
         qs = qs.filter(memory_type=memory_type)
     if scope:
         qs = qs.filter(scope=scope)
-    qs = qs.defer("embedding", "tf", "tokens")
+    qs = qs.defer(*SEARCH_FIELDS)
     if q.strip():
         kq = keyword.keyword_query(tenant_id=_tenant_id(user), corpus=CORPUS, text=q)
         if kq.empty:
@@ -161,7 +163,7 @@ def memory_search(
         vector = embed_query(query)
         vec_ids = [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
     fused = rrf(kw_ids, vec_ids, k=conf.RECALL_RRF_K)[: max(conf.RECALL_FUSED_SIZE, top_k)]
-    rows = Memory.objects.defer("embedding", "tf", "tokens").in_bulk([pk for pk, _ in fused])
+    rows = Memory.objects.defer(*SEARCH_FIELDS).in_bulk([pk for pk, _ in fused])
     hits = _rank(fused, rows, kw_ids=kw_ids, vec_ids=vec_ids, id_terms=_id_terms(query))
     if conf.RERANK:
         hits = import_string(conf.RERANK)(query, hits)

@@ -139,7 +139,8 @@ def skill_sync_builtins() -> list[Skill]:
 def _resolve(name: str) -> tuple[registry.BaseSkill, Skill]:
     builtin = registry.get_builtin(name)
     if builtin is not None:
-        row = Skill.objects.filter(name=name).first()
+        # The contract of a built-in comes from code: only these columns are the row's.
+        row = Skill.objects.only("id", "name", "version", "builtin", "enabled").filter(name=name).first()
         if row is None or row.version != builtin.version:
             row = skill_sync_builtin(name=name)
         return builtin, row

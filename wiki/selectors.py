@@ -31,6 +31,9 @@ TEXT_FIELDS = (
     "updated_at",
     "source_list",
 )
+# A search hit: its text plus what `section_out`/`page_out` show of it and its page.
+_PAGE_FIELDS = ("id", "tenant_id", "entity_id", "slug", "kind", "title", "status", "updated_at")
+HIT_FIELDS = (*TEXT_FIELDS, "stale", "tenant_id", *(f"page__{f}" for f in _PAGE_FIELDS))
 RRF_K = 60
 MIN_LATIN_KEY = 3
 MAX_QUERY_CHARS = 4000
@@ -263,7 +266,7 @@ def section_search(
     fused = search.rrf([i for i, _ in kw], [i for i, _ in vec], k=RRF_K)[:top_k]
     kw_rank = {i: (r, s) for r, (i, s) in enumerate(kw, start=1)}
     vec_rank = {i: (r, d) for r, (i, d) in enumerate(vec, start=1)}
-    sections = PageSection.objects.select_related("page").defer(*SEARCH_FIELDS).in_bulk([i for i, _ in fused])
+    sections = PageSection.objects.select_related("page").only(*HIT_FIELDS).in_bulk([i for i, _ in fused])
     hits = []
     for section_id, score in fused:
         k, v = kw_rank.get(section_id), vec_rank.get(section_id)

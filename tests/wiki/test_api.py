@@ -30,6 +30,20 @@ def test_search_ranks_pages(api, vercel_world, push):
     assert hit["breakdown"]["keyword_rank"] == 1 and hit["score"] > 0
 
 
+def test_search_reads_no_column_lazily(api, vercel_world, push, django_assert_max_num_queries):
+    # Hits load only the columns the response shows: a missing one would cost a query per
+    # hit, so more hits must not mean more queries.
+    body = {"user": "alice", "query": "Apollo launch", "top_k": 5}
+    push(slack("Apollo launch slips a week", tags={"project": "Apollo"}))
+    with django_assert_max_num_queries(100) as few:
+        assert api.post("/wiki/search", body).status_code == 200
+    for i in range(6):
+        push(slack(f"Apollo launch checklist item {i} done", tags={"project": "Apollo"}))
+    with django_assert_max_num_queries(len(few.captured_queries)) as many:
+        results = api.post("/wiki/search", body).json()["results"]
+    assert sum(len(r["sections"]) for r in results) >= 7 and len(many.captured_queries) > 0
+
+
 def test_unknown_page_and_other_tenant_user_are_404(api, vercel_world, mallory):
     assert api.get("/wiki/pages/nope", user="alice").status_code == 404
     assert api.get("/wiki/pages/vercel", user="mallory").status_code == 404
