@@ -18,6 +18,8 @@ LLM_MAX_OUTPUT_TOKENS = envint("LLM_MAX_OUTPUT_TOKENS", 4096)
 SKILL_RUN_RETENTION_DAYS = envint("SKILL_RUN_RETENTION_DAYS", 90)
 # Inputs larger than this (characters of JSON) are stored truncated in SkillRun.input.
 SKILL_RUN_INPUT_MAX_CHARS = envint("SKILL_RUN_INPUT_MAX_CHARS", 20_000)
+# Runs logged later (the context call's page summaries) are written in batches this often.
+SKILL_RUN_FLUSH_SECONDS = envfloat("SKILL_RUN_FLUSH_SECONDS", 2.0)
 
 
 def get(name: str):

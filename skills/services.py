@@ -8,7 +8,7 @@ Outcome rules (also in docs/llm.md):
 - No LLM configured: the offline fallback (status `success`, `used_llm` false); a
   prompt-only skill fails.
 - Invalid input: `ApplicationError` 422 (recorded as a failed run).
-Every call writes exactly one `SkillRun` row.
+Every call writes exactly one `SkillRun` row (for `log_later` calls, a moment later).
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from datetime import timedelta
 
 import jsonschema
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from almanac.buffer import WriteBuffer
 from almanac.errors import ApplicationError
 from skills import conf, llm, registry
 from skills.models import Skill, SkillRun
@@ -209,11 +210,11 @@ def _execute(skill: registry.BaseSkill, input: dict) -> _Outcome:
     return outcome
 
 
-def _record(
+def _run_row(
     *, row: Skill, name: str, input, trigger: str, tenant, outcome: _Outcome, started: float, event_key: str
-):
+) -> SkillRun:
     stored, truncated = _stored_input(input)
-    return SkillRun.objects.create(
+    return SkillRun(
         skill_name=name,
         version=row.version if row else "",
         trigger=(trigger or "api")[:120],
@@ -231,13 +232,34 @@ def _record(
     )
 
 
-def skill_run(*, name: str, input: dict, trigger: str = "api", tenant=None, event_key: str = "") -> dict:
+def _write_runs(batch: list[SkillRun]) -> int:
+    return len(SkillRun.objects.bulk_create(batch, batch_size=500))
+
+
+# Successful runs of hot paths (the context call's page summaries), written in batches
+# off the request path (almanac.buffer): their rows appear up to SKILL_RUN_FLUSH_SECONDS
+# later, with that flush's created_at.
+_later = WriteBuffer("skill runs", _write_runs, lambda: float(conf.get("SKILL_RUN_FLUSH_SECONDS")))
+
+
+def flush_runs() -> int:
+    """Write the buffered runs now (tests, benchmarks, shutdown); returns how many."""
+    return _later.flush()
+
+
+def skill_run(
+    *, name: str, input: dict, trigger: str = "api", tenant=None, event_key: str = "", log_later: bool = False
+) -> dict:
     """Run skill `name` on `input`; returns the output (valid against the output schema).
 
     1. resolve the skill (built-in or prompt-only row), unknown → ApplicationError 404;
     2. validate input → ApplicationError 422; disabled → SkillFailed;
     3. LLM path when configured, else/on failure the offline fallback;
     4. validate the output; 5. record one SkillRun; raise SkillFailed if no result.
+
+    `log_later`: a successful run's SkillRun is buffered and written in a batch off the
+    request path (inside a transaction it is written now, so it commits or rolls back
+    with it); failures are always written at once, their id goes into the error.
     """
     started = time.monotonic()
     skill, row = _resolve(name)
@@ -251,7 +273,7 @@ def skill_run(*, name: str, input: dict, trigger: str = "api", tenant=None, even
     if outcome.output is not None and not skill_output_valid(name, outcome.output, skill=skill):
         outcome.errors.append("output does not match the output schema")
         outcome.output, outcome.status = None, SkillRun.Status.FAILED
-    run = _record(
+    run = _run_row(
         row=row,
         name=name,
         input=input,
@@ -261,6 +283,10 @@ def skill_run(*, name: str, input: dict, trigger: str = "api", tenant=None, even
         started=started,
         event_key=event_key,
     )
+    if log_later and outcome.output is not None and not problem and not connection.in_atomic_block:
+        _later.add([run])
+        return outcome.output
+    run.save()
     if problem:
         raise ApplicationError(problem, extra={"skill": name, "run_id": run.id}, status_code=422)
     if outcome.output is None:

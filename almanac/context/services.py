@@ -96,7 +96,10 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
             return summary
         data = {"text": item.text, "max_tokens": target, "title": item.title, "lang": lang, "keep": present}
         try:
-            summary = skill_run(name="summarize", input=data, trigger="context", tenant=tenant)["summary"]
+            # Its run log is written in a batch off the request path (skills.services).
+            summary = skill_run(
+                name="summarize", input=data, trigger="context", tenant=tenant, log_later=True
+            )["summary"]
         except (SkillFailed, ApplicationError):
             log.warning("summarize failed for page %s; the page is left out", item.id, exc_info=True)
             return None

@@ -175,5 +175,4 @@ def test_buffered_touch_mode(alice, corpus, monkeypatch, django_capture_on_commi
     assert not Memory.objects.filter(pk__in=ids, access_count__gt=0).exists()  # not yet: buffered
     assert touch.flush() == 2
     assert set(Memory.objects.filter(pk__in=ids).values_list("access_count", flat=True)) == {2}
-    if touch._timer is not None:
-        touch._timer.cancel()
+    assert touch._buffer.timer is None  # the flush stopped the pending timer
