@@ -15,7 +15,10 @@ from collections.abc import Callable
 from almanac.context import conf
 from almanac.context.items import Fit, Item
 from almanac.context.prompt import BLOCK_SEPARATOR, assemble, render_block, render_item, wiki_header
-from almanac.search import count_tokens
+from almanac.search import count_tokens, count_tokens_by_line
+
+# Plans measure by line (the same number, from per-line memos: a page's rendering is new
+# for every reader, its lines are not); the final prompt is measured whole.
 
 # summarize(item, target_tokens) -> summary text of at most target_tokens, or None on failure.
 Summarizer = Callable[[Item, int], str | None]
@@ -40,9 +43,9 @@ def fit(
     """
     shares = shares or conf.BLOCK_SHARES
     kinds = [k for k in conf.BLOCK_KINDS if candidates.get(k)]
-    separator = count_tokens(BLOCK_SEPARATOR)
+    separator = count_tokens_by_line(BLOCK_SEPARATOR)
     available = max_tokens - separator * max(0, len(kinds) - 1)
-    demand = {k: count_tokens(render_block(k, candidates[k], lang)) for k in kinds}
+    demand = {k: count_tokens_by_line(render_block(k, candidates[k], lang)) for k in kinds}
     guaranteed = {k: min(demand[k], int(shares.get(k, 0.0) * available)) for k in kinds}
 
     result = Fit(prompt="", used=0, chosen={}, block_tokens={})
@@ -54,7 +57,7 @@ def fit(
         result.chosen[kind] = chosen
         result.left_out.extend(left_out)
         result.summarized.extend(summarized)
-        remaining -= count_tokens(render_block(kind, chosen, lang))
+        remaining -= count_tokens_by_line(render_block(kind, chosen, lang))
     _enforce_ceiling(result, max_tokens, lang)
     return result
 
@@ -70,7 +73,7 @@ def _fill(kind, items, allowance, lang, summarize):
 
 
 def _fits(kind: str, items: list[Item], allowance: int, lang: str) -> bool:
-    return count_tokens(render_block(kind, items, lang)) <= allowance
+    return count_tokens_by_line(render_block(kind, items, lang)) <= allowance
 
 
 def _fill_ranked(kind: str, items: list[Item], allowance: int, lang: str):
@@ -115,15 +118,15 @@ def _page_plan(pages: list[Item], allowance: int, lang: str):
     active = list(pages)
     dropped: list[Item] = []
     while active:
-        sizes = [count_tokens(render_item(page, lang)) for page in active]
-        whole = count_tokens(render_block("wiki", active, lang))
+        sizes = [count_tokens_by_line(render_item(page, lang)) for page in active]
+        whole = count_tokens_by_line(render_block("wiki", active, lang))
         if whole <= allowance:
             return active, [None] * len(active), dropped
         # Label and joins, measured; one token of slack per page for joins that merge differently.
         overhead = max(0, whole - sum(sizes)) + len(active)
         gives = water_fill(sizes, allowance - overhead)
         targets = [
-            None if give >= size else give - count_tokens(wiki_header(page, lang)) - 1
+            None if give >= size else give - count_tokens_by_line(wiki_header(page, lang)) - 1
             for page, size, give in zip(active, sizes, gives, strict=True)
         ]
         if all(t is None or t >= conf.MIN_SUMMARY_TOKENS for t in targets):
@@ -171,6 +174,6 @@ def _enforce_ceiling(result: Fit, max_tokens: int, lang: str) -> None:
         if gone in result.summarized:
             result.summarized.remove(gone)
     result.block_tokens = {
-        k: count_tokens(render_block(k, items, lang)) for k, items in result.chosen.items() if items
+        k: count_tokens_by_line(render_block(k, items, lang)) for k, items in result.chosen.items() if items
     }
     result.chosen = {k: items for k, items in result.chosen.items() if items}

@@ -6,7 +6,7 @@ import functools
 import math
 import re
 
-from almanac.search import count_tokens, truncate_tokens
+from almanac.search import count_tokens, count_tokens_by_line, truncate_tokens
 from skills.builtin import text as T
 from skills.registry import BaseSkill, register
 
@@ -133,7 +133,7 @@ def extractive_summary(
 ) -> str:
     """Deterministic: score sentences, keep the best that fit, in their original order."""
     normalized = re.sub(r"\n\s*\n+", "\n", T.normalize(text)).strip()
-    if count_tokens(normalized) <= max_tokens:
+    if count_tokens_by_line(normalized) <= max_tokens:  # the same count, from per-line memos
         return normalized
     keep = [w for w in (keep or []) if w] + ([title] if title else [])
     measured = _units(normalized, max_tokens)

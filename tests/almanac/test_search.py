@@ -3,6 +3,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from almanac import search
 
@@ -162,3 +164,33 @@ def test_segmenting_while_another_thread_teaches_words():
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a",
+                "Bob",
+                " ",
+                "  ",
+                "\n",
+                "\r\n",
+                "\t",
+                ".",
+                "!!",
+                "12",
+                "345",
+                "中文",
+                "。",
+                "\u3000",
+                "'s",
+                "-",
+            ]
+        ),
+        max_size=60,
+    ).map("".join)
+)
+def test_counting_by_line_equals_counting_the_whole_text(text):
+    assert search.count_tokens_by_line(text) == len(search.encoding().encode(text, disallowed_special=()))

@@ -23,12 +23,19 @@ def no_timer(settings):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_successful_run_is_written_by_the_next_flush(no_timer, tenant):
-    output = skill_run(name="summarize", input=SUMMARY_INPUT, trigger="context", tenant=tenant, log_later=True)
+    output = skill_run(
+        name="summarize", input=SUMMARY_INPUT, trigger="context", tenant=tenant, log_later=True
+    )
     assert "Apollo" in output["summary"]
     assert not SkillRun.objects.exists()  # not on the request path
     assert services.flush_runs() == 1
     run = SkillRun.objects.get()
-    assert (run.skill_name, run.status, run.trigger, run.tenant_id) == ("summarize", "success", "context", tenant.pk)
+    assert (run.skill_name, run.status, run.trigger, run.tenant_id) == (
+        "summarize",
+        "success",
+        "context",
+        tenant.pk,
+    )
     assert run.output == output and run.input == SUMMARY_INPUT
 
 
