@@ -11,6 +11,10 @@ lane thread is free, or inside a transaction (another connection would not see i
 uncommitted rows, as in tests), `fn` runs inline instead, so a fork never waits for a
 thread and never changes a result. The caller's context variables (the request's access
 snapshot) go with the job. Setting: ALMANAC_LANE_THREADS per process (0: always inline).
+
+Lanes only run while the process serves one request (`InFlightMiddleware` counts them):
+under load the other requests already keep the cores busy, and an extra thread only adds
+GIL contention (measured with 8 clients on 2 cores: 15.4 req/s with lanes, 18.3 without).
 """
 
 from __future__ import annotations
@@ -59,10 +63,29 @@ def _pool():
     return _state["jobs"], _state["free"]
 
 
+_in_flight = [0]  # requests this process is serving now (InFlightMiddleware)
+
+
+class InFlightMiddleware:
+    """Counts the requests in progress in this process (lanes run only when it is one)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        with _lock:
+            _in_flight[0] += 1
+        try:
+            return self.get_response(request)
+        finally:
+            with _lock:
+                _in_flight[0] -= 1
+
+
 def fork(fn) -> Future:
     """Start `fn()` in a lane thread if one is free (else run it now); `.result()` joins."""
     future: Future = Future()
-    if THREADS > 0 and not connection.in_atomic_block:
+    if THREADS > 0 and not connection.in_atomic_block and _in_flight[0] <= 1:
         jobs, free = _pool()
         if free.acquire(blocking=False):
             context = contextvars.copy_context()

@@ -95,3 +95,19 @@ def test_recall_and_context_agree_with_and_without_lanes(lane_threads, monkeypat
     monkeypatch.setattr(lanes, "THREADS", 2)
     user_set_projects(user=alice, names=[])
     assert recall() == [] and "Apollo" not in context()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_while_the_process_serves_other_requests_lanes_run_inline(lane_threads, monkeypatch):
+    # Under load the other requests keep the cores busy: an extra thread only adds contention.
+    monkeypatch.setattr(lanes, "_in_flight", [1])
+    assert lanes.fork(_backend_and_thread).result(timeout=10)[1].startswith("almanac-lane-")
+    monkeypatch.setattr(lanes, "_in_flight", [2])
+    assert lanes.fork(_backend_and_thread).result(timeout=10)[1] == threading.current_thread().name
+
+
+def test_the_middleware_counts_requests_in_flight():
+    seen = []
+    middleware = lanes.InFlightMiddleware(lambda request: seen.append(lanes._in_flight[0]) or "response")
+    before = lanes._in_flight[0]
+    assert middleware(object()) == "response" and seen == [before + 1] and lanes._in_flight[0] == before
