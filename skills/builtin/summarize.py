@@ -44,7 +44,8 @@ _TERM = re.compile(
 )
 _FILLER_START = re.compile(
     r"^(?:hi|hello|hey|dear|thanks?|thank you|ok(?:ay)?|sure|great|got it|bye|regards|cheers|"
-    r"你好|您好|大家好|谢谢|感谢|好的|嗯+|收到|再见)\b",
+    r"best(?: regards| wishes)?|kind regards|warm regards|sincerely|"
+    r"你好|您好|大家好|谢谢|感谢|好的|嗯+|收到|再见|此致|祝好)\b",
     re.IGNORECASE,
 )
 _CLAUSE = re.compile(r"(?<=[，,、：:；;])")
@@ -106,25 +107,33 @@ def _cut_at_word(unit: str, max_tokens: int) -> str:
     return cut.rstrip(" ,，、;；:")
 
 
-def _units(text: str, max_tokens: int) -> list[tuple[str, int]]:
-    """(sentence, its tokens); one longer than the whole budget is split into clauses."""
-    out: list[tuple[str, int]] = []
-    for line in T.normalize(text).split("\n"):
+def _units(text: str, max_tokens: int) -> list[tuple[str, int, int]]:
+    """(sentence, its tokens, its line); one longer than the whole budget is split into clauses."""
+    out: list[tuple[str, int, int]] = []
+    for number, line in enumerate(T.normalize(text).split("\n")):
         for sentence in T.split_sentences(line):
             tokens = count_tokens(sentence)
             if tokens <= max_tokens:
-                out.append((sentence, tokens))
+                out.append((sentence, tokens, number))
             else:
-                out.extend((c.strip(), count_tokens(c.strip())) for c in _CLAUSE.split(sentence) if c.strip())
+                out.extend(
+                    (c.strip(), count_tokens(c.strip()), number) for c in _CLAUSE.split(sentence) if c.strip()
+                )
     return out
 
 
-def _join(units: list[str]) -> str:
+def _join(units: list[tuple[str, int]]) -> str:
+    """(sentence, line) pairs as text: sentences of one line run on, a new line starts a new
+    line (a page's lines are separate messages, events and notes, not one paragraph)."""
     parts: list[str] = []
-    for unit in units:
-        if parts and not (T.CJK.search(parts[-1][-1]) or parts[-1][-1] in "。！？，；：”」）"):
+    previous_line = None
+    for unit, line in units:
+        if parts and line != previous_line:
+            parts.append("\n")
+        elif parts and not (T.CJK.search(parts[-1][-1]) or parts[-1][-1] in "。！？，；：”」）"):
             parts.append(" ")
         parts.append(unit)
+        previous_line = line
     return "".join(parts)
 
 
@@ -139,8 +148,9 @@ def extractive_summary(
     measured = _units(normalized, max_tokens)
     if not measured:
         return ""
-    units = [unit for unit, _ in measured]
-    sizes = [tokens for _, tokens in measured]
+    units = [unit for unit, _, _ in measured]
+    sizes = [tokens for _, tokens, _ in measured]
+    lines = [line for _, _, line in measured]
     scores = [_score(unit, i, keep, sizes[i]) for i, unit in enumerate(units)]
     # Filler (greetings, thanks) is only a last resort.
     ranked = sorted(range(len(units)), key=lambda i: (scores[i] <= 0, -scores[i], i))
@@ -154,21 +164,21 @@ def extractive_summary(
     if ranked[0] not in chosen and sum(scores[i] for i in chosen) < scores[ranked[0]]:
         # The best sentence alone is worth more than everything that fits: keep its start.
         return _cut_at_word(units[ranked[0]], max_tokens)
-    summary = _join([units[i] for i in sorted(chosen)])
+    summary = _join([(units[i], lines[i]) for i in sorted(chosen)])
     # Token counts are not exactly additive across joins: drop the weakest until it fits.
     for i in reversed(ranked):
         if count_tokens(summary) <= max_tokens:
             break
         if i in chosen and len(chosen) > 1:
             chosen.discard(i)
-            summary = _join([units[j] for j in sorted(chosen)])
+            summary = _join([(units[j], lines[j]) for j in sorted(chosen)])
     return summary if count_tokens(summary) <= max_tokens else _cut_at_word(summary, max_tokens)
 
 
 @register
 class Summarize(BaseSkill):
     name = "summarize"
-    version = "1.0"
+    version = "1.1"
     description = "A summary within max_tokens that keeps names, dates, amounts, ids and terms."
     input_schema = INPUT_SCHEMA
     output_schema = OUTPUT_SCHEMA

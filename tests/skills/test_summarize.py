@@ -120,3 +120,21 @@ def test_summarize_ranks_terms_above_chatter():
     text = "我们聊了很多，大家都挺开心的，下次再继续。新版《数据安全规范》要求所有接口统一登录。午饭吃得很好，下午也没什么事情。"
     summary = extractive_summary(text, 30)
     assert summary == "新版《数据安全规范》要求所有接口统一登录。"
+
+
+def test_lines_stay_lines_and_sign_offs_are_filler():
+    # A page's lines are separate messages and events: a summary must not run them into
+    # one sentence ("Location: Zoom Best,"), and an e-mail sign-off is not a fact.
+    text = "\n".join(
+        [
+            "2026-11-20 calendar: Apollo pilot review with Vercel. Location: Zoom",
+            "Best,",
+            "2026-11-21 email: Vercel asks for a 10% discount on the 120k EUR renewal.",
+            "此致",
+            "Some general chatter about the weather and lunch plans that goes on and on.",
+        ]
+    )
+    summary = extractive_summary(text, 55)
+    assert "Location: Zoom\n2026-11-21 email: Vercel asks" in summary
+    assert "Best" not in summary and "此致" not in summary and "weather" not in summary
+    assert count_tokens(summary) <= 55
