@@ -30,7 +30,7 @@ from memories.models import ConversationSession, Memory, SessionChunk, Turn
 from memories.selectors import nearest
 from memories.services.common import lang_of, log, skill_run
 from memories.services.dates import parse_occurred
-from memories.services.memories import _my_units, memory_create
+from memories.services.memories import DEDUP_CANDIDATES, _my_units, fact_signature, memory_create
 
 BOUNDARY = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
 TYPE_OF_FACT = {
@@ -111,10 +111,22 @@ def _digest(session_id: int, chunk: str) -> str:
     return hashlib.sha256(f"{session_id}\x1f{chunk}".encode()).hexdigest()
 
 
-def _covered(*, session: ConversationSession, vector) -> bool:
+def _covered(*, session: ConversationSession, vector, chunk: str) -> bool:
+    """A visible memory already says this chunk: as close as a duplicate, with the same facts."""
     visible = Memory.objects.visible_to(session.user)
-    rows = nearest(visible, vector, 1, tenant_id=session.tenant_id)
-    return bool(rows) and 1.0 - rows[0][1] > conf.dedup_threshold()
+    threshold = conf.dedup_threshold()
+    close = [
+        pk
+        for pk, d in nearest(visible, vector, DEDUP_CANDIDATES, tenant_id=session.tenant_id)
+        if 1.0 - d > threshold
+    ]
+    if not close:
+        return False
+    wanted = fact_signature(chunk)
+    return any(
+        fact_signature(text) == wanted
+        for text in visible.filter(pk__in=close).values_list("content", flat=True)
+    )
 
 
 def _write_fact(*, session: ConversationSession, fact: dict, base: date, digest: str) -> bool:
@@ -156,7 +168,7 @@ def _iso_date(value) -> date | None:
 
 def _extract_chunk(*, session, chunk: str, position: int, digest: str, vector, base: date) -> None:
     with transaction.atomic():
-        if _covered(session=session, vector=vector):
+        if _covered(session=session, vector=vector, chunk=chunk):
             SessionChunk.objects.create(
                 session=session, digest=digest, position=position, outcome=SessionChunk.Outcome.COVERED
             )

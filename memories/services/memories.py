@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 
 from django.db import connection, transaction
@@ -11,7 +12,7 @@ from django_q.tasks import async_task
 from almanac import keyword
 from almanac.errors import ApplicationError
 from almanac.models import Department, Project, UserProfile, key_part
-from almanac.search import embed
+from almanac.search import embed, segment
 from almanac.selectors import user_group_keys
 from memories import conf
 from memories.models import CORPUS, Feedback, Memory, MemoryLink
@@ -19,6 +20,8 @@ from memories.selectors import nearest
 from memories.services.common import clean_text
 
 SCOPE_MODELS = {"dept": Department, "project": Project}
+# Nearest memories of the scope checked for a duplicate (the nearest may state another fact).
+DEDUP_CANDIDATES = 3
 
 
 def _my_units(user, scope: str) -> list:
@@ -65,16 +68,54 @@ def _check_importance(value: float) -> float:
     return float(value)
 
 
+# What makes two near-identical sentences different facts: numbers, ids and dates (a
+# token with a digit or only Chinese numerals), weekdays and months, and negation.
+_CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday weekday weekend "
+    "january february march april may june july august september october november december "
+    "周一 周二 周三 周四 周五 周六 周日 周末 星期一 星期二 星期三 星期四 星期五 星期六 星期日 星期天 "
+    "上午 下午 今天 明天 昨天".split()
+)
+_ZH_NEGATIONS = frozenset("不 没 没有 未 别 不要 不是 不会 不能 无法 从不 从未 并非 毫无 勿".split())
+# English negations are stopwords the segmenter drops: found in the text itself.
+_EN_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|without)\b|n't\b")
+_FACT_TOKEN = re.compile(r"\d|^[一二三四五六七八九十百千万两零]+$")
+
+
+def fact_signature(text: str) -> tuple[frozenset[str], bool]:
+    """(the tokens that carry facts, is it negated): equal for restatements of one fact,
+    different for "deploys on Tuesdays" / "on Thursdays", "30k" / "40k", "likes" / "doesn't like"."""
+    tokens = segment(text)
+    facts = frozenset(t for t in tokens if _FACT_TOKEN.search(t) or t in _CALENDAR_WORDS)
+    negated = bool(_EN_NEGATION.search(text.lower())) or any(t in _ZH_NEGATIONS for t in tokens)
+    return facts, negated
+
+
 def memory_find_duplicate(
-    *, tenant_id: int, acl_key: str, vector, exclude_id: int | None = None
+    *, tenant_id: int, acl_key: str, vector, exclude_id: int | None = None, content: str | None = None
 ) -> Memory | None:
-    """The nearest active memory of the same scope when its cosine similarity exceeds the threshold."""
+    """An active memory of the same scope that says the same: cosine similarity above the
+    threshold and, when `content` is given, the same facts (`fact_signature`).
+
+    Embeddings put "Apollo deploys on Tuesdays" and "... on Thursdays" above 0.92: without
+    the fact check the second would be dropped as a duplicate of the first.
+    """
     qs = Memory.objects.filter(tenant_id=tenant_id, status=Memory.Status.ACTIVE, acl__overlap=[acl_key])
     if exclude_id:
         qs = qs.exclude(pk=exclude_id)
-    rows = nearest(qs, vector, 1, tenant_id=tenant_id)
-    if rows and 1.0 - rows[0][1] > conf.dedup_threshold():
-        return Memory.objects.get(pk=rows[0][0])
+    threshold = conf.dedup_threshold()
+    close = [
+        pk
+        for pk, distance in nearest(qs, vector, DEDUP_CANDIDATES, tenant_id=tenant_id)
+        if 1.0 - distance > threshold
+    ]
+    if not close:
+        return None
+    rows = Memory.objects.only("id", "content").in_bulk(close)
+    wanted = fact_signature(content) if content is not None else None
+    for pk in close:
+        if pk in rows and (wanted is None or fact_signature(rows[pk].content) == wanted):
+            return Memory.objects.get(pk=pk)
     return None
 
 
@@ -95,7 +136,8 @@ def memory_create(
     """Write a memory, or return the near-duplicate already in the same scope.
 
     Returns `(memory, duplicate_of)`: `duplicate_of` is the existing memory (and `memory`
-    is it too) when one with cosine > MEMORY_DEDUP_THRESHOLD exists in the scope.
+    is it too) when one with cosine > MEMORY_DEDUP_THRESHOLD and the same facts (numbers,
+    ids, dates, weekdays, negation) exists in the scope.
     """
     content = clean_text(content, field="content", max_chars=conf.MAX_CONTENT_CHARS)
     if memory_type not in Memory.Type.values:
@@ -105,7 +147,7 @@ def memory_create(
     tenant_id = owner.profile.tenant_id
     acl_key = Memory.acl_key(scope, scope_key)
     vector = embedding if embedding is not None else embed([content])[0]
-    existing = memory_find_duplicate(tenant_id=tenant_id, acl_key=acl_key, vector=vector)
+    existing = memory_find_duplicate(tenant_id=tenant_id, acl_key=acl_key, vector=vector, content=content)
     if existing is not None:
         return existing, existing
     fields = keyword.index_fields(content)

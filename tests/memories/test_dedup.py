@@ -73,3 +73,60 @@ def test_api_duplicate_is_200_with_duplicate_of(api, alice):
     again = api.post("/memories", {"user": "alice", "content": "我喜欢喝美式咖啡，不加糖。"})
     assert again.status_code == 200
     assert again.json()["duplicate_of"] == first.json()["id"] == again.json()["id"]
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("Apollo deploys happen on Tuesdays", "Apollo deploys happen on Thursdays"),
+        ("Apollo 每周二部署", "Apollo 每周四部署"),
+        ("Apollo 上线日期是 3 月 12 日", "Apollo 上线日期是 3 月 19 日"),
+    ],
+)
+def test_a_close_sentence_with_other_facts_is_a_new_memory(alice, first, second):
+    # The offline embeddings are near-identical (above the threshold), the facts are not:
+    # the second is an update or a contradiction, and dropping it as a duplicate loses it.
+    from almanac.search import embed
+    from memories import conf
+
+    a, b = embed([first, second])
+    assert float(a @ b) > conf.dedup_threshold()
+    services.memory_create(owner=alice, content=first)
+    memory, duplicate = services.memory_create(owner=alice, content=second)
+    assert duplicate is None and memory.content == second
+    assert Memory.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("I like green tea in the morning", "I don't like green tea in the morning"),
+        ("Carol likes the new dashboard", "Carol does not like the new dashboard"),
+        ("我喜欢喝绿茶", "我不喜欢喝绿茶"),
+        ("The Zephyr budget is 30k EUR", "The Zephyr budget is 40k EUR"),
+        ("我们的预算是 30 万元", "我们的预算是 40 万元"),
+    ],
+)
+def test_negation_and_amounts_make_another_fact_however_close_the_vectors(alice, first, second):
+    # The offline encoder keeps these below the threshold; another embedding model may not.
+    base = unit(6)
+    services.memory_create(owner=alice, content=first, embedding=base)
+    _, duplicate = services.memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.98))
+    assert duplicate is None and Memory.objects.count() == 2
+
+
+def test_a_restatement_with_the_same_facts_is_still_a_duplicate(alice):
+    first, _ = services.memory_create(owner=alice, content="Apollo deploys happen on Tuesdays at 10:00")
+    _, duplicate = services.memory_create(owner=alice, content="Apollo deploys happen on Tuesdays at 10:00.")
+    assert duplicate == first
+
+
+def test_the_nearest_with_other_facts_does_not_hide_a_real_duplicate(alice):
+    base = unit(4)
+    same, _ = services.memory_create(
+        owner=alice, content="standup at 9:30", embedding=at_cosine(base, 0.97, seed=5)
+    )
+    _, not_a_duplicate = services.memory_create(owner=alice, content="standup at 10:30", embedding=base)
+    assert not_a_duplicate is None  # nearer to what comes next, but another time
+    _, duplicate = services.memory_create(owner=alice, content="the standup is at 9:30", embedding=base)
+    assert duplicate == same

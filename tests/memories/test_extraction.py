@@ -89,6 +89,19 @@ def test_covered_chunk_is_skipped(alice, ended_session):
     assert Memory.objects.count() == 1
 
 
+def test_a_chunk_with_a_changed_fact_is_not_covered(alice, ended_session):
+    # As close as a duplicate to what is known, but another weekday: extracted, not skipped.
+    first = ended_session(alice, ["Apollo deploys happen on Tuesdays."])
+    session_extract_task(first.pk)
+    second = ended_session(alice, ["Apollo deploys happen on Thursdays."])
+    session_extract_task(second.pk)
+    assert SessionChunk.objects.get(session=second).outcome == "extracted"
+    assert set(Memory.objects.values_list("content", flat=True)) == {
+        "Apollo deploys happen on Tuesdays.",
+        "Apollo deploys happen on Thursdays.",
+    }
+
+
 def test_ending_enqueues_extraction(api, alice, django_capture_on_commit_callbacks):
     session = services.session_create(user=alice)
     api.post(
