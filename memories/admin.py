@@ -52,7 +52,7 @@ class MemoryAdmin(SimpleHistoryAdmin):
               "occurred_at", "meta", "acl", "access_count", "last_access", "schema_version", "created_at", "updated_at"]  # fmt: skip
     readonly_fields = ["tenant", "acl", "quality", "access_count", "last_access", "schema_version", "created_at",
                        "updated_at"]  # fmt: skip
-    actions = ["export_json", "export_csv", "archive", "reactivate"]
+    actions = ["export_json", "export_csv", "archive", "reactivate", "purge"]
     date_hierarchy = "created_at"
 
     def get_queryset(self, request):
@@ -127,6 +127,18 @@ class MemoryAdmin(SimpleHistoryAdmin):
             memories=queryset, status="active", user=request.user, reason="admin:reactivate"
         )
         self.message_user(request, f"{n} memories reactivated")
+
+    @admin.action(description="Purge selected (delete and remove the text from history and skill runs)")
+    def purge(self, request, queryset):
+        done = failed = 0
+        for memory in queryset:
+            try:
+                services.memory_purge(memory=memory, user=request.user, reason="admin:purge")
+                done += 1
+            except ApplicationError as exc:
+                failed += 1
+                self.message_user(request, f"memory {memory.pk}: {exc.message}", messages.ERROR)
+        self.message_user(request, f"{done} memories purged" + (f", {failed} refused" if failed else ""))
 
 
 class TurnInline(admin.TabularInline):

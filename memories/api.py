@@ -89,11 +89,14 @@ def update_memory(request, memory_id: int, payload: MemoryPatch):
 
 
 @router.delete("/{memory_id}", response={204: None})
-def delete_memory(request, memory_id: int, user: str | None = None):
+def delete_memory(request, memory_id: int, user: str | None = None, purge: bool = False):
+    """Delete; `purge=true` also removes the text from its history and the skill-run log."""
     acting = acting_user(request, user)
-    services.memory_delete(
-        memory=selectors.memory_get_for_user(user=acting, memory_id=memory_id), user=acting
-    )
+    memory = selectors.memory_get_for_user(user=acting, memory_id=memory_id)
+    if purge:
+        services.memory_purge(memory=memory, user=acting)
+    else:
+        services.memory_delete(memory=memory, user=acting)
     return Status(204, None)
 
 

@@ -6,6 +6,7 @@ from memories.services.memories import (
     memory_delete,
     memory_feedback,
     memory_find_duplicate,
+    memory_purge,
     memory_set_status,
     memory_touch,
     memory_touch_counts,
@@ -18,6 +19,7 @@ from memories.services.sessions import session_create, session_end, tool_output_
 __all__ = [
     "memory_create",
     "memory_delete",
+    "memory_purge",
     "memory_feedback",
     "memory_find_duplicate",
     "memory_set_status",

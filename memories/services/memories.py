@@ -230,17 +230,72 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
     return memory
 
 
+PURGED = "[purged]"
+
+
 @transaction.atomic
 def memory_delete(*, memory: Memory, user, reason: str = "api") -> None:
-    """Delete a memory (owner, or `memories.delete_memory` globally or on this object)."""
+    """Delete a memory (owner, or `memories.delete_memory` globally or on this object).
+
+    Its history stays (an admin can see and revert what it said); `memory_purge` removes that too.
+    """
     if not can_modify(user=user, memory=memory, perm="delete_memory"):
         raise ApplicationError("only the owner or a governor may delete this memory", status_code=403)
+    memory_id = memory.pk
+    _remove(memory=memory, user=user, reason=reason)
+    _audit(action="memory.delete", memory=memory, user=user, memory_id=memory_id, detail={"reason": reason})
+
+
+@transaction.atomic
+def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
+    """Delete a sensitive memory and what still says it (DESIGN §8): its history rows keep
+    who changed what and when but lose the text and meta, skill runs that quote it are
+    redacted, and an audit event without the content records the purge.
+
+    Same permission as delete. The conversation turns a session memory came from are the
+    session's own record and are not touched (delete the session for that).
+    """
+    from skills.services import skillrun_redact
+
+    if not can_modify(user=user, memory=memory, perm="delete_memory"):
+        raise ApplicationError("only the owner or a governor may purge this memory", status_code=403)
+    memory_id, content = memory.pk, memory.content
+    _remove(memory=memory, user=user, reason=reason)
+    history = Memory.history.filter(id=memory_id).update(
+        content=PURGED, meta={}, history_change_reason=reason
+    )
+    runs = skillrun_redact(contains=content, tenant=memory.tenant) if content.strip() else 0
+    counts = {"history_rows": history, "skill_runs": runs}
+    _audit(
+        action="memory.purge",
+        memory=memory,
+        user=user,
+        memory_id=memory_id,
+        detail={"reason": reason, **counts},
+    )
+    return counts
+
+
+def _remove(*, memory: Memory, user, reason: str) -> None:
     keyword.stats_apply(
         tenant_id=memory.tenant_id, corpus=CORPUS, old={"tf": memory.tf, "doc_len": memory.doc_len}, new=None
     )
     memory._history_user = user
     memory._change_reason = reason
     memory.delete()
+
+
+def _audit(*, action: str, memory: Memory, user, memory_id: int, detail: dict) -> None:
+    from almanac.services import audit_record
+
+    audit_record(
+        action=action,
+        tenant=memory.tenant,
+        actor=getattr(user, "username", "") or "",
+        object_type="memory",
+        object_id=memory_id,
+        detail={"owner": memory.owner_id, "scope": memory.scope, "memory_type": memory.memory_type, **detail},
+    )
 
 
 @transaction.atomic
