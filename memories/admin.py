@@ -52,7 +52,7 @@ class MemoryAdmin(SimpleHistoryAdmin):
               "occurred_at", "meta", "acl", "access_count", "last_access", "schema_version", "created_at", "updated_at"]  # fmt: skip
     readonly_fields = ["tenant", "acl", "quality", "access_count", "last_access", "schema_version", "created_at",
                        "updated_at"]  # fmt: skip
-    actions = ["export_json", "export_csv", "archive", "reactivate", "purge"]
+    actions = ["export_json", "export_csv", "archive", "reactivate", "restore", "purge"]
     date_hierarchy = "created_at"
 
     def get_queryset(self, request):
@@ -127,6 +127,11 @@ class MemoryAdmin(SimpleHistoryAdmin):
             memories=queryset, status="active", user=request.user, reason="admin:reactivate"
         )
         self.message_user(request, f"{n} memories reactivated")
+
+    @admin.action(description="Restore compressed (a summary left without originals is archived)")
+    def restore(self, request, queryset):
+        n = services.memory_restore(memories=queryset, user=request.user)
+        self.message_user(request, f"{n} memories restored")
 
     @admin.action(description="Purge selected (delete and remove the text from history and skill runs)")
     def purge(self, request, queryset):

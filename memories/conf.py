@@ -25,6 +25,13 @@ MAX_TURN_CHARS = envint("MEMORY_MAX_TURN_CHARS", 200000)
 CHUNK_CHARS = envint("MEMORY_CHUNK_CHARS", 256)
 CHUNK_OVERLAP = envint("MEMORY_CHUNK_OVERLAP", 32)
 
+# Compression (memories/services/compression.py): a topic of more than COMPRESS_MIN active
+# semantic memories in one scope becomes one summary; originals are kept KEEP_DAYS.
+COMPRESS_MIN = envint("MEMORY_COMPRESS_MIN", 20)
+TOPIC_SIMILARITY = envfloat("MEMORY_TOPIC_SIMILARITY", 0.75)
+COMPRESS_MAX_TOKENS = envint("MEMORY_COMPRESS_MAX_TOKENS", 400)
+COMPRESSED_KEEP_DAYS = envint("MEMORY_COMPRESSED_KEEP_DAYS", 30)
+
 # Quality (feedback)
 QUALITY_MIN = 0.2
 QUALITY_MAX = 2.0

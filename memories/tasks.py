@@ -8,7 +8,10 @@ from django.utils import timezone
 
 from memories.models import Memory
 
-SCHEDULES = [{"name": "memories-decay", "func": "memories.tasks.memory_decay_task", "minutes": 60}]
+SCHEDULES = [
+    {"name": "memories-decay", "func": "memories.tasks.memory_decay_task", "minutes": 60},
+    {"name": "memories-compress", "func": "memories.tasks.memory_compress_task", "minutes": 24 * 60},
+]
 
 DECAY_AFTER_DAYS = 180
 DECAY_BELOW_IMPORTANCE = 0.3
@@ -41,3 +44,10 @@ def memory_decay_task() -> int:
         created_at__lt=cutoff,
     )
     return memory_set_status(memories=stale, status=Memory.Status.ARCHIVED, user=None, reason="job:decay")
+
+
+def memory_compress_task() -> dict:
+    """Daily: compress crowded topics, then delete originals compressed long enough ago."""
+    from memories.services import compressed_expire, memories_compress
+
+    return {"summaries": memories_compress(), "expired": compressed_expire()}

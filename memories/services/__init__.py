@@ -1,5 +1,11 @@
 """Writes of the memories app (STYLE §1): memories, feedback, sessions, extraction."""
 
+from memories.services.compression import (
+    compressed_expire,
+    memories_compress,
+    memory_compress_topic,
+    memory_restore,
+)
 from memories.services.extraction import session_extract
 from memories.services.memories import (
     memory_create,
@@ -17,6 +23,10 @@ from memories.services.memories import (
 from memories.services.sessions import session_create, session_end, tool_output_truncate, turn_add
 
 __all__ = [
+    "compressed_expire",
+    "memories_compress",
+    "memory_compress_topic",
+    "memory_restore",
     "memory_create",
     "memory_delete",
     "memory_purge",

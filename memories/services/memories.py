@@ -150,8 +150,7 @@ def memory_create(
     existing = memory_find_duplicate(tenant_id=tenant_id, acl_key=acl_key, vector=vector, content=content)
     if existing is not None:
         return existing, existing
-    fields = keyword.index_fields(content)
-    memory = Memory(
+    memory = memory_insert(
         tenant_id=tenant_id,
         owner=owner,
         scope=scope,
@@ -162,14 +161,28 @@ def memory_create(
         importance=importance,
         occurred_at=occurred_at,
         meta=meta or {},
-        acl=[acl_key],
-        **fields,
+        history_user=owner,
+        reason=reason,
     )
-    memory._history_user = owner
+    return memory, None
+
+
+def memory_insert(*, tenant_id: int, content: str, embedding, history_user, reason: str, **fields) -> Memory:
+    """Insert a checked memory row (acl from its scope), indexed for BM25, with a history reason."""
+    index = keyword.index_fields(content)
+    memory = Memory(
+        tenant_id=tenant_id,
+        content=content,
+        embedding=embedding,
+        acl=[Memory.acl_key(fields["scope"], fields["scope_key"])],
+        **fields,
+        **index,
+    )
+    memory._history_user = history_user
     memory._change_reason = reason
     memory.save()
-    keyword.stats_apply(tenant_id=tenant_id, corpus=CORPUS, old=None, new=fields)
-    return memory, None
+    keyword.stats_apply(tenant_id=tenant_id, corpus=CORPUS, old=None, new=index)
+    return memory
 
 
 def can_modify(*, user, memory: Memory, perm: str) -> bool:
@@ -291,7 +304,7 @@ def _audit(*, action: str, memory: Memory, user, memory_id: int, detail: dict) -
     audit_record(
         action=action,
         tenant=memory.tenant,
-        actor=getattr(user, "username", "") or "",
+        actor=getattr(user, "username", "") or "job",
         object_type="memory",
         object_id=memory_id,
         detail={"owner": memory.owner_id, "scope": memory.scope, "memory_type": memory.memory_type, **detail},

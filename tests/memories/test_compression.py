@@ -1,0 +1,121 @@
+"""Compression (DESIGN §5): a crowded topic of one scope becomes one summary memory; the
+originals are compressed, linked, restorable, and deleted after the keep period."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from almanac.models import AuditEvent
+from memories import conf, selectors, services
+from memories.models import Memory, MemoryLink
+from memories.tasks import memory_compress_task
+from tests.memories.conftest import at_cosine, unit
+
+pytestmark = pytest.mark.django_db
+
+TOPIC = unit(40)
+
+
+def _apollo(owner, n: int, **kw):
+    # One topic: vectors at cosine 0.9 to a common direction (so ~0.8 to each other).
+    return [
+        services.memory_create(
+            owner=owner,
+            content=f"Apollo fact number {i}: the release checklist item {i} is owned by team {i % 3}",
+            embedding=at_cosine(TOPIC, 0.9, seed=100 + i),
+            **kw,
+        )[0]
+        for i in range(n)
+    ]
+
+
+def test_a_crowded_topic_becomes_one_summary(alice, bob, charlie, settings):
+    settings.LLM_BASE_URL = ""
+    originals = _apollo(alice, conf.COMPRESS_MIN + 3, scope="project", scope_key="Apollo")
+    unrelated = [
+        services.memory_create(
+            owner=alice, content=f"tea note {i}", embedding=unit(200 + i), scope="project", scope_key="Apollo"
+        )[0]
+        for i in range(3)
+    ]
+    assert memory_compress_task() == {"summaries": 1, "expired": 0}
+
+    [summary] = Memory.objects.filter(meta__source="compression")
+    assert summary.status == "active" and summary.scope == "project" and summary.scope_key == "apollo"
+    assert summary.acl == originals[0].acl  # visible to exactly the originals' readers
+    assert "Apollo fact number" in summary.content
+    assert set(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("status", flat=True)) == {
+        "compressed"
+    }
+    assert set(Memory.objects.filter(pk__in=[m.pk for m in unrelated]).values_list("status", flat=True)) == {
+        "active"
+    }
+    assert MemoryLink.objects.filter(target=summary, kind="compressed_into").count() == len(originals)
+    assert AuditEvent.objects.get(action="memory.compress").detail["originals"] == len(originals)
+    # Recall finds the summary, never the compressed originals; charlie (not in Apollo) nothing.
+    found = [
+        h.memory.pk for h in selectors.memory_search(user=bob, query="Apollo release checklist", top_k=30)
+    ]
+    assert summary.pk in found and not set(found) & {m.pk for m in originals}
+    assert selectors.memory_search(user=charlie, query="Apollo release checklist") == []
+    assert memory_compress_task() == {"summaries": 0, "expired": 0}  # idempotent
+
+
+def test_scopes_are_never_mixed_and_small_topics_stay(alice, settings):
+    settings.LLM_BASE_URL = ""
+    half = conf.COMPRESS_MIN // 2 + 1
+    _apollo(alice, half)  # alice's private memories
+    _apollo(alice, half, scope="project", scope_key="Apollo")
+    assert memory_compress_task()["summaries"] == 0
+    assert not Memory.objects.exclude(status="active").exists()
+
+
+def test_restore_brings_originals_back_and_retires_an_empty_summary(alice, settings):
+    settings.LLM_BASE_URL = ""
+    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    memory_compress_task()
+    summary = Memory.objects.get(meta__source="compression")
+    some = Memory.objects.filter(pk__in=[m.pk for m in originals[:5]])
+    assert services.memory_restore(memories=some, user=alice) == 5
+    summary.refresh_from_db()
+    assert summary.status == "active"  # still stands for the other originals
+    assert (
+        services.memory_restore(memories=Memory.objects.filter(status="compressed"), user=alice)
+        == len(originals) - 5
+    )
+    summary.refresh_from_db()
+    assert summary.status == "archived" and not MemoryLink.objects.exists()
+    assert set(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("status", flat=True)) == {
+        "active"
+    }
+
+
+def test_originals_are_deleted_after_the_keep_period(alice, settings):
+    settings.LLM_BASE_URL = ""
+    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    memory_compress_task()
+    old = [m.pk for m in originals[:4]]
+    Memory.objects.filter(pk__in=old).update(
+        updated_at=timezone.now() - timedelta(days=conf.COMPRESSED_KEEP_DAYS + 1)
+    )
+    assert memory_compress_task() == {"summaries": 0, "expired": 4}
+    assert not Memory.objects.filter(pk__in=old).exists()
+    assert Memory.objects.filter(status="compressed").count() == len(originals) - 4
+    assert Memory.objects.filter(meta__source="compression", status="active").count() == 1
+
+
+def test_admin_restore_action(client, alice, tenant, settings):
+    from almanac.services import user_create
+
+    settings.LLM_BASE_URL = ""
+    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    memory_compress_task()
+    client.force_login(user_create(tenant=tenant, username="root", is_admin=True, password="pw-12345678"))
+    response = client.post(
+        "/admin/memories/memory/",
+        {"action": "restore", "_selected_action": [m.pk for m in originals]},
+        follow=True,
+    )
+    assert f"{len(originals)} memories restored" in response.content.decode()
+    assert Memory.objects.get(meta__source="compression").status == "archived"
