@@ -1,15 +1,27 @@
 """Calendar: ICS (iCalendar) files and feeds. Each VEVENT is one `calendar_event` whose
 attendees and organizer form the access group `calendar:event:<uid>`; a cancelled event
-becomes `message_deleted`. CATEGORIES like `customer:Vercel` / `project:Apollo` become tags."""
+becomes `message_deleted`. CATEGORIES like `customer:Vercel` / `project:Apollo` become tags.
+
+A recurring event (RRULE, RDATE, EXDATE) becomes one event per occurrence inside a window
+around now (CALENDAR_RECURRENCE_PAST_DAYS back, CALENDAR_RECURRENCE_FUTURE_DAYS ahead, at
+most CALENDAR_RECURRENCE_MAX per series), with the id `<uid>/<occurrence start>` — the
+same id a RECURRENCE-ID override of that occurrence has, which then replaces it."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
+from dateutil.rrule import rruleset, rrulestr
+from django.utils import timezone
 from icalendar import Calendar
 
 from almanac.models import Tenant
+from almanac.settings import envint
 from connectors.importers import digest, iso, version_for_content
+
+RECURRENCE_PAST_DAYS = envint("CALENDAR_RECURRENCE_PAST_DAYS", 90)
+RECURRENCE_FUTURE_DAYS = envint("CALENDAR_RECURRENCE_FUTURE_DAYS", 60)
+RECURRENCE_MAX = envint("CALENDAR_RECURRENCE_MAX", 200)
 
 
 def _address(value) -> str:
@@ -60,12 +72,55 @@ def _text(component, people: list[str], start: datetime, end: datetime | None) -
     return "\n".join(line for line in lines if line)
 
 
-def event_payload(*, tenant: Tenant, source_name: str, component) -> dict | None:
+def _dates(value) -> list[datetime]:
+    """The datetimes of an RDATE/EXDATE property (one or several lines, each with one or more)."""
+    out: list[datetime] = []
+    for line in value if isinstance(value, list) else [value] if value is not None else []:
+        for item in getattr(line, "dts", []):
+            when = _when(item)
+            if when is not None:
+                out.append(when)
+    return out
+
+
+def occurrences(component, *, now: datetime) -> list[datetime]:
+    """Starts of a recurring VEVENT's occurrences inside the window around `now`, or [] if
+    it does not recur. A broken RRULE is treated as no recurrence (the event still counts once)."""
+    if component.get("RRULE") is None and component.get("RDATE") is None:
+        return []
+    start = _when(component.get("DTSTART"))
+    rules = rruleset()
+    try:
+        for rule in (
+            component.get("RRULE") if isinstance(component.get("RRULE"), list) else [component.get("RRULE")]
+        ):
+            if rule is not None:
+                rules.rrule(rrulestr(rule.to_ical().decode(), dtstart=start, ignoretz=False))
+    except (ValueError, TypeError):
+        return []
+    for extra in _dates(component.get("RDATE")):
+        rules.rdate(extra)
+    for skip in _dates(component.get("EXDATE")):
+        rules.exdate(skip)
+    window = rules.between(
+        now - timedelta(days=RECURRENCE_PAST_DAYS), now + timedelta(days=RECURRENCE_FUTURE_DAYS), inc=True
+    )
+    return window[:RECURRENCE_MAX]
+
+
+def event_payload(
+    *, tenant: Tenant, source_name: str, component, occurrence: datetime | None = None
+) -> dict | None:
+    """One event; for a recurring series, the occurrence starting at `occurrence`."""
     uid = str(component.get("UID") or "").strip()
     start = _when(component.get("DTSTART"))
     if not uid or start is None:
         return None
+    end = _when(component.get("DTEND"))
     recurrence = _when(component.get("RECURRENCE-ID"))
+    if occurrence is not None:
+        end = end + (occurrence - start) if end else None
+        start = recurrence = occurrence
     external_id = f"{uid}/{recurrence.isoformat()}" if recurrence else uid
     people = _people(component)
     cancelled = str(component.get("STATUS") or "").upper() == "CANCELLED"
@@ -82,7 +137,7 @@ def event_payload(*, tenant: Tenant, source_name: str, component) -> dict | None
         "thread_key": f"calendar:event:{uid}"[:500],
         "author": people[0] if people else "",
         "title": str(component.get("SUMMARY") or "")[:500],
-        "text": _text(component, people, start, _when(component.get("DTEND"))),
+        "text": _text(component, people, start, end),
         "tags": _tags(component),
     }
     content = digest(payload, int(component.get("SEQUENCE") or 0))
@@ -93,9 +148,25 @@ def event_payload(*, tenant: Tenant, source_name: str, component) -> dict | None
     return payload
 
 
-def ics_payloads(*, tenant: Tenant, data: bytes | str, source_name: str = "calendar"):
-    calendar = Calendar.from_ical(data)
-    for component in calendar.walk("VEVENT"):
-        payload = event_payload(tenant=tenant, source_name=source_name, component=component)
-        if payload is not None:
-            yield payload
+def ics_payloads(
+    *, tenant: Tenant, data: bytes | str, source_name: str = "calendar", now: datetime | None = None
+):
+    now = now or timezone.now()
+    components = list(Calendar.from_ical(data).walk("VEVENT"))
+    # Occurrences a RECURRENCE-ID override replaces (moved, renamed or cancelled ones).
+    overridden = {
+        (str(c.get("UID") or "").strip(), _when(c.get("RECURRENCE-ID")))
+        for c in components
+        if c.get("RECURRENCE-ID") is not None
+    }
+    for component in components:
+        starts = [None] if component.get("RECURRENCE-ID") is not None else occurrences(component, now=now)
+        uid = str(component.get("UID") or "").strip()
+        for occurrence in starts or [None]:
+            if occurrence is not None and (uid, occurrence) in overridden:
+                continue
+            payload = event_payload(
+                tenant=tenant, source_name=source_name, component=component, occurrence=occurrence
+            )
+            if payload is not None:
+                yield payload

@@ -242,3 +242,71 @@ def test_slack_export_inside_a_top_folder(company, tmp_path):
         tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=path)
     )
     assert counts == {"accepted": 14, "duplicates": 0}
+
+
+WEEKLY = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//test//EN
+BEGIN:VEVENT
+UID:apollo-weekly@acme.example
+DTSTART:20261102T090000Z
+DTEND:20261102T093000Z
+RRULE:FREQ=WEEKLY;COUNT=6
+EXDATE:20261116T090000Z
+SUMMARY:Apollo weekly sync
+ORGANIZER;CN=Alice Chen:mailto:alice@acme.example
+ATTENDEE;CN=Carol Wu:mailto:carol@acme.example
+SEQUENCE:0
+END:VEVENT
+BEGIN:VEVENT
+UID:apollo-weekly@acme.example
+RECURRENCE-ID:20261123T090000Z
+DTSTART:20261124T140000Z
+DTEND:20261124T143000Z
+SUMMARY:Apollo weekly sync (moved to Tuesday)
+ORGANIZER;CN=Alice Chen:mailto:alice@acme.example
+SEQUENCE:1
+END:VEVENT
+BEGIN:VEVENT
+UID:standup@acme.example
+DTSTART:20250106T093000Z
+RRULE:FREQ=DAILY
+SUMMARY:Daily standup
+ORGANIZER;CN=Alice Chen:mailto:alice@acme.example
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+def test_ics_recurring_events_become_occurrences(company):
+    from datetime import UTC, datetime
+
+    tenant = company.tenant
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    payloads = list(calendar.ics_payloads(tenant=tenant, data=WEEKLY, now=now))
+    weekly = sorted(p["external_id"] for p in payloads if p["external_id"].startswith("apollo-weekly"))
+    # six weeks from 2 Nov, minus the EXDATE (16 Nov); 23 Nov comes from its override.
+    assert weekly == [
+        f"apollo-weekly@acme.example/2026-{day}T09:00:00+00:00"
+        for day in ("11-02", "11-09", "11-23", "11-30", "12-07")
+    ]
+    moved = next(p for p in payloads if p["external_id"].endswith("2026-11-23T09:00:00+00:00"))
+    assert moved["title"] == "Apollo weekly sync (moved to Tuesday)" and moved["occurred_at"].startswith(
+        "2026-11-24T14:00"
+    )
+    nine = next(p for p in payloads if p["external_id"].endswith("2026-11-09T09:00:00+00:00"))
+    assert nine["occurred_at"].startswith("2026-11-09T09:00") and "09:00 UTC – 09:30" in nine["text"]
+    # An endless series: only the window around now (90 days back, 60 ahead): 2 Sep–29 Jan.
+    daily = [p for p in payloads if p["external_id"].startswith("standup@")]
+    assert len(daily) == 150
+    assert min(p["occurred_at"] for p in daily).startswith("2026-09-02")
+    counts = ingest_all(tenant=tenant, payloads=iter(payloads))
+    assert counts["accepted"] == len(payloads)
+    again = ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=WEEKLY, now=now))
+    assert again["accepted"] == 0  # re-import is idempotent
+
+
+def test_ics_broken_rrule_still_imports_the_event_once(company):
+    broken = WEEKLY.replace("RRULE:FREQ=WEEKLY;COUNT=6", "RRULE:FREQ=SOMETIMES")
+    payloads = list(calendar.ics_payloads(tenant=company.tenant, data=broken))
+    assert "apollo-weekly@acme.example" in {p["external_id"] for p in payloads}
