@@ -108,3 +108,25 @@ def identity_user(*, tenant: Tenant, source_kind: str, handle: str):
         .first()
     )
     return identity.user if identity else None
+
+
+def slack_present_messages(*, source: Source, channel_id: str, after: float, upto: float) -> set[str]:
+    """Timestamps of the channel's top-level messages posted in (after, upto] that this source
+    holds and has not seen deleted (replies are not in conversations.history, so not here)."""
+    from datetime import UTC, datetime
+
+    prefix = f"{channel_id}/"
+    posted = Event.objects.filter(
+        source=source,
+        external_id__startswith=prefix,
+        kind=Event.Kind.MESSAGE,
+        occurred_at__gt=datetime.fromtimestamp(after, UTC),
+        occurred_at__lte=datetime.fromtimestamp(upto, UTC),
+    ).values_list("external_id", "thread_key")
+    top_level = {eid for eid, thread in posted if thread == f"slack:thread:{eid}"}
+    deleted = set(
+        Event.objects.filter(
+            source=source, external_id__in=top_level, kind=Event.Kind.MESSAGE_DELETED
+        ).values_list("external_id", flat=True)
+    )
+    return {eid[len(prefix) :] for eid in top_level - deleted}

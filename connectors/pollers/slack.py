@@ -5,11 +5,20 @@ Credentials: the bot token (xoxb-...). Cursor per channel: the newest ts read, t
 and oldest bound of an unfinished read, and recent threads. Every poll re-reads the last
 `reread_hours` (default SLACK_REREAD_HOURS) of history, and the replies of threads active in
 that window, so late replies and edits are caught; duplicates are dropped by ingest.
+
+Deletions: the Web API does not list deleted messages, so a poll that read its whole
+window in one go compares it with what the source holds: a top-level message posted in
+the window, older than the newest message the read returned, that the read no longer
+returned was deleted (a `message_deleted` event, as the Events API would have sent).
+Replies are not checked (history does not return them), nor the newest messages of a
+window (nothing returned after them proves them gone). Config `detect_deletions: false`
+turns this off.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -17,6 +26,7 @@ from slack_sdk.errors import SlackApiError
 from connectors import conf
 from connectors.importers.slack import (
     SlackChannel,
+    deleted_payload,
     member_handles,
     message_payloads,
     user_from_api,
@@ -100,6 +110,8 @@ def _poll_channel(client, source, channel: SlackChannel, cursor: dict, save) -> 
     threads = dict(state.get("threads") or {})
     page, max_ts = state.get("page"), float(state.get("max_ts") or latest)
     fresh = set(state.get("fresh") or [])  # threads seen in this read: their replies are always read
+    whole_read = page is None  # not resumed: this poll sees the whole window (deletion check)
+    returned: set[str] = set()
     while True:
         data = _call(
             client, "conversations.history", channel=channel.id, oldest=oldest, cursor=page, limit=200
@@ -108,6 +120,8 @@ def _poll_channel(client, source, channel: SlackChannel, cursor: dict, save) -> 
         for message in data.get("messages") or []:
             payloads.extend(message_payloads(source_name=source.name, channel=channel, message=message))
             max_ts = max(max_ts, float(message.get("ts", 0)))
+            if "ts" in message:
+                returned.add(message["ts"])
             if message.get("reply_count") and message.get("thread_ts") == message.get("ts"):
                 threads[message["ts"]] = float(message.get("latest_reply") or message["ts"])
                 fresh.add(message["ts"])
@@ -123,12 +137,30 @@ def _poll_channel(client, source, channel: SlackChannel, cursor: dict, save) -> 
         save(payloads, cursor)
         if not page:
             break
+    if whole_read and returned and source.config.get("detect_deletions", True):
+        save(_vanished(source, channel, after=float(oldest), returned=returned), cursor)
     _reread_threads(client, source, channel, cursor, threads, fresh, max_ts - window, save)
     cursor["channels"][channel.id] = {
         "latest_ts": f"{max_ts:.6f}",
         "threads": cursor["channels"][channel.id]["threads"],
     }
     save([], cursor)
+
+
+def _vanished(source, channel: SlackChannel, *, after: float, returned: set[str]) -> list[dict]:
+    """`message_deleted` for held top-level messages of the window the read no longer returned."""
+    from connectors.selectors import slack_present_messages
+
+    newest = max(float(ts) for ts in returned)
+    # A second of margin at the window's start: `oldest` is exclusive and ts → time rounds.
+    held = slack_present_messages(source=source, channel_id=channel.id, after=after + 1, upto=newest)
+    now = f"{time.time():.6f}"
+    return [
+        deleted_payload(
+            source_name=source.name, channel=channel, deleted_ts=ts, event_ts=now, raw={"detected": "poll"}
+        )
+        for ts in sorted(held - returned)
+    ]
 
 
 def _reread_threads(client, source, channel, cursor, threads: dict, fresh: set, horizon: float, save) -> None:

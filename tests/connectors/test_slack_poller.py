@@ -214,3 +214,38 @@ def test_slack_channels_the_bot_cannot_read_are_skipped(company, slack_api, monk
     assert poll_source(source=source)["state"] == "ok"
     assert Event.objects.filter(container_key="slack:channel:G1").exists()
     assert not any(r["params"].get("channel") == "C8" for r in slack_api.requests)
+
+
+def _remove(api, text: str) -> str:
+    for pages in api.history.values():
+        for page in pages:
+            for message in list(page):
+                if message["text"] == text:
+                    page.remove(message)
+                    return message["ts"]
+    raise AssertionError(text)
+
+
+def test_slack_poll_notices_a_deleted_message(company, slack_api, monkeypatch):
+    monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
+    source = _source(company.tenant, slack_api)
+    poll_source(source=source)
+    gone = _remove(slack_api.api, "oldest message")  # older than the newest message of its window
+    result = poll_source(source=source)
+    assert result["accepted"] == 1
+    deletion = Event.objects.get(kind="message_deleted")
+    assert deletion.external_id == f"C1/{gone}" and deletion.raw == {"detected": "poll"}
+    assert poll_source(source=source)["accepted"] == 0  # noticed once
+    # Replies are not in conversations.history: a reply is never taken for deleted.
+    assert not Event.objects.filter(kind="message_deleted", text="好的").exists()
+
+
+def test_slack_deletion_check_can_be_turned_off(company, slack_api, monkeypatch):
+    monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
+    source = _source(company.tenant, slack_api)
+    poll_source(source=source)
+    _remove(slack_api.api, "oldest message")
+    source.config["detect_deletions"] = False
+    source.save(update_fields=["config"])
+    poll_source(source=source)
+    assert not Event.objects.filter(kind="message_deleted").exists()
