@@ -46,3 +46,36 @@ def test_a_nearly_empty_narrow_lane_falls_back_to_the_plain_finder(alice, rememb
     # size 20: three pair matches are fewer than a fifth of the lane, so the plain finder runs
     rows = keyword.top(visible, query, size=20, common_share=1.0, budget=8)
     assert len(rows) == 15
+
+
+def test_sql_scores_are_bm25(alice, remember):
+    # The SQL expression against BM25 computed here from the stored term frequencies.
+    import math
+
+    from almanac import keyword
+    from memories.models import CORPUS, Memory
+
+    for text in (
+        "Apollo budget approved by the CFO",
+        "Apollo launch moved; the Apollo budget grows",
+        "tea with lemon",
+        "budget review for Zephyr next week, budget owner Carol",
+    ):
+        remember(alice, text)
+    query = keyword.keyword_query(
+        tenant_id=alice.profile.tenant_id, corpus=CORPUS, text="Apollo budget Carol"
+    )
+    scored = dict(keyword.top(Memory.objects.visible_to(alice), query, size=10, common_share=1.0))
+    rows = {m.pk: m for m in Memory.objects.filter(pk__in=scored)}
+    assert len(scored) == 3
+    for pk, score in scored.items():
+        tf, length = rows[pk].tf, rows[pk].doc_len
+        expected = sum(
+            query.idf[t]
+            * tf[t]
+            * (keyword.K1 + 1)
+            / (tf[t] + keyword.K1 * (1 - keyword.B + keyword.B * length / query.avg_len))
+            for t in query.terms
+            if t in tf
+        )
+        assert math.isclose(score, expected, rel_tol=1e-9)
