@@ -21,6 +21,8 @@ log = logging.getLogger("almanac")
 
 
 class WriteBuffer:
+    instances: list[WriteBuffer] = []
+
     def __init__(self, name: str, write: Callable[[list], int], seconds: Callable[[], float]):
         self.name = name
         self._write = write
@@ -29,6 +31,7 @@ class WriteBuffer:
         self._items: list = []
         self.timer: threading.Timer | None = None
         atexit.register(self.flush)
+        WriteBuffer.instances.append(self)
 
     def add(self, items: list) -> None:
         with self._lock:
@@ -37,6 +40,15 @@ class WriteBuffer:
                 self.timer = threading.Timer(self._seconds(), self.flush)
                 self.timer.daemon = True
                 self.timer.start()
+
+    def discard(self) -> int:
+        """Drop what is pending without writing it (its transaction was rolled back)."""
+        with self._lock:
+            batch, self._items = self._items, []
+            timer, self.timer = self.timer, None
+        if timer is not None:
+            timer.cancel()
+        return len(batch)
 
     def flush(self) -> int:
         """Write what is pending now; returns what `write` reports (0 on failure, logged)."""

@@ -1,6 +1,7 @@
 import pytest
 from django_q.conf import Conf
 
+from almanac.buffer import WriteBuffer
 from almanac.models import Tenant
 from almanac.services import agentkey_create, tenant_create, user_create
 
@@ -10,6 +11,15 @@ def _tasks_run_inline():
     # django-q2 reads SYNC once at import; tests run background tasks inline.
     Conf.SYNC = True
     yield
+
+
+@pytest.fixture(autouse=True)
+def _no_buffered_writes_across_tests():
+    # Hits and run logs a test buffered belong to its rolled-back transaction: a timer
+    # firing later, in another test, would write them to nothing (or to a test without a db).
+    yield
+    for buffer in WriteBuffer.instances:
+        buffer.discard()
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,7 @@
 written in a batch off the request path, never lost from a transaction, failures at once."""
 
 import threading
+import time
 
 import pytest
 
@@ -70,3 +71,12 @@ def test_the_timer_writes_a_batch_and_a_failing_write_is_logged_not_raised(caplo
     buffer.add(["bad"])
     assert buffer.flush() == 0 and "writing 1 buffered test rows failed" in caplog.text
     assert buffer.flush() == 0 and buffer.timer is None  # nothing pending, no timer left
+
+
+def test_discard_drops_pending_items_and_their_timer():
+    written = []
+    buffer = WriteBuffer("test rows", lambda batch: written.append(batch) or len(batch), lambda: 0.05)
+    buffer.add(["a", "b"])
+    assert buffer.discard() == 2 and buffer.timer is None
+    time.sleep(0.1)
+    assert written == [] and buffer.flush() == 0
