@@ -84,9 +84,25 @@ def validation_message(error: jsonschema.ValidationError) -> str:
     return f"at {where}: {error.message}"
 
 
+_validators: dict[str, jsonschema.Draft202012Validator] = {}
+
+
+def _validator(schema: dict) -> jsonschema.Draft202012Validator:
+    # Building a validator (and its format checker) costs more than most validations:
+    # one per distinct schema, keyed by its content so an edited admin schema gets a new one.
+    key = json.dumps(schema, sort_keys=True, default=str)
+    validator = _validators.get(key)
+    if validator is None:
+        if len(_validators) >= 256:
+            _validators.clear()
+        validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+        _validators[key] = validator
+    return validator
+
+
 def validate(data: Any, schema: dict) -> None:
     """Raise ReplyError with the first (most relevant) schema violation."""
-    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    validator = _validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         raise ReplyError(f"The JSON does not match the schema {validation_message(error)}")

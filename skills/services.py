@@ -137,6 +137,11 @@ def skill_sync_builtins() -> list[Skill]:
     return [skill_sync_builtin(name=name) for name in registry.builtin_names()]
 
 
+def skill_prepare(name: str) -> tuple[registry.BaseSkill, Skill]:
+    """Resolve a skill once for several `skill_run(prepared=...)` calls of one request."""
+    return _resolve(name)
+
+
 def _resolve(name: str) -> tuple[registry.BaseSkill, Skill]:
     builtin = registry.get_builtin(name)
     if builtin is not None:
@@ -248,7 +253,14 @@ def flush_runs() -> int:
 
 
 def skill_run(
-    *, name: str, input: dict, trigger: str = "api", tenant=None, event_key: str = "", log_later: bool = False
+    *,
+    name: str,
+    input: dict,
+    trigger: str = "api",
+    tenant=None,
+    event_key: str = "",
+    log_later: bool = False,
+    prepared: tuple[registry.BaseSkill, Skill] | None = None,
 ) -> dict:
     """Run skill `name` on `input`; returns the output (valid against the output schema).
 
@@ -260,9 +272,10 @@ def skill_run(
     `log_later`: a successful run's SkillRun is buffered and written in a batch off the
     request path (inside a transaction it is written now, so it commits or rolls back
     with it); failures are always written at once, their id goes into the error.
+    `prepared`: what `skill_prepare(name)` returned earlier in the same request.
     """
     started = time.monotonic()
-    skill, row = _resolve(name)
+    skill, row = prepared or _resolve(name)
     broken = _broken_contract(skill) if not row.builtin else None
     problem = None if broken else _check_input(skill, input)
     outcome = _Outcome(errors=[e for e in (broken, problem) if e])

@@ -76,9 +76,10 @@ def summary_cache_key(item: Item, target: int, lang: str, keep: list[str]) -> st
 
 def page_summarizer(*, tenant, lang: str, keep: list[str]):
     """summarize(item, target) for the fitter: the summarize skill, cached per page version."""
-    from skills.services import SkillFailed, skill_run
+    from skills.services import SkillFailed, skill_prepare, skill_run
 
     keep = sorted(set(keep))[:50]
+    prepared = []  # the skill and its row, looked up once per call, on the first cache miss
 
     def summarize(item: Item, target: int) -> str | None:
         # Cache-friendly inputs: the target rounded down to a step (the summary still fits),
@@ -96,9 +97,16 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
             return summary
         data = {"text": item.text, "max_tokens": target, "title": item.title, "lang": lang, "keep": present}
         try:
+            if not prepared:
+                prepared.append(skill_prepare("summarize"))
             # Its run log is written in a batch off the request path (skills.services).
             summary = skill_run(
-                name="summarize", input=data, trigger="context", tenant=tenant, log_later=True
+                name="summarize",
+                input=data,
+                trigger="context",
+                tenant=tenant,
+                log_later=True,
+                prepared=prepared[0],
             )["summary"]
         except (SkillFailed, ApplicationError):
             log.warning("summarize failed for page %s; the page is left out", item.id, exc_info=True)

@@ -94,7 +94,8 @@ def bench_http(users, qs, n, rng, key: str) -> dict:
 
 
 def bench_writes(users, n, rng) -> dict:
-    samples, dupes = [], 0
+    """Timed `memory_create` calls; what they wrote is deleted afterwards, so runs repeat."""
+    samples, dupes, written = [], 0, []
     started = time.perf_counter()
     for i in range(n):
         (first, kind), (second, _) = sentence(rng), sentence(rng)
@@ -102,12 +103,22 @@ def bench_writes(users, n, rng) -> dict:
 
         def write(u=rng.choice(users), c=content, k=kind):
             nonlocal dupes
-            _, dup = services.memory_create(owner=u, content=c, memory_type=k, reason="bench")
+            memory, dup = services.memory_create(owner=u, content=c, memory_type=k, reason="bench")
             dupes += dup is not None
+            if dup is None:
+                written.append(memory)
 
         samples.append(timed(write))
     elapsed = time.perf_counter() - started
+    remove_written(written)
     return {**pct(samples), "writes_per_s": round(n / elapsed, 1), "duplicates": dupes}
+
+
+def remove_written(memories) -> None:
+    ids = [m.pk for m in memories]
+    for memory in memories:
+        services.memory_delete(memory=memory, user=memory.owner, reason="bench cleanup")
+    Memory.history.filter(id__in=ids).delete()
 
 
 def quality(owner) -> dict:
