@@ -71,17 +71,19 @@ def user_access(user) -> tuple[int | None, list[str]]:
     if snapshot is not None and user.pk in snapshot:
         return snapshot[user.pk]
     with connection.cursor() as cursor:
+        # A subquery and a sort in Python: aggregating ~1,000 keys of a busy reader with
+        # ORDER BY in SQL sorted them by the database collation (~0.8 ms of ~2 ms).
         cursor.execute(
-            f"""SELECT p.tenant_id, COALESCE(array_agg(g.key ORDER BY g.key) FILTER (WHERE g.key IS NOT NULL), '{{}}')
+            f"""SELECT p.tenant_id, ARRAY(
+                    SELECT g.key FROM {GroupMembership._meta.db_table} m
+                    JOIN {AccessGroup._meta.db_table} g ON g.id = m.group_id
+                    WHERE m.user_id = p.user_id AND g.tenant_id = p.tenant_id)
                 FROM {UserProfile._meta.db_table} p
-                LEFT JOIN {GroupMembership._meta.db_table} m ON m.user_id = p.user_id
-                LEFT JOIN {AccessGroup._meta.db_table} g ON g.id = m.group_id AND g.tenant_id = p.tenant_id
-                WHERE p.user_id = %s
-                GROUP BY p.tenant_id""",
+                WHERE p.user_id = %s""",
             [user.pk],
         )
         row = cursor.fetchone()
-    access = (row[0], list(row[1])) if row else (None, [])
+    access = (row[0], sorted(row[1])) if row else (None, [])
     if snapshot is not None:
         snapshot[user.pk] = access
     return access

@@ -112,3 +112,14 @@ def test_older_sections_of_a_long_page_are_left_out_and_reported(api, company, m
     assert len(vercel["text"].splitlines()) >= 5
     (warning,) = [w for w in data["warnings"] if w["code"] == "budget_exceeded"]
     assert "older sections of Vercel" in warning["detail"] and "wiki:vercel" in warning["items"]
+
+
+def test_an_older_section_that_matches_the_task_is_kept_with_the_newest(api, company, monkeypatch):
+    from almanac.context import conf
+
+    monkeypatch.setattr(conf, "PAGE_MAX_SECTIONS", 3)
+    big_vercel_page(company, n=10)  # the facts are in threads 0 and 5, the oldest ones
+    data = context(api, task="Vercel order form ORD-2026-118", max_tokens=8000)
+    (vercel,) = [i for i in wiki_block(data)["items"] if i["title"] == "Vercel"]
+    assert "ORD-2026-118" in vercel["text"]  # matched, though older than the 3 newest
+    assert sum(chat in vercel["text"] for chat in CHATTER) >= 1  # the newest are there too
