@@ -1,3 +1,4 @@
+import contextlib
 import json
 import os
 import signal
@@ -34,18 +35,21 @@ def test_a_second_process_joins_the_running_server():
 
 
 def _kill_tree(pid):
+    """kill -9 the server and its children. Each kill on its own: a child that exits by
+    itself while we go (it does, under load) must not stop the others from being killed."""
     try:
         proc = psutil.Process(pid)
-        for child in proc.children(recursive=True):
-            child.kill()
-        proc.kill()
+        children = proc.children(recursive=True)
     except psutil.NoSuchProcess:
-        pass  # already gone: its pid files are just as stale
+        return  # already gone: its pid files are just as stale
+    for victim in [proc, *children]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            victim.kill()
 
 
 START_AND_HANG = (
     "import sys, time; from pathlib import Path; from almanac.embedded_pg import ensure_server; "
-    "s = ensure_server(Path(sys.argv[1]), {'fsync': 'off'}); print(s.get_pid(), flush=True); time.sleep(600)"
+    "s = ensure_server(Path(sys.argv[1])); print(s.get_pid(), flush=True); time.sleep(600)"
 )
 
 
@@ -59,9 +63,7 @@ def test_a_killed_run_does_not_block_the_next_start(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     _kill_tree(pg_pid)
-    # A killed process waiting on disk I/O only dies when the I/O completes: on a loaded
-    # machine that can take a while (fsync is off above so the server has little to flush).
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 30  # a loaded machine may take a moment to tear it down
     while embedded_pg._alive(pg_pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not embedded_pg._alive(pg_pid), f"the killed server is still {psutil.Process(pg_pid).status()}"
