@@ -5,17 +5,25 @@ from __future__ import annotations
 import logging
 
 from django.db import DatabaseError, DataError, connection
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from almanac.auth import acting_user, api_auth
 from almanac.errors import ApplicationError
+from almanac.jsonbody import StrictParser
 from almanac.selectors import user_group_keys, user_tenant
 
 log = logging.getLogger(__name__)
 
-api = NinjaAPI(title="Almanac", version="1", urls_namespace="api", auth=api_auth, docs_url="/docs")
+api = NinjaAPI(
+    title="Almanac",
+    version="1",
+    urls_namespace="api",
+    auth=api_auth,
+    docs_url="/docs",
+    parser=StrictParser(),
+)
 
 api.add_router("/memories", "memories.api.router")
 api.add_router("/sessions", "memories.api.sessions_router")
@@ -46,6 +54,8 @@ def on_not_found(request, exc):
 
 @api.exception_handler(HttpError)
 def on_http_error(request, exc: HttpError):
+    if isinstance(exc.__cause__, ApplicationError):  # the body parser's own reason (almanac.jsonbody)
+        return on_application_error(request, exc.__cause__)
     return api.create_response(request, {"detail": exc.message}, status=exc.status_code)
 
 
@@ -53,6 +63,12 @@ def on_http_error(request, exc: HttpError):
 def on_data_error(request, exc):
     # Values the database refuses (NUL bytes, out-of-range numbers) are the caller's input.
     return api.create_response(request, {"detail": f"invalid value: {exc.__cause__ or exc}"}, status=400)
+
+
+def no_such_endpoint(request, rest: str = ""):
+    """Everything under /api/ that no endpoint serves: a JSON 404, as the contract promises
+    (Django's own page is HTML, and its trailing-slash redirect cannot carry a POST)."""
+    return JsonResponse({"detail": f"no such endpoint: {request.method} {request.path}"}, status=404)
 
 
 @api.get("/health", auth=None, tags=["health"])

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import json
-
 from django.http import Http404
 from ninja import Router
 from ninja.responses import Status
 
+from almanac import jsonbody
 from almanac.auth import request_tenant, require_connector_key
-from almanac.errors import ApplicationError
 from connectors import selectors, services, webhooks
 from connectors.schemas import IngestOut, SourceOut
 
 router = Router(tags=["connectors"])
-
-
-def _json_body(request):
-    try:
-        return json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApplicationError("the body must be JSON", status_code=400) from exc
 
 
 @router.post(
@@ -31,7 +22,7 @@ def _json_body(request):
 def push_events(request):
     """One normalized event, or {"events": [...]} (API.md, Connectors)."""
     key = require_connector_key(request)
-    body = _json_body(request)
+    body = jsonbody.loads(request.body)
     payloads = body["events"] if isinstance(body, dict) and set(body) == {"events"} else [body]
     return Status(202, services.event_ingest_batch(tenant=key.tenant, payloads=payloads))
 

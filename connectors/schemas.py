@@ -118,7 +118,14 @@ class EventIn(Schema):
     @field_validator("occurred_at")
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
+        value = value if value.tzinfo else value.replace(tzinfo=UTC)
+        # Stored in UTC: 9999-12-31T23:59-10:00 is year 10000 there, which PostgreSQL keeps
+        # but no reader can load (the event and its thread would fail to compile forever).
+        try:
+            value.astimezone(UTC)
+        except OverflowError as exc:
+            raise ValueError("occurred_at must lie between years 1 and 9999 in UTC") from exc
+        return value
 
 
 class IngestOut(Schema):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import time
 
 from django.conf import settings
 from django.utils import timezone
 from slack_sdk.signature import SignatureVerifier
 
+from almanac import jsonbody
 from almanac.errors import ApplicationError
 from connectors import conf
 from connectors.importers import github as gh
@@ -21,18 +21,25 @@ from connectors.models import Event, ExternalIdentity, Source
 from connectors.schemas import MAX_VERSION
 from connectors.services import event_ingest_batch
 
+# What a signed payload of an unexpected shape raises while it is read (a field of the
+# wrong type, a missing key, a timestamp that is no number): the sender's error, a 400.
+_SHAPE_ERRORS = (TypeError, ValueError, KeyError, AttributeError, OverflowError, OSError)
+
 SLACK_CONTENT_EVENTS = {"message"}
 SLACK_MEMBER_EVENTS = {"member_joined_channel": True, "member_left_channel": False}
 
 
 def _body(request) -> dict:
-    try:
-        data = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApplicationError("the body must be JSON", status_code=400) from exc
+    data = jsonbody.loads(request.body)
     if not isinstance(data, dict):
         raise ApplicationError("the body must be a JSON object", status_code=400)
     return data
+
+
+def _shape_error(what: str, exc: Exception) -> ApplicationError:
+    return ApplicationError(
+        f"the {what} is not in the expected shape ({type(exc).__name__}: {exc})", status_code=400
+    )
 
 
 def _source(kind: str, *, field: str, value: str, contains: bool = False) -> Source:
@@ -59,7 +66,10 @@ def slack_verify(request) -> None:
         raise ApplicationError("Slack events are not enabled: set SLACK_SIGNING_SECRET", status_code=503)
     timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
     signature = request.headers.get("X-Slack-Signature", "")
-    if not timestamp.isdigit() or abs(time.time() - int(timestamp)) > conf.WEBHOOK_MAX_AGE_SECONDS:
+    if (
+        not (timestamp.isascii() and timestamp.isdigit())
+        or abs(time.time() - int(timestamp)) > conf.WEBHOOK_MAX_AGE_SECONDS
+    ):
         raise ApplicationError(
             "stale or missing X-Slack-Request-Timestamp (replayed request?)", status_code=401
         )
@@ -142,7 +152,10 @@ def slack_handle(request) -> dict:
     if data.get("type") != "event_callback":
         return {"ok": True, "accepted": 0, "duplicates": 0}
     source = _source(Source.Kind.SLACK, field="team_id", value=str(data.get("team_id") or ""))
-    payloads = slack_payloads(source=source, event=data.get("event") or {})
+    try:
+        payloads = slack_payloads(source=source, event=data.get("event") or {})
+    except _SHAPE_ERRORS as exc:
+        raise _shape_error("Slack event", exc) from exc
     return {"ok": True, **event_ingest_batch(tenant=source.tenant, payloads=payloads)}
 
 
@@ -216,8 +229,14 @@ def github_handle(request) -> dict:
     event = request.headers.get("X-GitHub-Event", "")
     if event == "ping":
         return {"ok": True, "accepted": 0, "duplicates": 0}
-    full_name = (data.get("repository") or {}).get("full_name", "")
+    repository = data.get("repository") or {}
+    full_name = repository.get("full_name", "") if isinstance(repository, dict) else ""
+    if not isinstance(full_name, str):
+        raise ApplicationError("repository.full_name must be a string", status_code=400)
     source = _source(Source.Kind.GITHUB, field="repos", value=full_name, contains=True)
     delivery = request.headers.get("X-GitHub-Delivery", "")[:100]
-    payloads = github_payloads(source=source, event=event, data=data, delivery=delivery)
+    try:
+        payloads = github_payloads(source=source, event=event, data=data, delivery=delivery)
+    except _SHAPE_ERRORS as exc:
+        raise _shape_error(f"GitHub {event} event", exc) from exc
     return {"ok": True, **event_ingest_batch(tenant=source.tenant, payloads=payloads)}

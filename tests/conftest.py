@@ -88,6 +88,7 @@ def api(client, agent_key):
     class Api:
         def __init__(self, key):
             self.headers = {"Authorization": f"Bearer {key}"}
+            self.client = client
 
         def get(self, path, **params):
             return client.get(f"/api/v1{path}", params, headers=self.headers)

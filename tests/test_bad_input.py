@@ -62,3 +62,72 @@ def test_every_endpoint_answers_bad_input_with_a_4xx_json_detail(api, alice):
         if not (400 <= r.status_code < 500 and is_json and "detail" in r.json()):
             bad.append((method, path[:60], r.status_code, r.content[:200]))
     assert not bad, bad
+
+
+SURROGATE = "\ud800"  # json.dumps writes it as the escape "\ud800": valid JSON, not valid text
+SURROGATE_CASES = [
+    ("post", "/memories", {"user": SURROGATE, "content": "ok content"}),
+    ("post", "/memories", {"user": "alice", "content": f"ok {SURROGATE} content"}),
+    ("patch", "/memories/1", {"user": "alice", "content": SURROGATE}),
+    ("post", "/memories/search", {"user": "alice", "query": SURROGATE}),
+    ("post", "/sessions", {"user": SURROGATE}),
+    ("post", "/context", {"user": "alice", "task": f"Vercel {SURROGATE}"}),
+    ("post", "/context", {"user": "alice", "task": "Vercel", SURROGATE: 1}),
+]
+
+
+def test_lone_surrogates_and_deep_nesting_are_refused_before_anything_runs(api, alice, connector_key):
+    from memories.models import Memory, Turn
+
+    bad = []
+    for method, path, body in SURROGATE_CASES:
+        r = getattr(api, method)(path, body)
+        if r.status_code != 400 or "surrogate" not in r.json()["detail"]:
+            bad.append((method, path, r.status_code, r.content[:200]))
+    deep = "[" * 5000 + "1" + "]" * 5000
+    for path in ["/memories", "/context", "/sessions", "/connectors/events"]:
+        r = api.client.post(
+            f"/api/v1{path}",
+            deep,
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {connector_key}"},
+        )
+        if r.status_code != 400 or "nested deeper" not in r.json()["detail"]:
+            bad.append(("post", path, r.status_code, r.content[:200]))
+    event = {"source": "slack", "external_id": "e1", "kind": "message", "occurred_at": "2026-11-30T10:00:00Z"}
+    event |= {"container": {"key": "slack:channel:C1", "members": [SURROGATE]}, "text": "hi"}
+    r = api.client.post(
+        "/api/v1/connectors/events",
+        event,
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {connector_key}"},
+    )
+    if r.status_code != 400:
+        bad.append(("post", "/connectors/events", r.status_code, r.content[:200]))
+    assert not bad, bad
+    assert not Memory.objects.exists() and not Turn.objects.exists()
+
+
+def test_a_valid_surrogate_pair_is_text_and_accepted(api, alice):
+    r = api.client.post(
+        "/api/v1/memories",
+        '{"user": "alice", "content": "Alice likes \\ud83d\\ude00 in release notes"}',
+        content_type="application/json",
+        headers=api.headers,
+    )
+    assert r.status_code == 201, r.content
+    assert r.json()["content"] == "Alice likes 😀 in release notes"
+
+
+def test_unrouted_api_paths_answer_json_404(api, alice):
+    for method, path in [
+        ("get", "/wiki/pages/%2F"),
+        ("post", "/wiki/pages/%2F/confirm"),
+        ("post", "/memories/"),
+    ]:
+        r = getattr(api.client, method)(f"/api/v1{path}", headers=api.headers)
+        assert r.status_code == 404 and r.json()["detail"].startswith("no such endpoint"), (
+            path,
+            r.content[:100],
+        )
+    assert api.client.get("/api/v2/health").json()["detail"] == "no such endpoint: GET /api/v2/health"

@@ -59,5 +59,5 @@ def cursor_decode(*, token: str, user_id: int, task: str) -> Seen:
             memories={int(i) for i in payload.get("m", [])},
             passes=int(payload.get("n", 0)),
         )
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ApplicationError("invalid cursor") from exc

@@ -205,7 +205,11 @@ def session_extract(*, session_id: int) -> dict:
     done = set(
         SessionChunk.objects.filter(session=session, digest__in=digests).values_list("digest", flat=True)
     )
-    todo = [(i, c, d) for i, (c, d) in enumerate(zip(chunks, digests, strict=True)) if d not in done]
+    todo = []
+    for i, (c, d) in enumerate(zip(chunks, digests, strict=True)):
+        if d not in done:  # a chunk repeated in the session (same text) is handled once
+            done.add(d)
+            todo.append((i, c, d))
     vectors = embed([c for _, c, _ in todo]) if todo else []
     base = timezone.localdate(session.started_at)
     failures = 0

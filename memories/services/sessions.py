@@ -42,7 +42,7 @@ def tool_output_truncate(content: str, max_items: int | None = None) -> str:
     if stripped.startswith("["):
         try:
             items = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to parse: lines
             items = None
         if isinstance(items, list) and len(items) > max_items:
             kept = json.dumps(items[:max_items], ensure_ascii=False, indent=None)

@@ -307,3 +307,51 @@ def test_webhooks_and_push_work_with_csrf_enforced(slack_source, connector_key):
         headers={"Authorization": f"Bearer {connector_key}"},
     )
     assert pushed.status_code == 202
+
+
+def test_slack_non_ascii_digit_timestamp_is_refused(client, slack_source):
+    response = client.post(
+        "/api/v1/connectors/slack/events",
+        "{}",
+        content_type="application/json",
+        headers={"X-Slack-Request-Timestamp": "²", "X-Slack-Signature": "v0=00"},
+    )
+    assert response.status_code == 401 and "Timestamp" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"type": "message", "channel": "C01GENERAL", "user": "U01ALICE", "text": "x", "ts": "abc"},
+        {"type": "message", "channel": "C01GENERAL", "user": "U01ALICE", "text": "x", "ts": "1e400"},
+        {"type": "message", "channel": "C01GENERAL", "user": "U01ALICE", "text": 5, "ts": "1793610000.1"},
+        {"type": "message", "channel": ["C01GENERAL"], "user": "U01ALICE", "text": "x", "ts": "1793610000.1"},
+        {"type": "message", "subtype": "message_deleted", "channel": "C01GENERAL", "ts": "1793610000.1"},
+        {"type": "message", "subtype": "message_changed", "channel": "C01GENERAL", "message": "x"},
+        {"type": "member_joined_channel", "channel": "C01GENERAL", "user": ["U01ALICE"]},
+    ],
+)
+def test_signed_slack_events_of_the_wrong_shape_are_a_400(client, slack_source, event):
+    before = Event.objects.count()
+    response = slack_post(client, callback(event))
+    assert response.status_code == 400 and "expected shape" in response.json()["detail"], response.content
+    assert Event.objects.count() == before
+
+
+@pytest.mark.parametrize(
+    ("kind", "body"),
+    [
+        ("pull_request", {"action": "opened", "repository": REPO, "pull_request": {"number": 2}}),
+        ("issues", {"action": "opened", "repository": REPO, "issue": {**ISSUE, "created_at": "bad"}}),
+        ("issues", {"action": "opened", "repository": REPO, "issue": "x"}),
+        ("issue_comment", {"action": "created", "repository": REPO, "issue": {"number": 1}, "comment": "x"}),
+        ("member", {"action": "added", "repository": REPO, "member": "x"}),
+        ("issues", {"action": "opened", "repository": "x", "issue": ISSUE}),
+        ("issues", {"action": "opened", "repository": {"full_name": ["acme/apollo"]}, "issue": ISSUE}),
+    ],
+)
+def test_signed_github_events_of_the_wrong_shape_are_a_400(client, github_source, kind, body):
+    before = Event.objects.count()
+    response = github_post(client, kind, body)
+    assert response.status_code in {400, 404}, response.content
+    assert response.json()["detail"] and Event.objects.count() == before

@@ -62,3 +62,15 @@ def test_empty_corpus_gives_an_empty_prompt(api, alice):
     data = api.post("/context", {"user": "alice", "task": "anything at all"}).json()
     assert data["prompt"] == "" and data["blocks"] == [] and data["budget"]["used"] == 0
     assert data["next_cursor"] is None
+
+
+def test_a_signed_cursor_with_unusable_ids_is_a_400(api, alice):
+    from django.core import signing
+
+    from almanac.context.cursor import SALT, task_digest
+
+    token = signing.dumps(
+        {"u": alice.pk, "t": task_digest("ok"), "p": [float("inf")]}, salt=SALT, compress=True
+    )
+    response = api.post("/context", {"user": "alice", "task": "ok", "cursor": token})
+    assert response.status_code == 400 and response.json()["detail"] == "invalid cursor"

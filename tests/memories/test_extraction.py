@@ -211,3 +211,13 @@ def test_decay_archives_old_unimportant_memories(alice, remember):
         "active",
     )
     assert Memory.objects.get(pk=old_low.pk).history.first().history_change_reason == "job:decay"
+
+
+def test_a_paragraph_said_twice_is_extracted_once_on_the_first_run(alice, ended_session):
+    paragraph = " ".join(EN_TURNS[1:5]) * 3  # long enough for several identical 256-char chunks
+    session = ended_session(alice, [paragraph, paragraph])
+    result = services.session_extract(session_id=session.pk)  # raised on duplicate chunks before
+    assert result["new"] < result["chunks"]
+    digests = list(SessionChunk.objects.filter(session=session).values_list("digest", flat=True))
+    assert len(digests) == len(set(digests)) == result["new"]
+    assert "I always prefer concise bullet-point answers." in by_content(alice)

@@ -112,3 +112,10 @@ def test_summary_falls_back_offline_when_the_skill_fails(alice, small_window, mo
     add(session, 5)
     summary = Turn.objects.get(session=session, role="summary")
     assert "topic number 1" in summary.content
+
+
+def test_a_tool_output_nested_too_deep_for_json_is_kept_as_text():
+    from memories.services.sessions import tool_output_truncate
+
+    deep = "[" * 5000 + "]" * 5000
+    assert tool_output_truncate(deep) == deep
