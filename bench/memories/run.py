@@ -4,7 +4,8 @@
 
 Latencies include the query embedding (the embed_query cache is cleared before each call)
 unless marked "cached embedding". Quality: hits@5 of the labelled set (data.LABELLED) for
-the keyword lane alone, the vector lane alone and the fused recall.
+the keyword lane alone, the vector lane alone and the fused recall. The memories the write
+phase adds are deleted at its end, so repeated runs measure the same data.
 """
 
 from __future__ import annotations
