@@ -7,7 +7,7 @@ from almanac.api import api, no_such_endpoint
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
-    re_path(r"^api/(?P<rest>.*)$", no_such_endpoint),
+    re_path(r"^api/(?P<rest>[\s\S]*)$", no_such_endpoint),
     path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", views.home, name="home"),

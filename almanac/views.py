@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from almanac.errors import ApplicationError
@@ -60,7 +61,7 @@ def wiki_confirm(request, slug):
     from wiki.services.sections import section_confirm
 
     page = page_get_for_user(user=request.user, slug=slug)
-    ids = [int(i) for i in request.POST.getlist("section_ids") if i.isdigit()]
+    ids = [int(i) for i in request.POST.getlist("section_ids") if i.isascii() and i.isdigit()]
     if ids:
         section_confirm(user=request.user, page=page, section_ids=ids)
     return redirect("web-wiki-page", slug=slug)
@@ -94,20 +95,24 @@ def memory_delete_view(request, memory_id):
 
 @login_required
 def context_preview(request):
+    from almanac.context import conf
     from almanac.context.services import context_build
 
     task = request.GET.get("task", "").strip()
     result, error = None, ""
-    if task:
+    tenant = user_tenant(request.user)
+    if task and tenant is None:
+        error = _("Your account belongs to no organisation yet: there is nothing to show.")
+    elif task:
         try:
             max_tokens = int(request.GET.get("max_tokens") or 1500)
-            result = context_build(
-                user=request.user, tenant=user_tenant(request.user), task=task[:4000], max_tokens=max_tokens
-            )
+            if not 1 <= max_tokens <= conf.MAX_TOKENS_LIMIT:
+                raise ValueError(_("max_tokens must be between 1 and %(n)d") % {"n": conf.MAX_TOKENS_LIMIT})
+            result = context_build(user=request.user, tenant=tenant, task=task[:4000], max_tokens=max_tokens)
         except (ApplicationError, ValueError) as exc:
             error = getattr(exc, "message", str(exc))
         except Http404:
-            error = "not found"
+            error = _("not found")
     return render(
         request,
         "web/context.html",

@@ -84,6 +84,9 @@ class TagsIn(Schema):
         return value
 
 
+MIN_EVENT_YEAR, MAX_EVENT_YEAR = 1900, 2999
+
+
 class EventIn(Schema):
     """One normalized event. `raw` (the source's own payload) is optional."""
 
@@ -119,12 +122,15 @@ class EventIn(Schema):
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
         value = value if value.tzinfo else value.replace(tzinfo=UTC)
-        # Stored in UTC: 9999-12-31T23:59-10:00 is year 10000 there, which PostgreSQL keeps
-        # but no reader can load (the event and its thread would fail to compile forever).
+        # Far from the ends of the calendar: 9999-12-31T23:59-10:00 is year 10000 in UTC,
+        # which PostgreSQL keeps but no reader can load, and dates next to year 1 or 9999
+        # break local-time display and the admin's date navigation.
         try:
-            value.astimezone(UTC)
-        except OverflowError as exc:
-            raise ValueError("occurred_at must lie between years 1 and 9999 in UTC") from exc
+            year = value.astimezone(UTC).year
+        except OverflowError:
+            year = 0
+        if not MIN_EVENT_YEAR <= year <= MAX_EVENT_YEAR:
+            raise ValueError(f"occurred_at must lie between the years {MIN_EVENT_YEAR} and {MAX_EVENT_YEAR}")
         return value
 
 

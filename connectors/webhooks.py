@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import time
 
 from django.conf import settings
@@ -25,6 +26,8 @@ from connectors.services import event_ingest_batch
 # wrong type, a missing key, a timestamp that is no number): the sender's error, a 400.
 _SHAPE_ERRORS = (TypeError, ValueError, KeyError, AttributeError, OverflowError, OSError)
 
+log = logging.getLogger(__name__)
+
 SLACK_CONTENT_EVENTS = {"message"}
 SLACK_MEMBER_EVENTS = {"member_joined_channel": True, "member_left_channel": False}
 
@@ -37,8 +40,9 @@ def _body(request) -> dict:
 
 
 def _shape_error(what: str, exc: Exception) -> ApplicationError:
+    log.warning("refused a %s of an unexpected shape: %s: %s", what, type(exc).__name__, exc)
     return ApplicationError(
-        f"the {what} is not in the expected shape ({type(exc).__name__}: {exc})", status_code=400
+        f"the {what} is not in the expected shape (a field is missing or of the wrong type)", status_code=400
     )
 
 

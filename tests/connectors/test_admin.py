@@ -1,5 +1,6 @@
 import pytest
 from cryptography.fernet import Fernet
+from django.db import transaction
 
 from connectors import services
 from connectors.demo import load
@@ -75,3 +76,18 @@ def test_admin_credentials_are_write_only_and_encrypted(admin_client, company, s
     assert source.credentials.startswith("fernet:") and "xoxb" not in source.credentials
     page = admin_client.get(f"/admin/connectors/source/{source.id}/change/")
     assert b"xoxb-very-secret" not in page.content and source.credentials.encode() not in page.content
+
+
+def test_hand_edited_admin_urls_are_a_400_not_a_500(admin_client, company):
+    from memories.services.memories import memory_create
+
+    load(company)
+    memory_id = memory_create(owner=company.users["alice"], content="Alice prefers short answers.")[0].pk
+    for url in [
+        "/admin/connectors/event/?id__regex=(",
+        "/admin/connectors/event/?kind__exact=%00",
+        "/admin/memories/memory/?acl__contains=x",
+        f"/admin/memories/memory/{memory_id}/history/abc/",
+    ]:
+        with transaction.atomic():  # a refused statement rolls back to here, as a request would
+            assert admin_client.get(url).status_code in {400, 404}, url

@@ -44,8 +44,10 @@ def test_push_needs_connector_permission(api, alice):
     [
         ({"kind": "tweet"}, "kind"),
         ({"occurred_at": "yesterday-ish"}, "occurred_at"),
-        ({"occurred_at": "9999-12-31T23:59:59-10:00"}, "between years 1 and 9999"),
-        ({"occurred_at": "0001-01-01T00:00:00+10:00"}, "between years 1 and 9999"),
+        ({"occurred_at": "9999-12-31T23:59:59-10:00"}, "between the years 1900 and 2999"),
+        ({"occurred_at": "0001-01-01T00:00:00+10:00"}, "between the years 1900 and 2999"),
+        ({"occurred_at": "9999-12-31T23:59:59Z"}, "between the years 1900 and 2999"),
+        ({"occurred_at": "1899-12-31T23:59:59Z"}, "between the years 1900 and 2999"),
         ({"container": {"key": "dept:finance", "members": ["charlie@acme.com"]}}, "directory namespaces"),
         ({"text": "bad\x00text"}, "NUL"),
         ({"tags": {"colour": "red"}}, "tags"),

@@ -1,6 +1,7 @@
 """The employee web UI reads through the same access filter as the API."""
 
 import pytest
+from django.db import transaction
 
 from almanac.selectors import user_group_keys
 from connectors.services.ingest import event_ingest
@@ -103,3 +104,29 @@ def test_context_preview(client, wiki, bob):
     login(client, bob)
     body = client.get("/context/", {"task": "Vercel renewal discount", "max_tokens": 800}).content.decode()
     assert "[Company knowledge]" in body and "18%" in body
+
+
+def test_bad_values_in_the_web_ui_are_a_400_or_an_error_message_never_a_500(client, wiki, bob):
+    login(client, bob)
+    for path, params in [
+        ("/wiki/", {"q": "\x00"}),
+        ("/wiki/", {"kind": "\x00"}),
+        ("/memories/", {"type": "\x00"}),
+        ("/wiki/%00/", {}),
+    ]:
+        with transaction.atomic():  # a refused statement rolls back to here, as a request would
+            assert client.get(path, params).status_code == 400, path
+    confirm = client.post("/wiki/vercel/confirm", {"section_ids": ["²", "abc"]})
+    assert confirm.status_code == 302  # nothing to confirm: back to the page
+    for max_tokens in ["-1", "0", "99999999", "abc"]:
+        page = client.get("/context/", {"task": "Vercel", "max_tokens": max_tokens})
+        assert page.status_code == 200 and 'class="card warn"' in page.content.decode(), max_tokens
+
+
+def test_context_preview_for_a_user_without_a_tenant_says_so(client, db):
+    from django.contrib.auth import get_user_model
+
+    loner = get_user_model().objects.create_user(username="loner", password="x")
+    client.force_login(loner)
+    page = client.get("/context/", {"task": "Vercel"})
+    assert page.status_code == 200 and "no organisation" in page.content.decode()
