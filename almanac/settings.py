@@ -127,9 +127,6 @@ else:
         "shared_buffers": env("EMBEDDED_PG_SHARED_BUFFERS", "1GB"),
         "effective_cache_size": env("EMBEDDED_PG_EFFECTIVE_CACHE_SIZE", "4GB"),
         "maintenance_work_mem": env("EMBEDDED_PG_MAINTENANCE_WORK_MEM", "256MB"),
-        # autoprewarm: the buffer pool's page list is saved every 5 minutes and at shutdown,
-        # and read back in the background after a start, so a restart is not a cold cache.
-        "shared_preload_libraries": env("EMBEDDED_PG_PRELOAD", "pg_prewarm"),
         "random_page_cost": "1.1",
     }
     DATABASES = {

@@ -1,7 +1,6 @@
 import contextlib
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -96,26 +95,3 @@ def test_server_settings_are_applied_and_rewritten_at_start(tmp_path):
     embedded_pg.write_tuning(pgdata, {"shared_buffers": "40MB"})
     assert (pgdata / embedded_pg.TUNING_FILE).read_text().splitlines()[1:] == ["shared_buffers = '40MB'"]
     assert (pgdata / "postgresql.conf").read_text().count(embedded_pg.INCLUDE_LINE) == 1
-
-
-def test_the_default_settings_start_a_server_that_reloads_its_buffer_pool(tmp_path, settings):
-    pgdata = tmp_path / "pg"
-    tuning = {**settings.EMBEDDED_PG_SETTINGS, "shared_buffers": "32MB"}  # small: a test server
-    server = embedded_pg.ensure_server(pgdata, tuning)
-    try:
-        with psycopg.connect(host=embedded_pg.socket_dir(server), dbname="postgres", user="postgres") as conn:
-            conn.execute(
-                "create table warm as select g as id, md5(g::text) as v from generate_series(1, 20000) g"
-            )
-            conn.commit()
-    finally:
-        server._cleanup()  # a clean stop: autoprewarm saves the pool's page list
-    assert (pgdata / "autoprewarm.blocks").stat().st_size > 0
-    server = embedded_pg.ensure_server(pgdata, tuning)
-    try:
-        deadline = time.monotonic() + 30
-        while "prewarmed" not in (pgdata / "log").read_text() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert re.search(r"autoprewarm successfully prewarmed [1-9]\d* of \d+", (pgdata / "log").read_text())
-    finally:
-        server._cleanup()
