@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from django.db import DataError, connection, transaction
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.http import HttpResponseBadRequest
 
 log = logging.getLogger("almanac")
 
@@ -34,6 +34,4 @@ class BadInputMiddleware:
         if isinstance(exc, DataError) and connection.in_atomic_block:
             transaction.set_rollback(True)  # the refused statement aborted the enclosing transaction
         message = f"invalid value in the request: {exc}".splitlines()[0][:300]
-        if request.path.startswith("/api/"):
-            return JsonResponse({"detail": message}, status=400)
         return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")

@@ -95,20 +95,16 @@ def memory_delete_view(request, memory_id):
 
 @login_required
 def context_preview(request):
-    from almanac.context import conf
     from almanac.context.services import context_build
 
     task = request.GET.get("task", "").strip()
     result, error = None, ""
-    tenant = user_tenant(request.user)
-    if task and tenant is None:
-        error = _("Your account belongs to no organisation yet: there is nothing to show.")
-    elif task:
+    if task:
         try:
             max_tokens = int(request.GET.get("max_tokens") or 1500)
-            if not 1 <= max_tokens <= conf.MAX_TOKENS_LIMIT:
-                raise ValueError(_("max_tokens must be between 1 and %(n)d") % {"n": conf.MAX_TOKENS_LIMIT})
-            result = context_build(user=request.user, tenant=tenant, task=task[:4000], max_tokens=max_tokens)
+            result = context_build(
+                user=request.user, tenant=user_tenant(request.user), task=task[:4000], max_tokens=max_tokens
+            )
         except (ApplicationError, ValueError) as exc:
             error = getattr(exc, "message", str(exc))
         except Http404:

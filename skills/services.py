@@ -137,12 +137,9 @@ def skill_sync_builtins() -> list[Skill]:
     return [skill_sync_builtin(name=name) for name in registry.builtin_names()]
 
 
-def skill_prepare(name: str) -> tuple[registry.BaseSkill, Skill]:
-    """Resolve a skill once for several `skill_run(prepared=...)` calls of one request."""
-    return _resolve(name)
-
-
-def _resolve(name: str) -> tuple[registry.BaseSkill, Skill]:
+def skill_resolve(name: str) -> tuple[registry.BaseSkill, Skill]:
+    """The skill and its row (unknown → ApplicationError 404); a request running a skill
+    several times resolves it once and passes it as `skill_run(prepared=...)`."""
     builtin = registry.get_builtin(name)
     if builtin is not None:
         # The contract of a built-in comes from code: only these columns are the row's.
@@ -272,10 +269,10 @@ def skill_run(
     `log_later`: a successful run's SkillRun is buffered and written in a batch off the
     request path (inside a transaction it is written now, so it commits or rolls back
     with it); failures are always written at once, their id goes into the error.
-    `prepared`: what `skill_prepare(name)` returned earlier in the same request.
+    `prepared`: what `skill_resolve(name)` returned earlier in the same request.
     """
     started = time.monotonic()
-    skill, row = prepared or _resolve(name)
+    skill, row = prepared or skill_resolve(name)
     broken = _broken_contract(skill) if not row.builtin else None
     problem = None if broken else _check_input(skill, input)
     outcome = _Outcome(errors=[e for e in (broken, problem) if e])
@@ -309,7 +306,7 @@ def skill_run(
 
 def skill_output_valid(name: str, output, *, skill: registry.BaseSkill | None = None) -> bool:
     """Does `output` satisfy the output contract of skill `name`?"""
-    skill = skill or _resolve(name)[0]
+    skill = skill or skill_resolve(name)[0]
     try:
         llm.validate(output, skill.output_schema)
     except llm.ReplyError:

@@ -45,6 +45,10 @@ def context_for(
     4. Report what was summarized or left out, stale sections, lagging sources.
     5. Encode a cursor for the next pass, or None when nothing ranked is left.
     """
+    if tenant is None:
+        raise ApplicationError("the user belongs to no tenant: there is nothing to show", status_code=404)
+    if not 1 <= max_tokens <= conf.MAX_TOKENS_LIMIT:
+        raise ApplicationError(f"max_tokens must be between 1 and {conf.MAX_TOKENS_LIMIT}", status_code=422)
     lang = lang or detect_lang(task)
     seen = cursor_decode(token=cursor, user_id=user.pk, task=task) if cursor else Seen()
     selection = select(user=user, tenant=tenant, task=task, seen=seen, session_id=session_id)
@@ -76,7 +80,7 @@ def summary_cache_key(item: Item, target: int, lang: str, keep: list[str]) -> st
 
 def page_summarizer(*, tenant, lang: str, keep: list[str]):
     """summarize(item, target) for the fitter: the summarize skill, cached per page version."""
-    from skills.services import SkillFailed, skill_prepare, skill_run
+    from skills.services import SkillFailed, skill_resolve, skill_run
 
     keep = sorted(set(keep))[:50]
     prepared = []  # the skill and its row, looked up once per call, on the first cache miss
@@ -98,7 +102,7 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
         data = {"text": item.text, "max_tokens": target, "title": item.title, "lang": lang, "keep": present}
         try:
             if not prepared:
-                prepared.append(skill_prepare("summarize"))
+                prepared.append(skill_resolve("summarize"))
             # Its run log is written in a batch off the request path (skills.services).
             summary = skill_run(
                 name="summarize",

@@ -129,4 +129,4 @@ def test_context_preview_for_a_user_without_a_tenant_says_so(client, db):
     loner = get_user_model().objects.create_user(username="loner", password="x")
     client.force_login(loner)
     page = client.get("/context/", {"task": "Vercel"})
-    assert page.status_code == 200 and "no organisation" in page.content.decode()
+    assert page.status_code == 200 and "belongs to no tenant" in page.content.decode()
