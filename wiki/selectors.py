@@ -124,7 +124,15 @@ def entities_in_text(*, tenant: Tenant, text: str) -> list[Entity]:
 def _person_handles(page: Page) -> list[str]:
     from wiki.services.people import person_handles
 
-    user = page.entity.user if page.kind == Entity.Kind.PERSON else None
+    if page.kind != Entity.Kind.PERSON:
+        return []
+    if Page.entity.is_cached(page):
+        user = page.entity.user
+    else:  # a page read without its entity (the context call's light read): one query
+        entity = (
+            Entity.objects.select_related("user").only("user__username", "user__email").get(pk=page.entity_id)
+        )
+        user = entity.user
     return person_handles(user) if user is not None else []
 
 

@@ -103,7 +103,7 @@ def page_items(
     from wiki.selectors import newest_sections_for_pages
 
     matched = matched or {}
-    pages = Page.objects.select_related("entity", "entity__user").in_bulk([pid for pid, _ in ranked])
+    pages = Page.objects.only("id", "slug", "title", "kind", "entity_id").in_bulk([pid for pid, _ in ranked])
     newest = newest_sections_for_pages(
         user=user, pages=list(pages.values()), limit=conf.PAGE_MAX_SECTIONS + 1
     )

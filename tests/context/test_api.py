@@ -246,3 +246,20 @@ def test_query_count_is_bounded_and_independent_of_corpus_size(api, company, dja
         context(api, task="Vercel renewal pricing", max_tokens=2000)
     # A bigger corpus may cost a separate recall per memory type (4 queries each), nothing per row.
     assert len(large.captured_queries) <= len(small.captured_queries) + 8
+
+
+def test_response_is_exactly_the_documented_schema(api, company, alice, no_freshness_cache):
+    """The endpoint returns the service's dict as is: it must already be ContextOut's shape."""
+    from almanac.context.schemas import ContextOut
+    from connectors.models import Source
+    from connectors.services import sync_failure
+    from memories.services import session_create, turn_add
+
+    sync_failure(source=Source.objects.get(tenant=company, name="slack"), error="HTTP 429", retry_after=600)
+    session = session_create(user=alice)
+    turn_add(session=session, role="user", content="Please draft the Vercel renewal email.")
+    data = context(api, task="Vercel renewal pricing", max_tokens=120, session_id=session.pk)
+    assert {b["kind"] for b in data["blocks"]} >= {"wiki"}
+    assert {w["code"] for w in data["warnings"]} >= {"budget_exceeded", "source_lagging"}
+    assert data["freshness"]
+    assert ContextOut.model_validate(data).model_dump(mode="json") == data
