@@ -9,8 +9,8 @@ from contextvars import ContextVar
 
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import BooleanField, Q
-from django.db.models.expressions import RawSQL
+from django.db.models import BooleanField, F, Q
+from django.db.models.expressions import Expression
 
 from almanac.models import AccessGroup, AgentKey, GroupMembership, Tenant, UserProfile
 
@@ -110,34 +110,67 @@ def keys_literal(keys: list[str]) -> str:
 GIN_MAX_KEYS = 64
 
 
-def acl_visible(queryset, user, *, field: str = "acl"):
-    """THE access filter for every retrievable row (memories, wiki sections).
-
-    Keeps rows of the user's tenant whose `acl` array shares a key with the user's
-    access groups, resolved at query time (one query, never cached), so a revocation
-    applies to the very next read. Anonymous, inactive or tenant-less users see nothing.
-    """
-    tenant_id, keys = user_access(user)
-    if tenant_id is None or not keys:
-        return queryset.none()
-    queryset = queryset.filter(tenant_id=tenant_id)
+def _acl_predicate(tenant: str, acl: str, tenant_id: int, keys: list[str]) -> tuple[str, list]:
+    """SQL over the SQL of a row's tenant id and acl array: its tenant and a shared key."""
+    literal = keys_literal(keys)
     if len(keys) <= GIN_MAX_KEYS:
-        return queryset.filter(**{f"{field}__overlap": keys})
-    table = queryset.model._meta.db_table
-    column = queryset.model._meta.get_field(field).column
+        return f"({tenant} = %s AND {acl} && %s::varchar[])", [tenant_id, literal]
     # Rows carry one or two keys (a scope; a container and maybe the tenant): each of those
     # subscripts probes a hashed set of the keys (built once per query); a longer array
     # is compared whole. The keys stay inside subqueries, where the planner does not
     # estimate a thousand `=` clauses (that alone cost ~2 ms of planning per query).
-    acl = f'"{table}"."{column}"'
-    literal = keys_literal(keys)
-    probe = RawSQL(
-        f"({acl}[1]::text IN (SELECT unnest(%s::text[])) OR {acl}[2]::text IN (SELECT unnest(%s::text[])) "
-        f"OR (cardinality({acl}) > 2 AND {acl}::text[] && ARRAY(SELECT unnest(%s::text[]))))",
-        [literal, literal, literal],
-        output_field=BooleanField(),
+    return (
+        f"({tenant} = %s AND ({acl}[1]::text IN (SELECT unnest(%s::text[])) "
+        f"OR {acl}[2]::text IN (SELECT unnest(%s::text[])) "
+        f"OR (cardinality({acl}) > 2 AND {acl}::text[] && ARRAY(SELECT unnest(%s::text[])))))",
+        [tenant_id, literal, literal, literal],
     )
-    return queryset.alias(acl_probe=probe).filter(acl_probe=True)
+
+
+def acl_sql(user, *, table: str, column: str = "acl") -> tuple[str, list] | None:
+    """THE access predicate, as SQL over `table` (a table name or alias), with its params.
+
+    True for rows of the user's tenant whose `acl` array shares a key with the user's
+    access groups, resolved now (one query per access snapshot, never cached across
+    requests), so a revocation applies to the very next read. None when the user may see
+    nothing at all (anonymous, inactive or tenant-less): callers then read nothing.
+    Raw reads embed it; `acl_visible` applies the same predicate to querysets.
+    """
+    tenant_id, keys = user_access(user)
+    if tenant_id is None or not keys:
+        return None
+    return _acl_predicate(f'"{table}"."tenant_id"', f'"{table}"."{column}"', tenant_id, keys)
+
+
+class _AclMatch(Expression):
+    """`_acl_predicate` over a queryset's own columns (aliased correctly in subqueries)."""
+
+    conditional = True
+    output_field = BooleanField()
+
+    def __init__(self, field: str, tenant_id: int, keys: list[str]):
+        super().__init__()
+        self.columns = [F("tenant_id"), F(field)]
+        self.tenant_id, self.keys = tenant_id, keys
+
+    def get_source_expressions(self):
+        return self.columns
+
+    def set_source_expressions(self, exprs):
+        self.columns = list(exprs)
+
+    def as_sql(self, compiler, connection):
+        (tenant, tenant_params), (acl, acl_params) = (compiler.compile(c) for c in self.columns)
+        assert not tenant_params and not acl_params  # plain columns
+        return _acl_predicate(tenant, acl, self.tenant_id, self.keys)
+
+
+def acl_visible(queryset, user, *, field: str = "acl"):
+    """THE access filter for every retrievable row (memories, wiki sections): `acl_sql`."""
+    tenant_id, keys = user_access(user)
+    if tenant_id is None or not keys:
+        return queryset.none()
+    return queryset.filter(_AclMatch(field, tenant_id, keys))
 
 
 def user_find_in_tenant(*, tenant: Tenant, ref: str):

@@ -103,6 +103,17 @@ class PageSectionQuerySet(models.QuerySet):
         return qs if include_stale else qs.filter(stale=False)
 
 
+def visible_sections_sql(user, *, table: str) -> tuple[str, list] | None:
+    """`visible_to` as SQL over `table` (an alias of wiki_pagesection) for raw reads, or
+    None when the user may see nothing: the shared predicate, minus stale sections."""
+    from almanac.selectors import acl_sql
+
+    predicate = acl_sql(user, table=table)
+    if predicate is None:
+        return None
+    return f'({predicate[0]} AND NOT "{table}"."stale")', predicate[1]
+
+
 class PageSection(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="sections")

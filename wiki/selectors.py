@@ -13,7 +13,7 @@ from almanac import keyword, search, vectors
 from almanac.models import Tenant
 from almanac.selectors import access_snapshot, snapshot_memo, user_access, user_tenant
 from wiki import folding
-from wiki.models import Entity, Page, PageSection
+from wiki.models import Entity, Page, PageSection, visible_sections_sql
 from wiki.services.sections import CORPUS
 from wiki.services.summary import summary_digest
 
@@ -156,16 +156,34 @@ def page_sections_for_user(*, user, page: Page) -> QuerySet[PageSection]:
 def newest_sections_for_pages(*, user, pages: list[Page], limit: int) -> dict[int, list[PageSection]]:
     """Per page, its `limit` newest sections the user may see (page_sections_for_user), newest first.
 
-    One query per page: each walks the (page, occurred_at) index backwards and stops at
-    `limit`; a single windowed query over all pages measured slower (it ranks every
-    visible section of a busy page).
+    One statement for all pages: a LATERAL read per page walks its (page, occurred_at)
+    index backwards and stops at `limit`, and the user's keys are sent once (three ORM
+    queries cost ~8 ms of Python, half of it building the SQL). A person page also shows
+    the person's activity elsewhere, so it keeps its own query.
     """
-    out: dict[int, list[PageSection]] = {}
+    out: dict[int, list[PageSection]] = {page.pk: [] for page in pages}
+    plain = []
     for page in pages:
-        # Only what a page's text and sources are made of (the page itself is known):
-        # loading every column of ~40 rows per page was most of the read's cost.
-        visible = page_sections_for_user(user=user, page=page).select_related(None).only(*TEXT_FIELDS)
-        out[page.pk] = list(visible.order_by("-occurred_at", "-id")[:limit])
+        if _person_handles(page):
+            visible = page_sections_for_user(user=user, page=page).select_related(None).only(*TEXT_FIELDS)
+            out[page.pk] = list(visible.order_by("-occurred_at", "-id")[:limit])
+        else:
+            plain.append(page.pk)
+    visible = visible_sections_sql(user, table="s") if plain else None
+    if visible is None:
+        return out
+    columns = ", ".join(f's."{PageSection._meta.get_field(f).column}"' for f in TEXT_FIELDS)
+    sections = PageSection.objects.raw(
+        f"""SELECT {columns} FROM unnest(%s::bigint[]) AS p(id) CROSS JOIN LATERAL (
+                SELECT {columns} FROM {PageSection._meta.db_table} s
+                WHERE s.page_id = p.id AND {visible[0]}
+                ORDER BY s.occurred_at DESC, s.id DESC LIMIT %s) s""",
+        [plain, *visible[1], limit],
+    )
+    for section in sections:
+        out[section.page_id].append(section)
+    for pid in plain:
+        out[pid].sort(key=lambda s: (s.occurred_at, s.id), reverse=True)
     return out
 
 

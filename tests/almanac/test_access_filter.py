@@ -59,3 +59,27 @@ def test_both_paths_agree_and_follow_revocation(tenant, alice, bob, extra_groups
     membership_remove(user=alice, group=groups[0])  # the key with a quote and angle brackets
     visible = set(Memory.objects.visible_to(alice).values_list("pk", flat=True))
     assert mine[0].pk not in visible and {m.pk for m in mine[1:]} <= visible
+
+
+@pytest.mark.parametrize("extra_groups", [0, selectors.GIN_MAX_KEYS + 10], ids=["overlap", "probe"])
+def test_both_paths_work_inside_a_subquery_and_as_raw_sql(tenant, alice, bob, extra_groups):
+    """The filter in a correlated subquery (the wiki page list) and in raw SQL gives the same rows."""
+    from django.db import connection
+    from django.db.models import Exists, OuterRef
+
+    for key in ODD_KEYS[:2]:
+        membership_add(user=alice, group=group_ensure(tenant=tenant, key=key, kind="test"), origin="test")
+    for i in range(extra_groups):
+        membership_add(
+            user=alice, group=group_ensure(tenant=tenant, key=f"email:thread:{i}", kind="test"), origin="test"
+        )
+    mine = {_memory(tenant, bob, key, f"note {i}").pk for i, key in enumerate(ODD_KEYS[:2])}
+    _memory(tenant, bob, ODD_KEYS[3], "not for alice")
+
+    inner = Memory.objects.visible_to(alice).filter(pk=OuterRef("pk"))
+    assert set(Memory.objects.filter(Exists(inner)).values_list("pk", flat=True)) == mine
+    sql, params = selectors.acl_sql(alice, table="m")
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT m.id FROM {Memory._meta.db_table} m WHERE {sql}", params)
+        assert {row[0] for row in cursor.fetchall()} == mine
+    assert selectors.acl_sql(None, table="m") is None
