@@ -9,8 +9,12 @@
    templates in English and Chinese (mostly distinct, so the query embedding is computed
    on the request path), acting for random users of the tenant;
 3. `--clients` threads, each with its own httpx.Client (keep-alive), after a warm-up;
-4. latency p50/p95/p99, requests/s, errors, how often pages were summarized, and the
-   database queries per call (measured in-process with CaptureQueriesContext on the same data).
+4. latency p50/p95/p99, requests/s, errors, how often pages were summarized, the
+   database queries per call (measured in-process with CaptureQueriesContext on the same data),
+   and the CPU time per call: all of the machine's busy CPU during the measured phase
+   (server, PostgreSQL and this client) over the calls answered (Linux /proc/stat). With
+   closed-loop clients, latency is mostly queueing once the cores are busy; the CPU per call
+   is what sizing depends on: calls/s per core = 1000 / cpu_ms_per_call.
 """
 
 from __future__ import annotations
@@ -104,6 +108,18 @@ def start_server(port: int, server: str, workers: int, threads: int) -> tuple[su
             time.sleep(0.3)
     proc.kill()
     raise SystemExit(f"server did not start: {proc.stderr.read().decode()[-2000:]}")
+
+
+def cpu_times() -> tuple[float, float] | None:
+    """(busy, total) CPU seconds of the whole machine since boot, or None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    user, nice, system, idle, iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq) / ticks, sum(fields) / ticks
 
 
 def client_loop(base: str, key: str, jobs: list[tuple[str, str]], max_tokens: int, out: list, errors: list):
@@ -213,9 +229,11 @@ def main() -> None:
         per_client = max(1, args.warmup // args.clients)
         run_load(base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 1)
         per_client = max(1, args.requests // args.clients)
+        cpu_before = cpu_times()
         results, errors, wall = run_load(
             base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 2
         )
+        cpu_after = cpu_times()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -236,6 +254,11 @@ def main() -> None:
         "mean_used_tokens": round(statistics.mean(r[2] for r in results), 0),
         "queries_per_call": {"min": min(counts), "median": statistics.median(counts), "max": max(counts)},
     }
+    if cpu_before and cpu_after and results:
+        busy = cpu_after[0] - cpu_before[0]
+        report["cpu_ms_per_call"] = round(busy / len(results) * 1000, 1)
+        report["cores_busy"] = round(busy / wall, 2)
+        report["cores"] = os.cpu_count()
     if errors:
         report["first_errors"] = errors[:3]
     print(json.dumps(report, indent=2, ensure_ascii=False))
