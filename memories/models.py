@@ -13,7 +13,7 @@ from simple_history.models import HistoricalRecords
 
 from almanac import keyword
 from almanac.models import Tenant
-from memories.querysets import MemoryQuerySet, SessionQuerySet
+from memories.querysets import ACL_KEY_PREFIXES, MemoryQuerySet, SessionQuerySet
 
 CORPUS = "memory"
 
@@ -105,6 +105,12 @@ class Memory(models.Model):
                 name="%(app_label)s_%(class)s_status_valid",
             ),
             models.CheckConstraint(condition=~Q(acl=[]), name="%(app_label)s_%(class)s_acl_not_empty"),
+            # The access filter sends a reader only keys of these kinds (ACL_KEY_PREFIXES).
+            models.CheckConstraint(
+                condition=Q(acl__len=1)
+                & Q(acl__0__regex="^(" + "|".join(p.rstrip(":") for p in ACL_KEY_PREFIXES) + "):"),
+                name="%(app_label)s_%(class)s_acl_is_scope_key",
+            ),
         ]
 
     def __str__(self) -> str:

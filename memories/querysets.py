@@ -6,6 +6,9 @@ from django.db import models
 
 from almanac.selectors import acl_visible
 
+# A memory's acl is its scope's key (`Memory.acl_key`), held to these kinds by a constraint.
+ACL_KEY_PREFIXES = ("user:", "dept:", "project:", "tenant:")
+
 
 class MemoryQuerySet(models.QuerySet):
     def visible_to(self, user, *, statuses: tuple[str, ...] | None = ("active",)):
@@ -15,7 +18,7 @@ class MemoryQuerySet(models.QuerySet):
         removal takes effect on the very next query. Fails closed: anonymous, inactive
         or tenant-less users get nothing. `statuses=None` keeps every status.
         """
-        qs = acl_visible(self, user)
+        qs = acl_visible(self, user, key_prefixes=ACL_KEY_PREFIXES)
         if statuses is not None:
             qs = qs.filter(status__in=list(statuses))
         return qs

@@ -13,7 +13,8 @@ from almanac.services import group_ensure, membership_add, membership_remove
 from memories.models import Memory
 from tests.memories.conftest import unit
 
-ODD_KEYS = ['email:thread:<a"b@x>', "slack:channel:C{1}", "github:repo:o/n,1", "notes:a\\b", "calendar:事件"]
+# Memory acl keys are scope keys (a constraint), so the odd characters go after the scope.
+ODD_KEYS = ['project:<a"b@x>', "dept:C{1}", "project:o/n,1", "user:a\\b", "dept:事件"]
 
 
 def test_keys_literal_round_trips_through_postgres(db):
@@ -43,15 +44,13 @@ def test_both_paths_agree_and_follow_revocation(tenant, alice, bob, extra_groups
         membership_add(user=alice, group=group, origin="test")
     for i in range(extra_groups):  # unrelated groups push alice past the GIN threshold
         membership_add(
-            user=alice, group=group_ensure(tenant=tenant, key=f"email:thread:{i}", kind="test"), origin="test"
+            user=alice,
+            group=group_ensure(tenant=tenant, key=f"project:extra-{i}", kind="test"),
+            origin="test",
         )
     assert (len(selectors.user_group_keys(alice)) > selectors.GIN_MAX_KEYS) == bool(extra_groups)
     mine = [_memory(tenant, bob, key, f"note {i}") for i, key in enumerate(ODD_KEYS)]
-    hidden = _memory(tenant, bob, "email:thread:not-alice", "not for alice")
-    deep = _memory(tenant, bob, "x:1", "alice's key third in its acl")
-    deep.acl = ["x:1", "x:2", ODD_KEYS[2]]
-    deep.save(update_fields=["acl"])
-    mine.append(deep)
+    hidden = _memory(tenant, bob, "project:not-alice", "not for alice")
 
     visible = set(Memory.objects.visible_to(alice).values_list("pk", flat=True))
     assert visible >= {m.pk for m in mine} and hidden.pk not in visible
@@ -71,7 +70,9 @@ def test_both_paths_work_inside_a_subquery_and_as_raw_sql(tenant, alice, bob, ex
         membership_add(user=alice, group=group_ensure(tenant=tenant, key=key, kind="test"), origin="test")
     for i in range(extra_groups):
         membership_add(
-            user=alice, group=group_ensure(tenant=tenant, key=f"email:thread:{i}", kind="test"), origin="test"
+            user=alice,
+            group=group_ensure(tenant=tenant, key=f"project:extra-{i}", kind="test"),
+            origin="test",
         )
     mine = {_memory(tenant, bob, key, f"note {i}").pk for i, key in enumerate(ODD_KEYS[:2])}
     _memory(tenant, bob, ODD_KEYS[3], "not for alice")
@@ -83,3 +84,61 @@ def test_both_paths_work_inside_a_subquery_and_as_raw_sql(tenant, alice, bob, ex
         cursor.execute(f"SELECT m.id FROM {Memory._meta.db_table} m WHERE {sql}", params)
         assert {row[0] for row in cursor.fetchall()} == mine
     assert selectors.acl_sql(None, table="m") is None
+
+
+@pytest.mark.parametrize("extra_groups", [0, selectors.GIN_MAX_KEYS + 10], ids=["overlap", "probe"])
+def test_the_predicate_matches_any_position_of_a_longer_acl(tenant, alice, extra_groups):
+    """Sections carry up to a few keys; the busy-reader probe compares a longer acl whole."""
+    from django.db import connection
+
+    membership_add(user=alice, group=group_ensure(tenant=tenant, key=ODD_KEYS[2], kind="test"), origin="test")
+    for i in range(extra_groups):
+        membership_add(
+            user=alice,
+            group=group_ensure(tenant=tenant, key=f"slack:channel:{i}", kind="test"),
+            origin="test",
+        )
+    rows = {
+        1: ["x:1", "x:2", ODD_KEYS[2]],
+        2: [ODD_KEYS[2]],
+        3: ["x:1", ODD_KEYS[2]],
+        4: ["x:1", "x:2", "x:3"],
+    }
+    sql, params = selectors.acl_sql(alice, table="t")
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMP TABLE t (id int, tenant_id bigint, acl varchar(300)[])")
+        for pk, acl in rows.items():
+            cursor.execute("INSERT INTO t VALUES (%s, %s, %s)", [pk, tenant.pk, acl])
+        cursor.execute("INSERT INTO t VALUES (5, %s, %s)", [tenant.pk + 1, [ODD_KEYS[2]]])  # another tenant
+        cursor.execute(f"SELECT id FROM t WHERE {sql} ORDER BY id", params)
+        assert [row[0] for row in cursor.fetchall()] == [1, 2, 3]
+
+
+def test_memory_keys_other_than_scope_keys_are_refused(tenant, bob):
+    """The constraint that lets the memory filter send a reader's scope keys only."""
+    from django.db import IntegrityError, transaction
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        _memory(tenant, bob, "slack:channel:C1", "a channel key on a memory")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        memory = _memory(tenant, bob, "project:p", "two keys")
+        Memory.objects.filter(pk=memory.pk).update(acl=["project:p", "user:bob"])
+
+
+def test_a_reader_in_many_channels_sends_only_memory_keys(tenant, alice, bob):
+    """Hundreds of channel keys do not reach the memory filter; what alice sees is unchanged."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    membership_add(user=alice, group=group_ensure(tenant=tenant, key="project:p", kind="test"), origin="test")
+    for i in range(selectors.GIN_MAX_KEYS + 10):
+        membership_add(
+            user=alice,
+            group=group_ensure(tenant=tenant, key=f"slack:channel:{i}", kind="test"),
+            origin="test",
+        )
+    shared = _memory(tenant, bob, "project:p", "project note")
+    _memory(tenant, bob, "project:q", "other project")
+    with CaptureQueriesContext(connection) as ctx:
+        assert list(Memory.objects.visible_to(alice).values_list("pk", flat=True)) == [shared.pk]
+    assert "slack:channel" not in ctx.captured_queries[-1]["sql"]
