@@ -88,14 +88,16 @@ def _has_nul(value) -> bool:
     return False
 
 
-def _stored_input(input) -> tuple[dict, bool]:
+def _stored_input(input) -> tuple[dict, bool, str]:
+    """(what the run log stores, whether it was cut, the input's digest): one serialization."""
     if not isinstance(input, dict):
-        return {"_invalid": repr(input)[:1000]}, True
+        return {"_invalid": repr(input)[:1000]}, True, input_digest({"_invalid": repr(input)})
     limit = int(conf.get("SKILL_RUN_INPUT_MAX_CHARS"))
     text = canonical_json(input)
+    digest = hashlib.sha256(text.encode()).hexdigest()
     if len(text) <= limit:
-        return _storable(input), False
-    return {"_truncated": True, "size": len(text), "preview": text[:limit]}, True
+        return _strip_nul(json.loads(text)), False, digest
+    return {"_truncated": True, "size": len(text), "preview": text[:limit]}, True, digest
 
 
 # --- Skill rows ------------------------------------------------------------------------
@@ -215,13 +217,13 @@ def _execute(skill: registry.BaseSkill, input: dict) -> _Outcome:
 def _run_row(
     *, row: Skill, name: str, input, trigger: str, tenant, outcome: _Outcome, started: float, event_key: str
 ) -> SkillRun:
-    stored, truncated = _stored_input(input)
+    stored, truncated, digest = _stored_input(input)
     return SkillRun(
         skill_name=name,
         version=row.version if row else "",
         trigger=(trigger or "api")[:120],
         tenant=tenant,
-        input_digest=input_digest(input if isinstance(input, dict) else {"_invalid": repr(input)}),
+        input_digest=digest,
         input=stored,
         input_truncated=truncated,
         output=_storable(outcome.output) if outcome.output is not None else None,
