@@ -166,7 +166,9 @@ class KeywordQuery:
         per_len = K1 * B / max(self.avg_len, 1.0)
         for term in self.terms:
             # tf missing (NULL) → the whole term is NULL → 0.
-            parts.append("COALESCE(%s::float8 / (1 + (%s::float8 + %s::float8 * doc_len) / (tf->>%s)::float8), 0)")
+            parts.append(
+                "COALESCE(%s::float8 / (1 + (%s::float8 + %s::float8 * doc_len) / (tf->>%s)::float8), 0)"
+            )
             params += [self.idf[term] * (K1 + 1), base, per_len, term]
         return RawSQL("(" + " + ".join(parts) + ")", params, output_field=models.FloatField())
 

@@ -1,6 +1,6 @@
 """Settings of the wiki app (env-driven, see docs/wiki.md)."""
 
-from almanac.settings import envbool, envint
+from almanac.settings import envbool, envfloat, envint
 
 # Generate page summaries with the `summarize` skill after sections change.
 WIKI_SUMMARY_ENABLED = envbool("WIKI_SUMMARY_ENABLED", True)
@@ -10,3 +10,7 @@ WIKI_ITEM_MAX_CHARS = envint("WIKI_ITEM_MAX_CHARS", 4000)
 WIKI_SECTION_MAX_CHARS = envint("WIKI_SECTION_MAX_CHARS", 20000)
 # Characters of a section (title + content) given to the embedding model.
 WIKI_EMBED_MAX_CHARS = envint("WIKI_EMBED_MAX_CHARS", 1500)
+# A request looks at the entity table (its count and newest change) at most this often per
+# process to see whether names must be re-read; an entity saved or deleted in the same
+# process is seen at once. The compiler always looks.
+WIKI_ENTITY_CHECK_SECONDS = envfloat("WIKI_ENTITY_CHECK_SECONDS", 2.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
@@ -12,7 +13,7 @@ from django.http import Http404
 from almanac import keyword, search, vectors
 from almanac.models import Tenant
 from almanac.selectors import access_snapshot, snapshot_memo, user_access, user_tenant
-from wiki import folding
+from wiki import conf, folding
 from wiki.models import Entity, Page, PageSection, visible_sections_sql
 from wiki.services.sections import CORPUS
 from wiki.services.summary import summary_digest
@@ -69,18 +70,36 @@ class _Matcher:
 
 
 _matchers: dict[int, _Matcher] = {}
+_checked: dict[int, float] = {}  # tenant id → when its stamp was last compared (monotonic)
 _matchers_lock = threading.Lock()
 
 
-def entity_matcher(tenant_id: int) -> _Matcher:
-    """One alternation regex of all folded names/aliases of a tenant, rebuilt when entities change."""
+def entities_changed(tenant_id: int) -> None:
+    """An entity of the tenant was saved or deleted in this process: look again next time."""
+    with _matchers_lock:
+        _checked.pop(tenant_id, None)
+
+
+def entity_matcher(tenant_id: int, *, max_age: float | None = None) -> _Matcher:
+    """One alternation regex of all folded names/aliases of a tenant, rebuilt when entities change.
+
+    Whether they changed is a count and a max over the tenant's entities (O(entities)),
+    looked at once per `max_age` seconds per process (WIKI_ENTITY_CHECK_SECONDS for
+    requests; the compiler passes 0) and right after a change made in this process.
+    """
+    max_age = conf.WIKI_ENTITY_CHECK_SECONDS if max_age is None else max_age
+    cached = _matchers.get(tenant_id)
+    checked = _checked.get(tenant_id)
+    if cached is not None and checked is not None and time.monotonic() - checked < max_age:
+        return cached
     agg = snapshot_memo(  # checked once per request
         ("entity-stamp", tenant_id),
         lambda: Entity.objects.filter(tenant_id=tenant_id).aggregate(n=Count("id"), at=Max("updated_at")),
     )
     stamp = (agg["n"], agg["at"])
-    cached = _matchers.get(tenant_id)
     if cached is not None and cached.stamp == stamp:
+        with _matchers_lock:
+            _checked[tenant_id] = time.monotonic()
         return cached
     entities = {e.pk: e for e in Entity.objects.filter(tenant_id=tenant_id)}
     by_key: dict[str, list[int]] = {}
@@ -102,6 +121,7 @@ def entity_matcher(tenant_id: int) -> _Matcher:
     matcher = _Matcher(stamp=stamp, pattern=pattern, by_key=by_key, entities=entities)
     with _matchers_lock:
         _matchers[tenant_id] = matcher
+        _checked[tenant_id] = time.monotonic()
     return matcher
 
 

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from connectors.models import Event
 from tests.wiki.conftest import slack
@@ -152,3 +153,22 @@ def test_sweep_compiles_events_whose_task_was_lost(tenant, alice, monkeypatch):
     assert compile_sweep_task() == 1
     assert PageSection.objects.filter(page__slug="vercel").exists()
     assert SCHEDULES[0]["func"] == "wiki.tasks.compile_sweep_task"
+
+
+def test_entity_names_are_rechecked_after_a_change_here_or_after_the_check_interval(tenant, monkeypatch):
+    """Requests look at the entity table at most every WIKI_ENTITY_CHECK_SECONDS; a save in
+    this process is seen at once, and the compiler (max_age=0) always looks."""
+    from wiki import conf
+
+    monkeypatch.setattr(conf, "WIKI_ENTITY_CHECK_SECONDS", 3600)
+    services.entity_ensure(tenant=tenant, kind="customer", name="Vercel")
+    assert [e.name for e in selectors.entities_in_text(tenant=tenant, text="Vercel and Stripe")] == ["Vercel"]
+    services.entity_ensure(tenant=tenant, kind="customer", name="Stripe")  # saved here: seen now
+    found = selectors.entities_in_text(tenant=tenant, text="Vercel and Stripe")
+    assert [e.name for e in found] == ["Vercel", "Stripe"]
+    # Another process renames it (no signal here): requests see it only after the interval.
+    Entity.objects.filter(tenant=tenant, name="Stripe").update(
+        name="Linear", key="linear", alias_keys=["linear"], updated_at=timezone.now()
+    )
+    assert [e.name for e in selectors.entities_in_text(tenant=tenant, text="Linear")] == []
+    assert [e.name for e in selectors.entity_matcher(tenant.pk, max_age=0).find("Linear")] == ["Linear"]

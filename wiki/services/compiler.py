@@ -186,7 +186,7 @@ def thread_plan(
     """page entity id → (entity, drafts): one draft per source container of the thread."""
     from wiki.selectors import entity_matcher
 
-    matcher = entity_matcher(tenant.pk)
+    matcher = entity_matcher(tenant.pk, max_age=0)  # entities made by other workers count
     live = [i for i in items if not i.deleted]
     by_container: dict[str, list[Item]] = defaultdict(list)
     entities: dict[int, Entity] = {}
