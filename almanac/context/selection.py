@@ -152,7 +152,9 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     )
     order = {e.pk: i for i, e in enumerate(entities)}
     entity_page_ids = [pid for pid, eid in sorted(entity_page_ids, key=lambda pe: order.get(pe[1], 0))]
-    hits = section_search(user=user, query=task, top_k=conf.SECTION_TOP_K, exclude_section_ids=seen.sections)
+    hits = section_search(
+        user=user, query=task, top_k=conf.SECTION_TOP_K, exclude_section_ids=seen.sections, with_pages=False
+    )
     ranked = rank_pages(hits, entity_page_ids, seen.pages)
     selection.candidate_page_ids = [pid for pid, _ in ranked]
     top = settings.CONTEXT_TOP_PAGES
