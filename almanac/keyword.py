@@ -13,12 +13,13 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db import connection, models
+from django.db import connection, connections, models
 from django.db.models import F, Func, Value
 from django.db.models.expressions import RawSQL
 
 from almanac.models import CorpusStat, TermStat
 from almanac.search import segment
+from almanac.selectors import where_sql
 from almanac.settings import envint
 
 K1 = 1.2
@@ -116,8 +117,11 @@ class KeywordQuery:
         return " | ".join("(" + " & ".join(quoted(t) for t in clause) + ")" for clause in clauses)
 
     def match(self, table_alias: str = "") -> RawSQL:
+        return RawSQL(*self.match_sql(table_alias), output_field=models.BooleanField())
+
+    def match_sql(self, table_alias: str = "") -> tuple[str, list]:
         col = f"{table_alias}.search_vector" if table_alias else "search_vector"
-        return RawSQL(f"{col} @@ %s::tsquery", [self.tsquery()], output_field=models.BooleanField())
+        return f"{col} @@ %s::tsquery", [self.tsquery()]
 
     def finder(self, common_share: float = COMMON_TERM_SHARE) -> KeywordQuery:
         """The query restricted to the terms used to *find* candidates (all terms still score).
@@ -152,6 +156,9 @@ class KeywordQuery:
         return KeywordQuery(self.terms, self.idf, self.avg_len, self.docs, self.df, clauses)
 
     def score(self) -> RawSQL:
+        return RawSQL(*self.score_sql(), output_field=models.FloatField())
+
+    def score_sql(self) -> tuple[str, list]:
         """BM25 of the row against the query, as an SQL expression.
 
         Per term: idf·(k1+1)·tf / (tf + k1·(1-b) + k1·b·doc_len/avg_len), written as
@@ -170,7 +177,7 @@ class KeywordQuery:
                 "COALESCE(%s::float8 / (1 + (%s::float8 + %s::float8 * doc_len) / (tf->>%s)::float8), 0)"
             )
             params += [self.idf[term] * (K1 + 1), base, per_len, term]
-        return RawSQL("(" + " + ".join(parts) + ")", params, output_field=models.FloatField())
+        return "(" + " + ".join(parts) + ")", params
 
 
 def top(
@@ -189,17 +196,23 @@ def top(
     """
     if query.empty:
         return []
+    visible = where_sql(queryset)
+    if visible is None:
+        return []
     finder = query.finder(common_share)
+    db = connections[queryset.db]
+    table = db.ops.quote_name(queryset.model._meta.db_table)
+    score, score_params = query.score_sql()
 
     def run(candidates: KeywordQuery) -> list[tuple[int, float]]:
-        rows = (
-            queryset.alias(kw_match=candidates.match())
-            .filter(kw_match=True)
-            .annotate(kw=query.score())
-            .order_by("-kw", "id")
-            .values_list("id", "kw")[:size]
-        )
-        return list(rows)
+        match, match_params = candidates.match_sql()
+        with db.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {table}.id, {score} AS kw FROM {table} WHERE ({visible[0]}) AND {match} "
+                f"ORDER BY kw DESC, {table}.id LIMIT %s",
+                [*score_params, *visible[1], *match_params, size],
+            )
+            return cursor.fetchall()
 
     narrow = finder.narrowed(budget)
     if narrow is not None:

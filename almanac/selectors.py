@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
 from django.db.models import BooleanField, F, Q
 from django.db.models.expressions import Expression
@@ -180,6 +181,23 @@ def acl_visible(queryset, user, *, field: str = "acl", key_prefixes: tuple[str, 
     if tenant_id is None or not keys:
         return queryset.none()
     return queryset.filter(_AclMatch(field, tenant_id, keys))
+
+
+def where_sql(queryset) -> tuple[str, list] | None:
+    """A filtered queryset's WHERE clause as SQL over its table, with its params, or None
+    when it selects nothing: raw reads over exactly its rows (the search lanes, whose ORM
+    query building cost ~1.3 ms of CPU per lane). Filters on the model's own columns only."""
+    query = queryset.query
+    joined = [alias for alias in query.alias_map if query.alias_refcount.get(alias)]
+    if len(joined) > 1 or query.distinct or query.combinator or query.is_sliced:
+        raise ValueError("where_sql takes a plain filtered queryset of one table")
+    try:
+        sql, params = query.get_compiler(using=queryset.db).compile(query.where)
+    except EmptyResultSet:
+        return None
+    except FullResultSet:
+        return "TRUE", []
+    return sql or "TRUE", list(params)
 
 
 def user_find_in_tenant(*, tenant: Tenant, ref: str):

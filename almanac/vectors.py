@@ -10,21 +10,34 @@ therefore never makes a search return fewer rows than exist.
 
 from __future__ import annotations
 
-from django.db.models import Value
-from pgvector.django import CosineDistance
+from django.db import connections
+from pgvector import Vector
+
+from almanac.selectors import where_sql
 
 
 def nearest(
     queryset, vector, size: int, *, exact: bool = False, field: str = "embedding"
 ) -> list[tuple[int, float]]:
     """(id, cosine distance) of the `size` rows of `queryset` nearest to `vector`, best first."""
-    dist = CosineDistance(field, vector)
-    rows = queryset.annotate(vector_distance=dist)
+    visible = where_sql(queryset)
+    if visible is None:
+        return []
+    db = connections[queryset.db]
+    table = db.ops.quote_name(queryset.model._meta.db_table)
+    column = f"{table}.{db.ops.quote_name(queryset.model._meta.get_field(field).column)}"
+    literal = Vector(vector).to_text()  # once for both scans
 
-    def scan(order) -> list[tuple[int, float]]:
-        return list(rows.order_by(order, "id").values_list("id", "vector_distance")[:size])
+    rows = f"SELECT {table}.id, {column} <=> %s::vector AS d FROM {table} WHERE ({visible[0]})"
 
-    hits = scan(dist + Value(0.0) if exact else dist)
+    def scan(exact_order: bool) -> list[tuple[int, float]]:
+        # `d + 0` is no index order: the planner sorts the filtered rows (exact).
+        sql = f"SELECT id, d FROM ({rows}) r ORDER BY d + 0, id" if exact_order else f"{rows} ORDER BY d, id"
+        with db.cursor() as cursor:
+            cursor.execute(f"{sql} LIMIT %s", [literal, *visible[1], size])
+            return cursor.fetchall()
+
+    hits = scan(exact)
     if not exact and len(hits) < size:
-        hits = scan(dist + Value(0.0))
+        hits = scan(True)
     return sorted(hits, key=lambda pair: (pair[1], pair[0]))  # relaxed_order may be slightly out of order

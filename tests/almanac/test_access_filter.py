@@ -142,3 +142,20 @@ def test_a_reader_in_many_channels_sends_only_memory_keys(tenant, alice, bob):
     with CaptureQueriesContext(connection) as ctx:
         assert list(Memory.objects.visible_to(alice).values_list("pk", flat=True)) == [shared.pk]
     assert "slack:channel" not in ctx.captured_queries[-1]["sql"]
+
+
+def test_where_sql_is_the_querysets_own_filter(tenant, alice, bob):
+    """Raw search lanes read exactly a visible queryset's rows; a join is refused, not dropped."""
+    from django.db import connection
+
+    membership_add(user=alice, group=group_ensure(tenant=tenant, key="project:p", kind="test"), origin="test")
+    shared = _memory(tenant, bob, "project:p", "project note")
+    _memory(tenant, bob, "project:q", "other project")
+    sql, params = selectors.where_sql(Memory.objects.visible_to(alice))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {Memory._meta.db_table} WHERE {sql}", params)
+        assert [row[0] for row in cursor.fetchall()] == [shared.pk]
+    assert selectors.where_sql(Memory.objects.visible_to(None)) is None
+    assert selectors.where_sql(Memory.objects.exclude(pk__in=[])) == ("TRUE", [])
+    with pytest.raises(ValueError):
+        selectors.where_sql(Memory.objects.filter(owner__username="bob"))
