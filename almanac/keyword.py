@@ -187,8 +187,10 @@ def top(
     size: int,
     common_share: float = COMMON_TERM_SHARE,
     budget: int = CANDIDATE_BUDGET,
-) -> list[tuple[int, float]]:
-    """(id, BM25) of the `size` best rows of `queryset` (already access-filtered), best first.
+    extra: tuple[str, ...] = (),
+) -> list[tuple]:
+    """(id, BM25, *extra columns) of the `size` best rows of `queryset` (already
+    access-filtered), best first.
 
     Candidates come from the finder (rare terms), narrowed to pairs of terms when it would
     match more than `budget` rows; if the narrow finder leaves the lane nearly empty, the
@@ -203,12 +205,13 @@ def top(
     db = connections[queryset.db]
     table = db.ops.quote_name(queryset.model._meta.db_table)
     score, score_params = query.score_sql()
+    columns = "".join(f", {table}.{db.ops.quote_name(c)}" for c in extra)
 
     def run(candidates: KeywordQuery) -> list[tuple[int, float]]:
         match, match_params = candidates.match_sql()
         with db.cursor() as cursor:
             cursor.execute(
-                f"SELECT {table}.id, {score} AS kw FROM {table} WHERE ({visible[0]}) AND {match} "
+                f"SELECT {table}.id, {score} AS kw{columns} FROM {table} WHERE ({visible[0]}) AND {match} "
                 f"ORDER BY kw DESC, {table}.id LIMIT %s",
                 [*score_params, *visible[1], *match_params, size],
             )

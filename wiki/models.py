@@ -177,7 +177,12 @@ class PageSection(models.Model):
     @property
     def sources(self) -> list[dict]:
         """Where this section comes from: [{"source", "url", "occurred_at"}] (ISO times)."""
-        return [
-            {"source": s.get("source", ""), "url": s.get("url", ""), "occurred_at": s.get("occurred_at")}
-            for s in self.source_list or []
-        ]
+        return section_sources(self.source_list)
+
+
+def section_sources(source_list) -> list[dict]:
+    """A section's stored `source_list` as [{"source", "url", "occurred_at"}] (ISO times)."""
+    return [
+        {"source": s.get("source", ""), "url": s.get("url", ""), "occurred_at": s.get("occurred_at")}
+        for s in source_list or []
+    ]

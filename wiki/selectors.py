@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from django.db import connection
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
@@ -14,14 +17,14 @@ from almanac import keyword, search, vectors
 from almanac.models import Tenant
 from almanac.selectors import access_snapshot, snapshot_memo, user_access, user_tenant
 from wiki import conf, folding
-from wiki.models import Entity, Page, PageSection, visible_sections_sql
+from wiki.models import Entity, Page, PageSection, section_sources, visible_sections_sql
 from wiki.services.sections import CORPUS
 from wiki.services.summary import summary_digest
 
 LANE_SIZE = 50
 # Index columns a reader never needs (the embedding alone is 512 floats to parse per row).
 SEARCH_FIELDS = ("embedding", "tokens", "tf", "search_vector")
-# What a page's text, sources and version are made of (newest_sections_for_pages).
+# What a page's text, sources and version are made of (page_texts_for_reader).
 TEXT_FIELDS = (
     "id",
     "page_id",
@@ -34,6 +37,7 @@ TEXT_FIELDS = (
 )
 # A search hit: its text plus what `section_out`/`page_out` show of it and its page.
 _PAGE_FIELDS = ("id", "tenant_id", "entity_id", "slug", "kind", "title", "status", "updated_at")
+_TEXT_COLUMNS = tuple(PageSection._meta.get_field(f).column for f in TEXT_FIELDS)
 HIT_FIELDS = (*TEXT_FIELDS, "stale", "tenant_id", *(f"page__{f}" for f in _PAGE_FIELDS))
 RRF_K = 60
 MIN_LATIN_KEY = 3
@@ -173,38 +177,100 @@ def page_sections_for_user(*, user, page: Page) -> QuerySet[PageSection]:
     )
 
 
-def newest_sections_for_pages(*, user, pages: list[Page], limit: int) -> dict[int, list[PageSection]]:
-    """Per page, its `limit` newest sections the user may see (page_sections_for_user), newest first.
+@dataclass(slots=True)
+class SectionText:
+    """What a reader's page text is made of, read as plain values (no model instance)."""
+
+    id: int
+    page_id: int
+    title: str
+    content: str
+    container_name: str
+    occurred_at: datetime
+    updated_at: datetime
+    source_list: list
+
+    @property
+    def sources(self) -> list[dict]:
+        return section_sources(self.source_list)
+
+
+@dataclass(slots=True)
+class PageText:
+    """A page as one reader sees it: its newest visible sections and the asked-for ones."""
+
+    id: int
+    slug: str
+    title: str
+    kind: str
+    newest: list = field(default_factory=list)  # newest first, at most `limit`
+    matched: list = field(default_factory=list)  # the asked-for sections, in the order asked
+
+
+def page_texts_for_reader(
+    *, user, page_ids: list[int], limit: int, matched: dict[int, list[int]] | None = None
+) -> dict[int, PageText]:
+    """Per page id: the page and its `limit` newest sections the user may see (non-stale),
+    plus the sections of `matched[page_id]` the user may see.
 
     One statement for all pages: a LATERAL read per page walks its (page, occurred_at)
-    index backwards and stops at `limit`, and the user's keys are sent once (three ORM
-    queries cost ~8 ms of Python, half of it building the SQL). A person page also shows
-    the person's activity elsewhere, so it keeps its own query.
+    index backwards and stops at `limit`, and the user's keys are sent once; the rows are
+    plain values (turning ~150 rows into model instances cost ~2 ms). A person page also
+    shows the person's activity elsewhere (`page_sections_for_user`), so it is read with
+    its own query. Pages that do not exist are missing from the result.
     """
-    out: dict[int, list[PageSection]] = {page.pk: [] for page in pages}
-    plain = []
-    for page in pages:
-        if _person_handles(page):
-            visible = page_sections_for_user(user=user, page=page).select_related(None).only(*TEXT_FIELDS)
-            out[page.pk] = list(visible.order_by("-occurred_at", "-id")[:limit])
-        else:
-            plain.append(page.pk)
-    visible = visible_sections_sql(user, table="s") if plain else None
-    if visible is None:
+    matched = matched or {}
+    out: dict[int, PageText] = {}
+    visible = visible_sections_sql(user, table="s")
+    if not page_ids or visible is None:
         return out
     columns = ", ".join(f's."{PageSection._meta.get_field(f).column}"' for f in TEXT_FIELDS)
-    sections = PageSection.objects.raw(
-        f"""SELECT {columns} FROM unnest(%s::bigint[]) AS p(id) CROSS JOIN LATERAL (
-                SELECT {columns} FROM {PageSection._meta.db_table} s
-                WHERE s.page_id = p.id AND {visible[0]}
-                ORDER BY s.occurred_at DESC, s.id DESC LIMIT %s) s""",
-        [plain, *visible[1], limit],
-    )
-    for section in sections:
-        out[section.page_id].append(section)
-    for pid in plain:
-        out[pid].sort(key=lambda s: (s.occurred_at, s.id), reverse=True)
+    asked = [sid for pid in page_ids for sid in matched.get(pid, [])]
+    person = Entity.Kind.PERSON.value
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT pg.id, pg.slug, pg.title, pg.kind, s.newest, {", ".join(f"s.{c}" for c in _TEXT_COLUMNS)}
+                FROM unnest(%s::bigint[]) AS p(id) JOIN {Page._meta.db_table} pg ON pg.id = p.id
+                LEFT JOIN LATERAL (
+                    (SELECT true AS newest, {columns} FROM {PageSection._meta.db_table} s
+                     WHERE s.page_id = pg.id AND pg.kind <> %s AND {visible[0]}
+                     ORDER BY s.occurred_at DESC, s.id DESC LIMIT %s)
+                    UNION ALL
+                    (SELECT false, {columns} FROM {PageSection._meta.db_table} s
+                     WHERE s.id = ANY(%s::bigint[]) AND s.page_id = pg.id AND pg.kind <> %s AND {visible[0]})
+                ) s ON TRUE""",
+            [page_ids, person, *visible[1], limit, asked, person, *visible[1]],
+        )
+        rows = cursor.fetchall()
+    found: dict[int, dict[int, SectionText]] = {}
+    for pid, slug, title, kind, newest, *values in rows:
+        page = out.get(pid)
+        if page is None:
+            page = out[pid] = PageText(pid, slug, title, kind)
+        if newest is None:
+            continue  # no section (or a person page, read below)
+        section = SectionText(*values)
+        if isinstance(section.source_list, str):
+            section.source_list = json.loads(section.source_list)
+        if newest:
+            page.newest.append(section)
+        else:
+            found.setdefault(pid, {})[section.id] = section
+    for pid, page in out.items():
+        if page.kind == person:
+            _person_page_text(user=user, page=page, limit=limit, asked=matched.get(pid, []))
+            continue
+        page.newest.sort(key=lambda s: (s.occurred_at, s.id), reverse=True)
+        page.matched = [found[pid][sid] for sid in matched.get(pid, []) if sid in found.get(pid, {})]
     return out
+
+
+def _person_page_text(*, user, page: PageText, limit: int, asked: list[int]) -> None:
+    model = Page.objects.select_related("entity__user").get(pk=page.id)
+    visible = page_sections_for_user(user=user, page=model).select_related(None).only(*TEXT_FIELDS)
+    page.newest = list(visible.order_by("-occurred_at", "-id")[:limit])
+    by_id = visible.in_bulk(asked) if asked else {}
+    page.matched = [by_id[sid] for sid in asked if sid in by_id]
 
 
 def stale_section_count(*, user, page_ids: list[int] | None = None) -> int:
@@ -277,31 +343,36 @@ class SectionHit:
     breakdown: dict
 
 
-def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tuple[int, float]]:
+@dataclass
+class RankedSection:
+    """A search hit before any row is read: its id, its page and how it ranked."""
+
+    id: int
+    page_id: int
+    score: float
+    breakdown: dict
+
+
+def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tuple]:
     q = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
-    return keyword.top(visible, q, size=LANE_SIZE)
+    return keyword.top(visible, q, size=LANE_SIZE, extra=("page_id",))
 
 
-def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple[int, float]]:
+def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple]:
     """Vector top 50 inside the visible set (HNSW, with an exact top-up when short)."""
     rows = visible.filter(embedding__isnull=False)
-    return vectors.nearest(rows, search.embed_query(query), LANE_SIZE)
+    return vectors.nearest(rows, search.embed_query(query), LANE_SIZE, extra=("page_id",))
 
 
-def section_search(
-    *,
-    user,
-    query: str,
-    top_k: int = 50,
-    exclude_section_ids: set[int] | None = None,
-    with_pages: bool = True,
-) -> list[SectionHit]:
-    """Hybrid search of the sections the user may see: BM25 top 50 ‖ vector top 50 → RRF (k=60).
+def section_ranking(
+    *, user, query: str, top_k: int = 50, exclude_section_ids: set[int] | None = None
+) -> list[RankedSection]:
+    """Hybrid ranking of the sections the user may see: BM25 top 50 ‖ vector top 50 → RRF (k=60).
 
     Stale sections are excluded (they wait for confirmation). `breakdown` has each lane's
-    rank and raw score and the fused score. `with_pages=False`: the hits carry their text
-    fields and page id only (the context call reads its few pages itself; joining the page
-    of every hit cost it ~1.5 ms).
+    rank and raw score and the fused score. No section row is read: the lanes return each
+    hit's page, which is all the context call needs to rank pages (it then reads its few
+    pages itself; reading the 50 hits cost it ~2 ms).
     """
     query = (query or "").strip()[:MAX_QUERY_CHARS]
     if not query or top_k <= 0:
@@ -316,16 +387,10 @@ def section_search(
             visible = visible.exclude(id__in=exclude_section_ids)
         kw = _keyword_lane(visible, tenant_id=tenant_id, query=query)
         vec = _vector_lane(visible, query=query)
-    fused = search.rrf([i for i, _ in kw], [i for i, _ in vec], k=RRF_K)[:top_k]
-    kw_rank = {i: (r, s) for r, (i, s) in enumerate(kw, start=1)}
-    vec_rank = {i: (r, d) for r, (i, d) in enumerate(vec, start=1)}
-    rows = (
-        PageSection.objects.select_related("page").only(*HIT_FIELDS)
-        if with_pages
-        else PageSection.objects.only(*TEXT_FIELDS)
-    )
-    sections = rows.in_bulk([i for i, _ in fused])
-    hits = []
+    fused = search.rrf([row[0] for row in kw], [row[0] for row in vec], k=RRF_K)[:top_k]
+    kw_rank = {i: (r, s, p) for r, (i, s, p) in enumerate(kw, start=1)}
+    vec_rank = {i: (r, d, p) for r, (i, d, p) in enumerate(vec, start=1)}
+    ranked = []
     for section_id, score in fused:
         k, v = kw_rank.get(section_id), vec_rank.get(section_id)
         breakdown = {
@@ -335,8 +400,22 @@ def section_search(
             "vector_similarity": round(1.0 - float(v[1]), 4) if v else None,
             "rrf": round(score, 6),
         }
-        hits.append(SectionHit(section=sections[section_id], score=score, breakdown=breakdown))
-    return hits
+        ranked.append(RankedSection(section_id, (k or v)[2], score, breakdown))
+    return ranked
+
+
+def section_search(
+    *, user, query: str, top_k: int = 50, exclude_section_ids: set[int] | None = None
+) -> list[SectionHit]:
+    """`section_ranking` with each hit's section and page read (one query)."""
+    ranked = section_ranking(user=user, query=query, top_k=top_k, exclude_section_ids=exclude_section_ids)
+    sections = PageSection.objects.select_related("page").only(*HIT_FIELDS).in_bulk([r.id for r in ranked])
+    # A section deleted between the lanes and the read is no hit.
+    return [
+        SectionHit(section=sections[r.id], score=r.score, breakdown=r.breakdown)
+        for r in ranked
+        if r.id in sections
+    ]
 
 
 def page_search(*, user, query: str, top_k: int = 10) -> list[dict]:

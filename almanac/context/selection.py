@@ -56,7 +56,7 @@ def rank_pages(hits, entity_page_ids: list[int], seen_pages: set[int]) -> list[t
     """(page_id, score) best first: pages an entity names, then by aggregated section score."""
     by_page: dict[int, list[float]] = {}
     for hit in filter(relevant, hits):
-        by_page.setdefault(hit.section.page_id, []).append(float(hit.score))
+        by_page.setdefault(hit.page_id, []).append(float(hit.score))
     scored = {
         pid: max(scores) + _REST_WEIGHT * (sum(scores) - max(scores)) for pid, scores in by_page.items()
     }
@@ -91,33 +91,32 @@ def _page_sources(sections) -> list[dict]:
 
 
 def page_items(
-    *, user, ranked: list[tuple[int, float]], matched: dict[int, list] | None = None
+    *, user, ranked: list[tuple[int, float]], matched: dict[int, list[int]] | None = None
 ) -> list[Item]:
     """The pages' visible, non-stale sections as Items, newest first (pages with none are skipped).
 
     A page contributes its newest PAGE_MAX_SECTIONS sections plus the ones that matched the
-    task; `refs["omitted"]` says older sections were left out. Newest-first (not by score)
-    keeps the text stable across tasks, so the summary cache is shared.
+    task (`matched`: section ids per page, best first); `refs["omitted"]` says older
+    sections were left out. Newest-first (not by score) keeps the text stable across
+    tasks, so the summary cache is shared.
     """
-    from wiki.models import Page
-    from wiki.selectors import newest_sections_for_pages
+    from wiki.selectors import page_texts_for_reader
 
-    matched = matched or {}
-    pages = Page.objects.only("id", "slug", "title", "kind", "entity_id").in_bulk([pid for pid, _ in ranked])
-    newest = newest_sections_for_pages(
-        user=user, pages=list(pages.values()), limit=conf.PAGE_MAX_SECTIONS + 1
+    matched = {pid: ids[: conf.PAGE_MATCHED_SECTIONS] for pid, ids in (matched or {}).items()}
+    pages = page_texts_for_reader(
+        user=user, page_ids=[pid for pid, _ in ranked], limit=conf.PAGE_MAX_SECTIONS + 1, matched=matched
     )
     items = []
     for pid, score in ranked:
         if pid in pages:
-            items.extend(_page_with_sections(pages[pid], newest[pid], score, matched.get(pid, [])))
+            items.extend(_page_with_sections(pages[pid], score))
     return items
 
 
-def _page_with_sections(page, newest: list, score: float, matched: list) -> list[Item]:
-    omitted = len(newest) > conf.PAGE_MAX_SECTIONS
-    group = {s.id: s for s in newest[: conf.PAGE_MAX_SECTIONS]}
-    for section in matched[: conf.PAGE_MATCHED_SECTIONS]:
+def _page_with_sections(page, score: float) -> list[Item]:
+    omitted = len(page.newest) > conf.PAGE_MAX_SECTIONS
+    group = {s.id: s for s in page.newest[: conf.PAGE_MAX_SECTIONS]}
+    for section in page.matched:
         group.setdefault(section.id, section)
     if not group:
         return []  # nothing the user may see: the page does not exist for them
@@ -144,7 +143,7 @@ def _page_item(page, group, score: float, omitted: bool = False) -> Item:
 
 def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -> None:
     from wiki.models import Page
-    from wiki.selectors import section_search
+    from wiki.selectors import section_ranking
 
     entities, selection.entities = task_entities(tenant=tenant, task=task)
     entity_page_ids = list(
@@ -152,16 +151,14 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     )
     order = {e.pk: i for i, e in enumerate(entities)}
     entity_page_ids = [pid for pid, eid in sorted(entity_page_ids, key=lambda pe: order.get(pe[1], 0))]
-    hits = section_search(
-        user=user, query=task, top_k=conf.SECTION_TOP_K, exclude_section_ids=seen.sections, with_pages=False
-    )
+    hits = section_ranking(user=user, query=task, top_k=conf.SECTION_TOP_K, exclude_section_ids=seen.sections)
     ranked = rank_pages(hits, entity_page_ids, seen.pages)
     selection.candidate_page_ids = [pid for pid, _ in ranked]
     top = settings.CONTEXT_TOP_PAGES
     # Ask for a few more than needed: a named page may have nothing visible to this user.
-    matched: dict[int, list] = {}
+    matched: dict[int, list[int]] = {}
     for hit in hits:
-        matched.setdefault(hit.section.page_id, []).append(hit.section)
+        matched.setdefault(hit.page_id, []).append(hit.id)
     # Read the top pages; a named page may have nothing visible to this user, then read on.
     items: list[Item] = []
     start = 0

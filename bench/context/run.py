@@ -14,7 +14,8 @@
    and the CPU time per call: all of the machine's busy CPU during the measured phase
    (server, PostgreSQL and this client) over the calls answered (Linux /proc/stat). With
    closed-loop clients, latency is mostly queueing once the cores are busy; the CPU per call
-   is what sizing depends on: calls/s per core = 1000 / cpu_ms_per_call.
+   is what sizing depends on: calls/s per core = 1000 / cpu_ms_per_call. It is also split
+   by part (web server processes, PostgreSQL processes, this client).
 """
 
 from __future__ import annotations
@@ -120,6 +121,26 @@ def cpu_times() -> tuple[float, float] | None:
     ticks = os.sysconf("SC_CLK_TCK")
     user, nice, system, idle, iowait, irq, softirq, steal = fields
     return (user + nice + system + irq + softirq) / ticks, sum(fields) / ticks
+
+
+def cpu_by_part(server: subprocess.Popen) -> dict[str, float]:
+    """CPU seconds so far of the web server (its processes), PostgreSQL and this client."""
+    import psutil
+
+    def used(proc: psutil.Process) -> float:
+        try:
+            times = proc.cpu_times()
+            return times.user + times.system
+        except psutil.Error:
+            return 0.0
+
+    web = psutil.Process(server.pid)
+    parts = {"web": used(web) + sum(used(p) for p in web.children(recursive=True))}
+    parts["postgres"] = sum(
+        used(p) for p in psutil.process_iter(["name"]) if "postgres" in (p.info["name"] or "")
+    )
+    parts["client"] = used(psutil.Process())
+    return parts
 
 
 def client_loop(base: str, key: str, jobs: list[tuple[str, str]], max_tokens: int, out: list, errors: list):
@@ -229,11 +250,11 @@ def main() -> None:
         per_client = max(1, args.warmup // args.clients)
         run_load(base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 1)
         per_client = max(1, args.requests // args.clients)
-        cpu_before = cpu_times()
+        cpu_before, parts_before = cpu_times(), cpu_by_part(proc)
         results, errors, wall = run_load(
             base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 2
         )
-        cpu_after = cpu_times()
+        cpu_after, parts_after = cpu_times(), cpu_by_part(proc)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -259,6 +280,10 @@ def main() -> None:
         report["cpu_ms_per_call"] = round(busy / len(results) * 1000, 1)
         report["cores_busy"] = round(busy / wall, 2)
         report["cores"] = os.cpu_count()
+        report["cpu_ms_per_call_by_part"] = {
+            part: round((parts_after[part] - parts_before[part]) / len(results) * 1000, 1)
+            for part in parts_after
+        }
     if errors:
         report["first_errors"] = errors[:3]
     print(json.dumps(report, indent=2, ensure_ascii=False))

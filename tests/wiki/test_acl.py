@@ -160,3 +160,43 @@ def test_vector_lane_is_not_starved_by_many_invisible_sections(tenant, alice, bo
     hits = selectors.section_search(user=alice, query="Vercel pricing note")
     assert sorted(h.section.thread_key for h in hits) == ["t60", "t61", "t62"]
     assert all(h.breakdown["vector_rank"] is not None for h in hits)
+
+
+def test_page_texts_for_reader_never_returns_a_section_the_reader_may_not_see(
+    tenant, vercel_world, alice, bob
+):
+    page = Page.objects.get(slug="vercel")
+    private = PageSection.objects.get(page=page, content__contains=SECRET)
+    asked = {page.pk: [private.pk]}
+    as_alice = selectors.page_texts_for_reader(user=alice, page_ids=[page.pk], limit=10, matched=asked)[
+        page.pk
+    ]
+    assert private.pk not in {s.id for s in as_alice.newest + as_alice.matched}
+    as_bob = selectors.page_texts_for_reader(user=bob, page_ids=[page.pk], limit=10, matched=asked)[page.pk]
+    assert [s.id for s in as_bob.matched] == [private.pk]
+    assert private.pk in {s.id for s in as_bob.newest}
+    # Revoked: gone on the next read, from the newest sections and from the asked-for ones.
+    membership_remove(user=bob, group=AccessGroup.objects.get(tenant=tenant, key="slack:channel:C200"))
+    as_bob = selectors.page_texts_for_reader(user=bob, page_ids=[page.pk], limit=10, matched=asked)[page.pk]
+    assert private.pk not in {s.id for s in as_bob.newest + as_bob.matched}
+
+
+def test_page_texts_for_reader_reads_newest_first_within_the_limit(vercel_world, bob):
+    page = Page.objects.get(slug="vercel")
+    everything = list(PageSection.objects.visible_to(bob).filter(page=page).order_by("-occurred_at", "-id"))
+    texts = selectors.page_texts_for_reader(user=bob, page_ids=[page.pk, 10**9], limit=1)
+    assert set(texts) == {page.pk}  # a page that does not exist is simply missing
+    assert [s.id for s in texts[page.pk].newest] == [everything[0].pk]
+    assert texts[page.pk].newest[0].sources == everything[0].sources
+
+
+def test_page_texts_for_reader_shows_a_persons_visible_activity(tenant, vercel_world, alice, bob):
+    from wiki import services
+
+    services.directory_sync(tenant=tenant)
+    person = Page.objects.get(kind="person", slug="bob")
+    as_bob = selectors.page_texts_for_reader(user=bob, page_ids=[person.pk], limit=50)[person.pk]
+    as_alice = selectors.page_texts_for_reader(user=alice, page_ids=[person.pk], limit=50)[person.pk]
+    assert any(SECRET in s.content for s in as_bob.newest)
+    assert not any(SECRET in s.content for s in as_alice.newest)
+    assert any("Finance" in s.content for s in as_alice.newest)
