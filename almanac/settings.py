@@ -158,6 +158,17 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
+# Per-process cache (page summaries, source freshness). Django's default keeps only 300
+# entries: one summary per page version, reader and budget step overflows that at once
+# and a full cache culls a third of itself. CACHE_URL-free on purpose: with several
+# servers, configure a shared cache here (docs/operations.md).
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "OPTIONS": {"MAX_ENTRIES": envint("CACHE_MAX_ENTRIES", 20_000)},
+    }
+}
+
 LANGUAGE_CODE = "en"
 LOCALE_PATHS = [BASE_DIR / "locale"]
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]

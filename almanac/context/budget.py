@@ -14,11 +14,11 @@ from collections.abc import Callable
 
 from almanac.context import conf
 from almanac.context.items import Fit, Item
-from almanac.context.prompt import BLOCK_SEPARATOR, assemble, render_block, render_item, wiki_header
+from almanac.context.prompt import BLOCK_SEPARATOR, LABELS, assemble, render_block, render_item, wiki_header
 from almanac.search import count_tokens, count_tokens_by_line
 
-# Plans measure by line (the same number, from per-line memos: a page's rendering is new
-# for every reader, its lines are not); the final prompt is measured whole.
+# Everything is measured by line: the same number as measuring the whole text, from
+# per-line memos (a page's rendering is new for every reader, its lines are not).
 
 # summarize(item, target_tokens) -> summary text of at most target_tokens, or None on failure.
 Summarizer = Callable[[Item, int], str | None]
@@ -76,13 +76,46 @@ def _fits(kind: str, items: list[Item], allowance: int, lang: str) -> bool:
     return count_tokens_by_line(render_block(kind, items, lang)) <= allowance
 
 
+class _ListCost:
+    """Tokens of a one-line-per-item block (memories, turns) as a sum over its items.
+
+    A block is its label line, then one line per item; counting by line makes its tokens
+    the label's, plus each item's line with its newline, except the last item's without.
+    Items never start with whitespace, so no line merges with the one before (the final
+    prompt is measured as a whole anyway). Measuring each item once replaces rendering and
+    measuring the whole block again for every item tried (quadratic in the list).
+    """
+
+    def __init__(self, kind: str, lang: str):
+        self.kind, self.lang = kind, lang
+        self.label = count_tokens(LABELS[lang][kind] + "\n")
+        self._costs: dict[int, tuple[int, int]] = {}
+
+    def item(self, item: Item) -> tuple[int, int]:
+        """(tokens as a middle line, tokens as the last line)."""
+        cost = self._costs.get(id(item))
+        if cost is None:
+            line = render_item(item, self.lang)
+            cost = self._costs[id(item)] = (count_tokens(line + "\n"), count_tokens(line))
+        return cost
+
+    def block(self, items: list[Item]) -> int:
+        if not items:
+            return 0
+        return self.label + sum(self.item(i)[0] for i in items[:-1]) + self.item(items[-1])[1]
+
+
 def _fill_ranked(kind: str, items: list[Item], allowance: int, lang: str):
     """Memories in rank order; one that does not fit is skipped, smaller ones may follow."""
+    cost = _ListCost(kind, lang)
     chosen: list[Item] = []
     left_out: list[Item] = []
+    middle = cost.label  # the chosen items, each followed by a newline
     for item in items:
-        if _fits(kind, [*chosen, item], allowance, lang):
+        as_middle, as_last = cost.item(item)
+        if middle + as_last <= allowance:
             chosen.append(item)
+            middle += as_middle
         else:
             left_out.append(item)
     return chosen, left_out
@@ -90,12 +123,16 @@ def _fill_ranked(kind: str, items: list[Item], allowance: int, lang: str):
 
 def _fill_recent(items: list[Item], allowance: int, lang: str):
     """The working window keeps its newest turns, contiguous, in conversation order."""
-    chosen: list[Item] = []
+    cost = _ListCost("working", lang)
+    total = cost.label
     for position in range(len(items) - 1, -1, -1):
-        if not _fits("working", [items[position], *chosen], allowance, lang):
-            return chosen, items[: position + 1]
-        chosen.insert(0, items[position])
-    return chosen, []
+        as_middle, as_last = cost.item(items[position])
+        # The newest turn is the block's last line; each older one goes before it.
+        grown = total + (as_last if position == len(items) - 1 else as_middle)
+        if grown > allowance:
+            return items[position + 1 :], items[: position + 1]
+        total = grown
+    return list(items), []
 
 
 def water_fill(sizes: list[int], capacity: int) -> list[int]:
@@ -164,7 +201,9 @@ def _enforce_ceiling(result: Fit, max_tokens: int, lang: str) -> None:
     while True:
         blocks = [render_block(k, result.chosen.get(k, []), lang) for k in conf.BLOCK_KINDS]
         result.prompt = assemble(blocks)
-        result.used = count_tokens(result.prompt)
+        # By line is the whole text's count (cl100k never joins a newline run to the next
+        # line; tests/almanac/test_search.py checks it), from the per-line memos.
+        result.used = count_tokens_by_line(result.prompt)
         if result.used <= max_tokens:
             break
         kind = next(k for k in reversed(conf.BLOCK_KINDS) if result.chosen.get(k))

@@ -107,12 +107,18 @@ def _cut_at_word(unit: str, max_tokens: int) -> str:
     return cut.rstrip(" ,，、;；:")
 
 
+@functools.lru_cache(maxsize=50_000)
+def _line_sentences(line: str) -> tuple[tuple[str, int], ...]:
+    """(sentence, its tokens) of one line. Cached by text: a page's lines are its sections'
+    lines, summarized again for every reader, budget and task (~40% of a summary's time)."""
+    return tuple((sentence, count_tokens(sentence)) for sentence in T.split_sentences(line))
+
+
 def _units(text: str, max_tokens: int) -> list[tuple[str, int, int]]:
     """(sentence, its tokens, its line); one longer than the whole budget is split into clauses."""
     out: list[tuple[str, int, int]] = []
     for number, line in enumerate(T.normalize(text).split("\n")):
-        for sentence in T.split_sentences(line):
-            tokens = count_tokens(sentence)
+        for sentence, tokens in _line_sentences(line):
             if tokens <= max_tokens:
                 out.append((sentence, tokens, number))
             else:
