@@ -39,7 +39,9 @@ EN_STOPWORDS = frozenset(
     "there these those us".split()
 )
 ZH_STOPWORDS = frozenset(
-    "的 了 是 在 和 与 及 或 也 就 都 而 着 吗 呢 吧 啊 哦 嗯 之 其 这 那 个 把 被 给 对 向 从 于 让".split()
+    "的 了 是 在 和 与 及 或 也 就 都 而 着 吗 呢 吧 啊 哦 嗯 之 其 这 那 个 把 被 给 对 向 从 于 让 "
+    # question words, pronouns and "have/for": a task's "有什么风险" means "风险"
+    "有 为 什么 怎么 怎样 如何 哪些 哪个 为什么 一个 一些 我 你 他 她 它 我们 你们 他们 她们 它们".split()
 )
 
 _jieba_lock = threading.Lock()

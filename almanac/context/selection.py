@@ -146,11 +146,14 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     from wiki.selectors import section_ranking
 
     entities, selection.entities = task_entities(tenant=tenant, task=task)
-    entity_page_ids = list(
-        Page.objects.filter(tenant=tenant, entity__in=[e.pk for e in entities]).values_list("id", "entity_id")
-    )
-    order = {e.pk: i for i, e in enumerate(entities)}
-    entity_page_ids = [pid for pid, eid in sorted(entity_page_ids, key=lambda pe: order.get(pe[1], 0))]
+    entity_page_ids = []
+    if entities:
+        pages = Page.objects.filter(tenant=tenant, entity__in=[e.pk for e in entities])
+        order = {e.pk: i for i, e in enumerate(entities)}
+        entity_page_ids = [
+            pid
+            for pid, eid in sorted(pages.values_list("id", "entity_id"), key=lambda pe: order.get(pe[1], 0))
+        ]
     hits = section_ranking(user=user, query=task, top_k=conf.SECTION_TOP_K, exclude_section_ids=seen.sections)
     ranked = rank_pages(hits, entity_page_ids, seen.pages)
     selection.candidate_page_ids = [pid for pid, _ in ranked]
