@@ -7,7 +7,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db import connection
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
@@ -37,7 +37,13 @@ TEXT_FIELDS = (
 )
 # A search hit: its text plus what `section_out`/`page_out` show of it and its page.
 _PAGE_FIELDS = ("id", "tenant_id", "entity_id", "slug", "kind", "title", "status", "updated_at")
-_TEXT_COLUMNS = tuple(PageSection._meta.get_field(f).column for f in TEXT_FIELDS)
+# The same columns out of the LATERAL read; times as integer microseconds since the epoch
+# (exact, and Django's per-value timestamptz loader cost ~1 ms a call for ~300 values).
+_TEXT_OUT = ", ".join(
+    f"(extract(epoch from s.{c}) * 1000000)::int8" if c in ("occurred_at", "updated_at") else f"s.{c}"
+    for c in (PageSection._meta.get_field(f).column for f in TEXT_FIELDS)
+)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 HIT_FIELDS = (*TEXT_FIELDS, "stale", "tenant_id", *(f"page__{f}" for f in _PAGE_FIELDS))
 RRF_K = 60
 MIN_LATIN_KEY = 3
@@ -188,11 +194,7 @@ class SectionText:
     container_name: str
     occurred_at: datetime
     updated_at: datetime
-    source_list: list
-
-    @property
-    def sources(self) -> list[dict]:
-        return section_sources(self.source_list)
+    sources: list[dict]  # as `PageSection.sources`
 
 
 @dataclass(slots=True)
@@ -229,7 +231,7 @@ def page_texts_for_reader(
     person = Entity.Kind.PERSON.value
     with connection.cursor() as cursor:
         cursor.execute(
-            f"""SELECT pg.id, pg.slug, pg.title, pg.kind, s.newest, {", ".join(f"s.{c}" for c in _TEXT_COLUMNS)}
+            f"""SELECT pg.id, pg.slug, pg.title, pg.kind, s.newest, {_TEXT_OUT}
                 FROM unnest(%s::bigint[]) AS p(id) JOIN {Page._meta.db_table} pg ON pg.id = p.id
                 LEFT JOIN LATERAL (
                     (SELECT true AS newest, {columns} FROM {PageSection._meta.db_table} s
@@ -249,9 +251,19 @@ def page_texts_for_reader(
             page = out[pid] = PageText(pid, slug, title, kind)
         if newest is None:
             continue  # no section (or a person page, read below)
-        section = SectionText(*values)
-        if isinstance(section.source_list, str):
-            section.source_list = json.loads(section.source_list)
+        sid, page_id, section_title, content, container, occurred_us, updated_us, source_list = values
+        if isinstance(source_list, str):
+            source_list = json.loads(source_list)
+        section = SectionText(
+            sid,
+            page_id,
+            section_title,
+            content,
+            container,
+            _EPOCH + timedelta(microseconds=occurred_us),
+            _EPOCH + timedelta(microseconds=updated_us),
+            section_sources(source_list),
+        )
         if newest:
             page.newest.append(section)
         else:

@@ -187,7 +187,9 @@ def test_page_texts_for_reader_reads_newest_first_within_the_limit(vercel_world,
     texts = selectors.page_texts_for_reader(user=bob, page_ids=[page.pk, 10**9], limit=1)
     assert set(texts) == {page.pk}  # a page that does not exist is simply missing
     assert [s.id for s in texts[page.pk].newest] == [everything[0].pk]
-    assert texts[page.pk].newest[0].sources == everything[0].sources
+    newest = texts[page.pk].newest[0]
+    assert newest.sources == everything[0].sources
+    assert (newest.occurred_at, newest.updated_at) == (everything[0].occurred_at, everything[0].updated_at)
 
 
 def test_page_texts_for_reader_shows_a_persons_visible_activity(tenant, vercel_world, alice, bob):
