@@ -18,6 +18,10 @@ LLM_MAX_OUTPUT_TOKENS = envint("LLM_MAX_OUTPUT_TOKENS", 4096)
 SKILL_RUN_RETENTION_DAYS = envint("SKILL_RUN_RETENTION_DAYS", 90)
 # Inputs larger than this (characters of JSON) are stored truncated in SkillRun.input.
 SKILL_RUN_INPUT_MAX_CHARS = envint("SKILL_RUN_INPUT_MAX_CHARS", 20_000)
+# Runs logged later (the context call's page summaries: a few per call) keep this much of
+# their input: the page text is the bulk of it, and storing it whole grew the log by
+# ~8 KB per context call (~30 GB a day at 40 calls/s). The digest covers the whole input.
+SKILL_RUN_LATER_INPUT_MAX_CHARS = envint("SKILL_RUN_LATER_INPUT_MAX_CHARS", 1_000)
 # Runs logged later (the context call's page summaries) are written in batches this often.
 SKILL_RUN_FLUSH_SECONDS = envfloat("SKILL_RUN_FLUSH_SECONDS", 2.0)
 

@@ -88,11 +88,11 @@ def _has_nul(value) -> bool:
     return False
 
 
-def _stored_input(input) -> tuple[dict, bool, str]:
+def _stored_input(input, limit: int | None = None) -> tuple[dict, bool, str]:
     """(what the run log stores, whether it was cut, the input's digest): one serialization."""
     if not isinstance(input, dict):
         return {"_invalid": repr(input)[:1000]}, True, input_digest({"_invalid": repr(input)})
-    limit = int(conf.get("SKILL_RUN_INPUT_MAX_CHARS"))
+    limit = int(conf.get("SKILL_RUN_INPUT_MAX_CHARS")) if limit is None else limit
     text = canonical_json(input)
     digest = hashlib.sha256(text.encode()).hexdigest()
     if len(text) <= limit:
@@ -215,9 +215,18 @@ def _execute(skill: registry.BaseSkill, input: dict) -> _Outcome:
 
 
 def _run_row(
-    *, row: Skill, name: str, input, trigger: str, tenant, outcome: _Outcome, started: float, event_key: str
+    *,
+    row: Skill,
+    name: str,
+    input,
+    trigger: str,
+    tenant,
+    outcome: _Outcome,
+    started: float,
+    event_key: str,
+    input_limit: int | None = None,
 ) -> SkillRun:
-    stored, truncated, digest = _stored_input(input)
+    stored, truncated, digest = _stored_input(input, input_limit)
     return SkillRun(
         skill_name=name,
         version=row.version if row else "",
@@ -270,7 +279,8 @@ def skill_run(
 
     `log_later`: a successful run's SkillRun is buffered and written in a batch off the
     request path (inside a transaction it is written now, so it commits or rolls back
-    with it); failures are always written at once, their id goes into the error.
+    with it), with its input cut to SKILL_RUN_LATER_INPUT_MAX_CHARS (the digest covers
+    all of it); failures are always written at once and whole, their id goes into the error.
     `prepared`: what `skill_resolve(name)` returned earlier in the same request.
     """
     started = time.monotonic()
@@ -285,6 +295,7 @@ def skill_run(
     if outcome.output is not None and not skill_output_valid(name, outcome.output, skill=skill):
         outcome.errors.append("output does not match the output schema")
         outcome.output, outcome.status = None, SkillRun.Status.FAILED
+    later = log_later and outcome.output is not None and not problem and not connection.in_atomic_block
     run = _run_row(
         row=row,
         name=name,
@@ -294,8 +305,9 @@ def skill_run(
         outcome=outcome,
         started=started,
         event_key=event_key,
+        input_limit=int(conf.get("SKILL_RUN_LATER_INPUT_MAX_CHARS")) if later else None,
     )
-    if log_later and outcome.output is not None and not problem and not connection.in_atomic_block:
+    if later:
         _later.add([run])
         return outcome.output
     run.save()

@@ -41,6 +41,22 @@ def test_a_successful_run_is_written_by_the_next_flush(no_timer, tenant):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_run_logged_later_keeps_a_short_preview_of_a_long_input(no_timer, settings):
+    from skills.services import input_digest
+
+    settings.SKILL_RUN_LATER_INPUT_MAX_CHARS = 200
+    long_input = {"text": "Apollo ships on 3 May. " * 400, "max_tokens": 20}
+    skill_run(name="summarize", input=long_input, log_later=True)
+    services.flush_runs()
+    run = SkillRun.objects.get()
+    assert run.input_truncated and run.input["size"] > 9000 and len(run.input["preview"]) == 200
+    assert run.input_digest == input_digest(long_input)  # the digest still covers all of it
+    # A run logged at once keeps up to SKILL_RUN_INPUT_MAX_CHARS.
+    skill_run(name="summarize", input=long_input)
+    assert not SkillRun.objects.latest("id").input_truncated
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_failed_run_is_written_at_once_with_its_id(no_timer):
     skill_run(name="summarize", input=SUMMARY_INPUT)  # creates the skill row
     Skill.objects.filter(name="summarize").update(enabled=False)
