@@ -70,8 +70,8 @@ def _cjk_names(unit: str) -> int:
 
 
 @functools.lru_cache(maxsize=20_000)
-def _unit_facts(unit: str) -> tuple[float, bool, int]:
-    """(score from what the sentence contains, is it filler, its content size).
+def _unit_facts(unit: str) -> tuple[float, bool, int, str]:
+    """(score from what the sentence contains, is it filler, its content size, lower-cased).
 
     Cached by text: the same sentences are summarized again for every reader and budget.
     """
@@ -82,16 +82,15 @@ def _unit_facts(unit: str) -> tuple[float, bool, int]:
     score += 1.0 * min(len(_TERM.findall(unit)), 2)
     score += 0.5 * min(len(_NUMBER.findall(unit)), 4)
     size = T.content_size(unit)
-    return score, bool(_FILLER_START.match(unit)) and size < 12, size
+    return score, bool(_FILLER_START.match(unit)) and size < 12, size, unit.lower()
 
 
 def _score(unit: str, index: int, keep: list[str], tokens: int) -> float:
-    """Names, dates, amounts, ids and numbers rank highest; filler lowest."""
-    facts, filler, size = _unit_facts(unit)
+    """Names, dates, amounts, ids and numbers rank highest; filler lowest (`keep` lower-cased)."""
+    facts, filler, size, lower = _unit_facts(unit)
     if filler:
         return -5.0
-    lower = unit.lower()
-    score = 4.0 * sum(1 for word in keep if word and word.lower() in lower) + facts
+    score = 4.0 * sum(1 for word in keep if word in lower) + facts
     score += 1.0 if index == 0 else 0.0  # the lead sentence usually says what it is about
     return score / math.sqrt(max(tokens, 1)) * 4 + min(size, 40) / 40
 
@@ -157,7 +156,8 @@ def extractive_summary(
     units = [unit for unit, _, _ in measured]
     sizes = [tokens for _, tokens, _ in measured]
     lines = [line for _, _, line in measured]
-    scores = [_score(unit, i, keep, sizes[i]) for i, unit in enumerate(units)]
+    keep_lower = [word.lower() for word in keep]
+    scores = [_score(unit, i, keep_lower, sizes[i]) for i, unit in enumerate(units)]
     # Filler (greetings, thanks) is only a last resort.
     ranked = sorted(range(len(units)), key=lambda i: (scores[i] <= 0, -scores[i], i))
     chosen: set[int] = set()
