@@ -158,16 +158,21 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
-# Per-process cache (page summaries, source freshness). Django's default keeps only 300
-# entries: one summary per page version, reader and budget step overflows that at once
-# and a full cache culls a third of itself. CACHE_URL-free on purpose: with several
-# servers, configure a shared cache here (docs/operations.md).
+# Page summaries and source freshness. Per process by default; Django's default keeps only
+# 300 entries (one summary per page version, reader and budget step overflows that at
+# once, and a full cache culls a third of itself). With REDIS_URL (several hosts), the
+# cache is shared there.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "OPTIONS": {"MAX_ENTRIES": envint("CACHE_MAX_ENTRIES", 20_000)},
     }
 }
+if env("REDIS_URL"):
+    CACHES["default"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env("REDIS_URL"),
+    }
 
 LANGUAGE_CODE = "en"
 LOCALE_PATHS = [BASE_DIR / "locale"]

@@ -71,6 +71,22 @@ def context_for(
     }
 
 
+def _cached(key: str):
+    """The cached value, or None: an unreachable shared cache (Redis) only costs a recompute."""
+    try:
+        return cache.get(key)
+    except Exception:  # any backend's connection error
+        log.warning("cache read failed; computing instead", exc_info=True)
+        return None
+
+
+def _remember(key: str, value, seconds: int) -> None:
+    try:
+        cache.set(key, value, seconds)
+    except Exception:  # any backend's connection error
+        log.warning("cache write failed; not cached", exc_info=True)
+
+
 def summary_cache_key(item: Item, target: int, lang: str, keep: list[str]) -> str:
     # `item.digest` covers the visible section ids and their updated_at, the text hash the
     # rendering: a reader who sees other sections of the page gets another key, never
@@ -97,7 +113,7 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
         text = f"{item.title}\n{item.text}".lower()
         present = [word for word in keep if word.lower() in text]
         key = summary_cache_key(item, target, lang, present)
-        summary = cache.get(key)
+        summary = _cached(key)
         if summary is not None:
             return summary
         data = {"text": item.text, "max_tokens": target, "title": item.title, "lang": lang, "keep": present}
@@ -119,7 +135,7 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
         summary = (summary or "").strip()
         if not summary or count_tokens(summary) > target:
             return None  # the skill broke its contract: leave the page out rather than cut it
-        cache.set(key, summary, conf.SUMMARY_CACHE_SECONDS)
+        _remember(key, summary, conf.SUMMARY_CACHE_SECONDS)
         return summary
 
     return summarize
@@ -203,14 +219,14 @@ def freshness_for(*, tenant) -> dict[str, dict]:
     from connectors.selectors import source_freshness
 
     key = f"almanac:context:freshness:{tenant.pk}"
-    freshness = cache.get(key) if conf.FRESHNESS_CACHE_SECONDS > 0 else None
+    freshness = _cached(key) if conf.FRESHNESS_CACHE_SECONDS > 0 else None
     if freshness is None:
         freshness = {
             name: {k: _iso(v) for k, v in state.items()}
             for name, state in source_freshness(tenant=tenant).items()
         }
         if conf.FRESHNESS_CACHE_SECONDS > 0:
-            cache.set(key, freshness, conf.FRESHNESS_CACHE_SECONDS)
+            _remember(key, freshness, conf.FRESHNESS_CACHE_SECONDS)
     return freshness
 
 

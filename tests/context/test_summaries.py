@@ -75,6 +75,21 @@ def test_summary_is_cached_for_the_same_page_version(api, company):
     assert second["prompt"] == first["prompt"]
 
 
+def test_an_unreachable_cache_costs_a_recompute_not_an_error(api, company, monkeypatch):
+    from django.core.cache import cache
+
+    big_vercel_page(company, n=15)
+    expected = context(api, task="Vercel renewal", max_tokens=500)
+
+    def down(*args, **kwargs):
+        raise ConnectionError("cache server gone")
+
+    monkeypatch.setattr(cache, "get", down)
+    monkeypatch.setattr(cache, "set", down)
+    again = context(api, task="Vercel renewal", max_tokens=500)
+    assert again["prompt"] == expected["prompt"] and again["warnings"] == expected["warnings"]
+
+
 def test_a_cached_summary_never_leaks_to_a_reader_with_other_sections(api, company):
     big_vercel_page(company, n=15)
     for i in range(3):
