@@ -185,6 +185,7 @@ def _fill_pages(pages: list[Item], allowance: int, lang: str, summarize: Summari
             left_out.append(page)
             continue
         short = dataclasses.replace(page, text=text, summarized=True)
+        short.__dict__["source_labels"] = page.source_labels  # same sources: keep the computed labels
         chosen.append(short)
         summarized.append(short)
     # Joining can cost a token or two more than the parts; shrink from the bottom if so.
