@@ -207,7 +207,7 @@ def top(
     score, score_params = query.score_sql()
     columns = "".join(f", {table}.{db.ops.quote_name(c)}" for c in extra)
 
-    def run(candidates: KeywordQuery) -> list[tuple[int, float]]:
+    def run(candidates: KeywordQuery) -> list[tuple]:
         match, match_params = candidates.match_sql()
         with db.cursor() as cursor:
             cursor.execute(

@@ -109,7 +109,7 @@ def _cut_at_word(unit: str, max_tokens: int) -> str:
 @functools.lru_cache(maxsize=50_000)
 def _line_sentences(line: str) -> tuple[tuple[str, int], ...]:
     """(sentence, its tokens) of one line. Cached by text: a page's lines are its sections'
-    lines, summarized again for every reader, budget and task (~40% of a summary's time)."""
+    lines, summarized again for every reader, budget and task."""
     return tuple((sentence, count_tokens(sentence)) for sentence in T.split_sentences(line))
 
 
