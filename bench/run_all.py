@@ -1,6 +1,6 @@
 """Run every benchmark in turn, each on its own database (`make bench`).
 
-    .venv/bin/python bench/run_all.py            # the sizes of the issues (slow: the context corpus takes ~30 min to build)
+    .venv/bin/python bench/run_all.py            # the sizes of the issues (slow: the context corpus takes ~6 min to build on 2 cores)
     .venv/bin/python bench/run_all.py --quick    # small sizes, a few minutes
 
 Each step is a separate process so the numbers of one do not depend on another; the
