@@ -79,3 +79,19 @@ def test_sql_scores_are_bm25(alice, remember):
             if t in tf
         )
         assert math.isclose(score, expected, rel_tol=1e-9)
+
+
+def test_lanes_return_extra_columns_in_every_scan(alice, remember):
+    from almanac import vectors
+
+    both = _corpus(alice, remember)
+    visible = Memory.objects.visible_to(alice)
+    owners = {m.pk: m.owner_id for m in Memory.objects.filter(owner=alice)}
+    rows = keyword.top(visible, _query(alice, "orbit launch"), size=5, common_share=1.0, extra=("owner_id",))
+    assert rows and all(owner == owners[pk] for pk, _, owner in rows)
+    for exact in (False, True):  # the HNSW scan and the exact one
+        hits = vectors.nearest(visible, unit(300), 4, exact=exact, extra=("owner_id", "memory_type"))
+        assert hits[0][0] == both[0].pk and hits[0][1] < 1e-6
+        assert all(len(row) == 4 and row[2] == owners[row[0]] for row in hits)
+    # The literal of a query vector is built once and reused.
+    assert vectors.vector_literal(unit(300)) is vectors.vector_literal(unit(300))
