@@ -32,7 +32,7 @@ def nearest(
     columns = "".join(f", {table}.{db.ops.quote_name(c)}" for c in extra)
     rows = f"SELECT {table}.id, {column} <=> %s::vector AS d{columns} FROM {table} WHERE ({visible[0]})"
 
-    def scan(exact_order: bool) -> list[tuple[int, float]]:
+    def scan(exact_order: bool) -> list[tuple]:
         # `d + 0` is no index order: the planner sorts the filtered rows (exact).
         sql = f"SELECT * FROM ({rows}) r ORDER BY d + 0, id" if exact_order else f"{rows} ORDER BY d, id"
         with db.cursor() as cursor:

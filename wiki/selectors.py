@@ -37,8 +37,9 @@ TEXT_FIELDS = (
 )
 # A search hit: its text plus what `section_out`/`page_out` show of it and its page.
 _PAGE_FIELDS = ("id", "tenant_id", "entity_id", "slug", "kind", "title", "status", "updated_at")
-# The same columns out of the LATERAL read; times as integer microseconds since the epoch
+# Those columns inside the LATERAL read, and out of it; times as integer microseconds since the epoch
 # (exact, and Django's per-value timestamptz loader cost ~1 ms a call for ~300 values).
+_TEXT_IN = ", ".join(f's."{PageSection._meta.get_field(f).column}"' for f in TEXT_FIELDS)
 _TEXT_OUT = ", ".join(
     f"(extract(epoch from s.{c}) * 1000000)::int8" if c in ("occurred_at", "updated_at") else f"s.{c}"
     for c in (PageSection._meta.get_field(f).column for f in TEXT_FIELDS)
@@ -226,7 +227,6 @@ def page_texts_for_reader(
     visible = visible_sections_sql(user, table="s")
     if not page_ids or visible is None:
         return out
-    columns = ", ".join(f's."{PageSection._meta.get_field(f).column}"' for f in TEXT_FIELDS)
     asked = [sid for pid in page_ids for sid in matched.get(pid, [])]
     person = Entity.Kind.PERSON.value
     with connection.cursor() as cursor:
@@ -234,11 +234,11 @@ def page_texts_for_reader(
             f"""SELECT pg.id, pg.slug, pg.title, pg.kind, s.newest, {_TEXT_OUT}
                 FROM unnest(%s::bigint[]) AS p(id) JOIN {Page._meta.db_table} pg ON pg.id = p.id
                 LEFT JOIN LATERAL (
-                    (SELECT true AS newest, {columns} FROM {PageSection._meta.db_table} s
+                    (SELECT true AS newest, {_TEXT_IN} FROM {PageSection._meta.db_table} s
                      WHERE s.page_id = pg.id AND pg.kind <> %s AND {visible[0]}
                      ORDER BY s.occurred_at DESC, s.id DESC LIMIT %s)
                     UNION ALL
-                    (SELECT false, {columns} FROM {PageSection._meta.db_table} s
+                    (SELECT false, {_TEXT_IN} FROM {PageSection._meta.db_table} s
                      WHERE s.id = ANY(%s::bigint[]) AND s.page_id = pg.id AND pg.kind <> %s AND {visible[0]})
                 ) s ON TRUE""",
             [page_ids, person, *visible[1], limit, asked, person, *visible[1]],

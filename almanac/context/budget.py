@@ -87,7 +87,7 @@ class _ListCost:
     """
 
     def __init__(self, kind: str, lang: str):
-        self.kind, self.lang = kind, lang
+        self.lang = lang
         self.label = count_tokens(LABELS[lang][kind] + "\n")
         self._costs: dict[int, tuple[int, int]] = {}
 
@@ -98,11 +98,6 @@ class _ListCost:
             line = render_item(item, self.lang)
             cost = self._costs[id(item)] = (count_tokens(line + "\n"), count_tokens(line))
         return cost
-
-    def block(self, items: list[Item]) -> int:
-        if not items:
-            return 0
-        return self.label + sum(self.item(i)[0] for i in items[:-1]) + self.item(items[-1])[1]
 
 
 def _fill_ranked(kind: str, items: list[Item], allowance: int, lang: str):
