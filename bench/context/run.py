@@ -2,13 +2,18 @@
 
     ALMANAC_DB_NAME=almanac_bench_ctx .venv/bin/python bench/context/generate.py   # once
     ALMANAC_DB_NAME=almanac_bench_ctx .venv/bin/python bench/context/run.py --clients 8 --requests 800
+    ALMANAC_DB_NAME=almanac_bench_ctx .venv/bin/python bench/context/run.py --rate 20 --clients 16 --requests 600
 
 1. a live server on 127.0.0.1: gunicorn (`--workers 2 --threads 4`, gthread) when it is
    installed, else `manage.py runserver --noreload` (threaded, one process); DEBUG off;
 2. an agent key for the bench tenant; tasks drawn at random from customer/project/person
    templates in English and Chinese (mostly distinct, so the query embedding is computed
    on the request path), acting for random users of the tenant;
-3. `--clients` threads, each with its own httpx.Client (keep-alive), after a warm-up;
+3. `--clients` threads, each with its own httpx.Client (keep-alive), after a warm-up, each
+   sending its next call as soon as the last one is answered (closed loop: the server's
+   saturation). With `--rate R` the calls arrive at R per second instead (open loop, Poisson
+   arrivals, latency counted from each call's arrival), which is how agents load a
+   service: p99 at an offered rate is what sizing needs;
 4. latency p50/p95/p99, requests/s, errors, how often pages were summarized, the
    database queries per call (measured in-process with CaptureQueriesContext on the same data),
    and the CPU time per call: all of the machine's busy CPU during the measured phase
@@ -78,7 +83,9 @@ def make_tasks(n: int, seed: int) -> list[str]:
     return tasks
 
 
-def start_server(port: int, server: str, workers: int, threads: int) -> tuple[subprocess.Popen, str]:
+def start_server(
+    port: int, server: str, workers: int, threads: int, worker_class: str = "gthread"
+) -> tuple[subprocess.Popen, str]:
     env = {
         **os.environ,
         "DEBUG": "0",
@@ -91,9 +98,11 @@ def start_server(port: int, server: str, workers: int, threads: int) -> tuple[su
     if server == "gunicorn" and gunicorn:
         cmd = [
             gunicorn, "almanac.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-            "--threads", str(threads), "--worker-class", "gthread", "--log-level", "warning", "--timeout", "120",
+            "--threads", str(threads), "--worker-class", worker_class, "--log-level", "warning", "--timeout", "120",
         ]  # fmt: skip
-        label = f"gunicorn gthread, {workers} workers x {threads} threads"
+        label = f"gunicorn {worker_class}, {workers} workers" + (
+            f" x {threads} threads" if worker_class == "gthread" else ""
+        )
     else:
         cmd = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
         label = "manage.py runserver --noreload (threaded, 1 process)"
@@ -188,6 +197,69 @@ def run_load(
     return results, errors, wall
 
 
+def run_open(
+    base: str,
+    key: str,
+    users: list[str],
+    tasks: list[str],
+    rate: float,
+    total: int,
+    max_tokens: int,
+    seed: int,
+    senders: int,
+):
+    """Open loop: `total` calls arriving at `rate` per second (Poisson), whatever the server's
+    pace. Latency counts from each call's scheduled arrival, so time spent waiting for a free
+    sender is counted too (no coordinated omission). `senders` threads send them."""
+    import queue
+
+    rng = random.Random(seed)
+    results: list = []
+    errors: list = []
+    arrivals = queue.SimpleQueue()
+    gaps = [rng.expovariate(rate) for _ in range(total)]
+    jobs = [(rng.choice(users), rng.choice(tasks)) for _ in range(total)]
+    # Senders build their clients before the clock starts (an httpx.Client costs a few ms
+    # of CPU: 16 of them at once had the first half-second's calls wait for the client).
+    ready = threading.Barrier(senders + 1)
+
+    def sender() -> None:
+        import httpx
+
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
+            ready.wait()
+            while True:
+                job = arrivals.get()
+                if job is None:
+                    return
+                due, user, task = job
+                time.sleep(max(0.0, due - time.perf_counter()))
+                response = client.post(
+                    "/api/v1/context", json={"user": user, "task": task, "max_tokens": max_tokens}
+                )
+                elapsed = (time.perf_counter() - due) * 1000
+                if response.status_code != 200:
+                    errors.append((response.status_code, response.text[:200]))
+                    continue
+                data = response.json()
+                summarized = any(i["summarized"] for b in data["blocks"] for i in b["items"])
+                results.append((elapsed, summarized, data["budget"]["used"], len(data["blocks"])))
+
+    threads = [threading.Thread(target=sender) for _ in range(senders)]
+    for t in threads:
+        t.start()
+    ready.wait()
+    started = due = time.perf_counter()
+    for gap, (user, task) in zip(gaps, jobs, strict=True):
+        due += gap
+        arrivals.put((due, user, task))  # the next free sender takes it and waits for its time
+    for _ in threads:
+        arrivals.put(None)
+    for t in threads:
+        t.join()
+    return results, errors, time.perf_counter() - started
+
+
 def query_counts(users: list[str], tasks: list[str], key: str, n: int = 20) -> list[int]:
     from django.db import connection
     from django.test import Client
@@ -218,7 +290,14 @@ def main() -> None:
     parser.add_argument("--server", choices=["gunicorn", "runserver"], default="gunicorn")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--worker-class", choices=["gthread", "sync"], default="gthread")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--rate",
+        type=float,
+        help="open loop: calls arrive at this many per second (Poisson) instead of --clients "
+        "closed-loop clients sending back to back; --clients is then the number of senders",
+    )
     parser.add_argument("--json", type=Path, help="write the results here too")
     args = parser.parse_args()
 
@@ -244,16 +323,29 @@ def main() -> None:
     counts = query_counts(users, tasks, key)
 
     port = free_port()
-    proc, label = start_server(port, args.server, args.workers, args.threads)
+    proc, label = start_server(port, args.server, args.workers, args.threads, args.worker_class)
     base = f"http://127.0.0.1:{port}"
     try:
         per_client = max(1, args.warmup // args.clients)
         run_load(base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 1)
         per_client = max(1, args.requests // args.clients)
         cpu_before, parts_before = cpu_times(), cpu_by_part(proc)
-        results, errors, wall = run_load(
-            base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 2
-        )
+        if args.rate:
+            results, errors, wall = run_open(
+                base,
+                key,
+                users,
+                tasks,
+                args.rate,
+                args.requests,
+                args.max_tokens,
+                args.seed + 2,
+                args.clients,
+            )
+        else:
+            results, errors, wall = run_load(
+                base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 2
+            )
         cpu_after, parts_after = cpu_times(), cpu_by_part(proc)
     finally:
         proc.terminate()
@@ -262,6 +354,9 @@ def main() -> None:
     report = {
         "server": label,
         "corpus": {"sections": sections, "memories": memories, "users": len(users)},
+        "load": f"open loop, {args.rate:g} calls/s offered, {args.clients} senders"
+        if args.rate
+        else f"closed loop, {args.clients} clients back to back",
         "clients": args.clients,
         "max_tokens": args.max_tokens,
         "requests": len(results),
