@@ -19,7 +19,7 @@ from django.db.models.expressions import RawSQL
 
 from almanac.models import CorpusStat, TermStat
 from almanac.search import segment
-from almanac.selectors import where_sql
+from almanac.selectors import text_array, where_sql
 from almanac.settings import envint
 
 K1 = 1.2
@@ -233,9 +233,9 @@ def keyword_query(*, tenant_id: int, corpus: str, text: str) -> KeywordQuery:
             f"""SELECT c.docs, c.total_len, t.term, t.df
                 FROM {CorpusStat._meta.db_table} c
                 LEFT JOIN {TermStat._meta.db_table} t
-                  ON t.tenant_id = c.tenant_id AND t.corpus = c.corpus AND t.term = ANY(%s)
+                  ON t.tenant_id = c.tenant_id AND t.corpus = c.corpus AND t.term = ANY(%s::text[])
                 WHERE c.tenant_id = %s AND c.corpus = %s""",
-            [terms, tenant_id, corpus],
+            [text_array(terms), tenant_id, corpus],
         )
         rows = cursor.fetchall()
     if not rows:

@@ -10,10 +10,11 @@ from contextvars import ContextVar
 from django.contrib.auth import get_user_model
 from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection
-from django.db.models import BooleanField, F, Q
+from django.db.models import BooleanField, F
 from django.db.models.expressions import Expression
 
 from almanac.models import AccessGroup, AgentKey, GroupMembership, Tenant, UserProfile
+from almanac.rows import instance, select_list
 
 User = get_user_model()
 
@@ -90,9 +91,23 @@ def user_access(user) -> tuple[int | None, list[str]]:
     return access
 
 
+def text_array(values) -> str:
+    """Strings as one PostgreSQL array literal, sent as a single text parameter (`%s::text[]`).
+
+    psycopg adapts a Python list element by element in Python; for the few short lists of
+    a context call (query terms, ids) that was ~5% of its CPU, building the literal ~nothing.
+    """
+    return "{" + ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
+
+
+def int_array(values) -> str:
+    """Integers as one PostgreSQL array literal (`%s::bigint[]`), see `text_array`."""
+    return "{" + ",".join(str(int(v)) for v in values) + "}"
+
+
 @functools.lru_cache(maxsize=256)
 def _literal(keys: tuple[str, ...]) -> str:
-    return "{" + ",".join('"' + k.replace("\\", "\\\\").replace('"', '\\"') + '"' for k in keys) + "}"
+    return text_array(keys)
 
 
 def keys_literal(keys: list[str]) -> str:
@@ -200,25 +215,42 @@ def where_sql(queryset) -> tuple[str, list] | None:
     return sql or "TRUE", list(params)
 
 
+# The two lookups every agent call starts with are raw statements (almanac.rows).
+
+
 def user_find_in_tenant(*, tenant: Tenant, ref: str):
-    """A user of `tenant` by username or e-mail, or None."""
+    """An active user of `tenant` by username or e-mail (case-insensitive), or None."""
     ref = (ref or "").strip()
     if not ref:
         return None
-    return (
-        User.objects.filter(profile__tenant=tenant, is_active=True)
-        .filter(Q(username=ref) | Q(email__iexact=ref))
-        .order_by("id")
-        .first()
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT {select_list(User, "u")} FROM {User._meta.db_table} u
+                JOIN {UserProfile._meta.db_table} p ON p.user_id = u.id
+                WHERE p.tenant_id = %s AND u.is_active AND (u.username = %s OR UPPER(u.email::text) = UPPER(%s))
+                ORDER BY u.id LIMIT 1""",
+            [tenant.pk, ref, ref],
+        )
+        row = cursor.fetchone()
+    return instance(User, row) if row else None
 
 
 def agentkey_for_secret(raw: str) -> AgentKey | None:
-    return (
-        AgentKey.objects.select_related("tenant")
-        .filter(hashed_secret=AgentKey.hash_secret(raw), revoked_at__isnull=True)
-        .first()
-    )
+    """The active (unrevoked) key with this secret, its tenant loaded, or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT {select_list(AgentKey, "k")}, {select_list(Tenant, "t")}
+                FROM {AgentKey._meta.db_table} k JOIN {Tenant._meta.db_table} t ON t.id = k.tenant_id
+                WHERE k.hashed_secret = %s AND k.revoked_at IS NULL""",
+            [AgentKey.hash_secret(raw)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    split = len(AgentKey._meta.concrete_fields)
+    key = instance(AgentKey, row[:split])
+    key.tenant = instance(Tenant, row[split:])
+    return key
 
 
 def group_members(*, tenant: Tenant, key: str) -> list[str]:

@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from almanac.buffer import WriteBuffer
 from almanac.errors import ApplicationError
+from almanac.rows import instance, select_list
 from skills import conf, llm, registry
 from skills.models import Skill, SkillRun
 from skills.prompt_skill import PromptSkill
@@ -139,13 +140,27 @@ def skill_sync_builtins() -> list[Skill]:
     return [skill_sync_builtin(name=name) for name in registry.builtin_names()]
 
 
+_ROW_FIELDS = ("id", "name", "version", "builtin", "enabled")
+
+
+def _builtin_row(name: str) -> Skill | None:
+    """The row's own columns of a built-in (raw: a context call's summaries need it)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {select_list(Skill, 's', _ROW_FIELDS)} FROM {Skill._meta.db_table} s WHERE s.name = %s",
+            [name],
+        )
+        row = cursor.fetchone()
+    return instance(Skill, row, _ROW_FIELDS) if row else None
+
+
 def skill_resolve(name: str) -> tuple[registry.BaseSkill, Skill]:
     """The skill and its row (unknown → ApplicationError 404); a request running a skill
     several times resolves it once and passes it as `skill_run(prepared=...)`."""
     builtin = registry.get_builtin(name)
     if builtin is not None:
         # The contract of a built-in comes from code: only these columns are the row's.
-        row = Skill.objects.only("id", "name", "version", "builtin", "enabled").filter(name=name).first()
+        row = _builtin_row(name)
         if row is None or row.version != builtin.version:
             row = skill_sync_builtin(name=name)
         return builtin, row

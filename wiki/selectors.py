@@ -15,7 +15,7 @@ from django.http import Http404
 
 from almanac import keyword, search, vectors
 from almanac.models import Tenant
-from almanac.selectors import access_snapshot, snapshot_memo, user_access, user_tenant
+from almanac.selectors import access_snapshot, int_array, snapshot_memo, user_access, user_tenant
 from wiki import conf, folding
 from wiki.models import Entity, Page, PageSection, section_sources, visible_sections_sql
 from wiki.services.sections import CORPUS
@@ -241,7 +241,7 @@ def page_texts_for_reader(
                     (SELECT false, {_TEXT_IN} FROM {PageSection._meta.db_table} s
                      WHERE s.id = ANY(%s::bigint[]) AND s.page_id = pg.id AND pg.kind <> %s AND {visible[0]})
                 ) s ON TRUE""",
-            [page_ids, person, *visible[1], limit, asked, person, *visible[1]],
+            [int_array(page_ids), person, *visible[1], limit, int_array(asked), person, *visible[1]],
         )
         rows = cursor.fetchall()
     found: dict[int, dict[int, SectionText]] = {}

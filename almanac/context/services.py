@@ -17,7 +17,7 @@ from almanac.context.prompt import detect_lang
 from almanac.context.selection import Selection, select
 from almanac.errors import ApplicationError
 from almanac.search import count_tokens
-from almanac.selectors import access_snapshot
+from almanac.selectors import access_snapshot, int_array
 
 log = logging.getLogger(__name__)
 
@@ -263,8 +263,8 @@ def stale_warnings(*, user, page_ids: list[int]) -> list[dict]:
     # never shown).
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT EXISTS (SELECT 1 FROM {PageSection._meta.db_table} WHERE stale AND page_id = ANY(%s))",
-            [page_ids],
+            f"SELECT EXISTS (SELECT 1 FROM {PageSection._meta.db_table} WHERE stale AND page_id = ANY(%s::bigint[]))",
+            [int_array(page_ids)],
         )
         if not cursor.fetchone()[0]:
             return []

@@ -13,7 +13,7 @@ from almanac import keyword
 from almanac.errors import ApplicationError
 from almanac.models import Department, Project, UserProfile, key_part
 from almanac.search import embed, segment
-from almanac.selectors import user_group_keys
+from almanac.selectors import int_array, text_array, user_group_keys
 from memories import conf
 from memories.models import CORPUS, Feedback, Memory, MemoryLink
 from memories.selectors import nearest
@@ -359,7 +359,11 @@ def memory_touch_counts(*, counts: dict[int, tuple[int, datetime]]) -> int:
                 SET access_count = m.access_count + u.n, last_access = GREATEST(m.last_access, u.at)
                 FROM unnest(%s::bigint[], %s::int[], %s::timestamptz[]) AS u(id, n, at)
                 WHERE m.id = u.id""",
-            [ids, [counts[i][0] for i in ids], [counts[i][1] for i in ids]],
+            [
+                int_array(ids),
+                int_array(counts[i][0] for i in ids),
+                text_array(counts[i][1].isoformat() for i in ids),
+            ],
         )
         return cursor.rowcount
 

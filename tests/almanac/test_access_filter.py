@@ -5,10 +5,14 @@ keys sent as one array literal. Both must give the same answer, for keys with ch
 that need quoting in an array literal too, and follow a revocation on the next read.
 """
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from almanac import selectors
-from almanac.selectors import keys_literal
+from almanac.selectors import int_array, keys_literal, text_array
 from almanac.services import group_ensure, membership_add, membership_remove
 from memories.models import Memory
 from tests.memories.conftest import unit
@@ -23,6 +27,33 @@ def test_keys_literal_round_trips_through_postgres(db):
     with connection.cursor() as cursor:
         cursor.execute("SELECT %s::text[]", [keys_literal(ODD_KEYS)])
         assert cursor.fetchone()[0] == ODD_KEYS
+
+
+# What PostgreSQL text can hold (no NUL), including what an array literal treats specially:
+# quotes, backslashes, braces, commas, spaces, NULL and the empty string.
+texts = st.lists(
+    st.text().filter(lambda t: "\x00" not in t) | st.sampled_from(["NULL", "", " a ", '"', "\\", "{}", ","]),
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=texts, ids=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=12))
+def test_array_literals_round_trip_through_postgres(db, values, ids):
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::text[], %s::bigint[]", [text_array(values), int_array(ids)])
+        assert cursor.fetchone() == (values, ids)
+
+
+def test_timestamps_round_trip_as_a_text_array(db):
+    from django.db import connection
+
+    ats = [datetime(2026, 12, 3, 13, 0, 0, 123456, tzinfo=UTC), datetime.now(UTC) - timedelta(days=400)]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::timestamptz[]", [text_array(at.isoformat() for at in ats)])
+        assert cursor.fetchone()[0] == ats
 
 
 def _memory(tenant, owner, key: str, content: str) -> Memory:

@@ -54,6 +54,18 @@ def test_key_finds_user_by_email(api, alice):
     assert api.get("/me", user="alice@acme.com").json()["username"] == "alice"
 
 
+def test_email_lookup_ignores_case_and_username_does_not(api, alice):
+    assert api.get("/me", user="ALICE@Acme.com").json()["username"] == "alice"
+    assert api.get("/me", user="ALICE").status_code == 404
+
+
+def test_inactive_user_is_404(api, alice):
+    alice.is_active = False
+    alice.save()
+    assert api.get("/me", user="alice").status_code == 404
+    assert api.get("/me", user="alice@acme.com").status_code == 404
+
+
 def test_user_of_another_tenant_is_404(api, mallory):
     r = api.get("/me", user="mallory")
     assert r.status_code == 404
