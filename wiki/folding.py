@@ -76,3 +76,29 @@ def key_pattern(key: str) -> re.Pattern:
     if has_cjk(key):
         return re.compile(escaped)
     return re.compile(rf"(?<![\w]){escaped}(?![\w])")
+
+
+def alternation(keys) -> str:
+    """A regex matching any of `keys`, the longest first where several match at one place:
+    the same matches as `(?:k1|k2|…)` with the keys sorted longest first, written as a trie
+    (`a(?:cme(?: corp)?|irtable)`). Python's regex engine tries every alternative of a flat
+    alternation at every position: with 2,000 entity names that was ~0.2 ms per task and
+    grows with the names; the trie tries one branch per character."""
+    trie: dict = {}
+    for key in keys:
+        node = trie
+        for char in key:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a key ends here
+
+    def pattern(node: dict) -> str:
+        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if "" not in node:
+            return body
+        # A key may also end here: try the longer ones first (greedy), then stop.
+        return ("(?:" + body + ")" if len(branches) == 1 else body) + "?"
+
+    return pattern(trie)

@@ -123,10 +123,10 @@ def entity_matcher(tenant_id: int, *, max_age: float | None = None) -> _Matcher:
         for k in sorted(by_key, key=len, reverse=True)
         if len(k) >= (2 if folding.has_cjk(k) else MIN_LATIN_KEY)
     ]
-    latin = [re.escape(k) for k in keys if not folding.has_cjk(k)]
-    cjk = [re.escape(k) for k in keys if folding.has_cjk(k)]
-    parts = ([rf"(?<!\w)(?:{'|'.join(latin)})(?!\w)"] if latin else []) + (
-        [f"(?:{'|'.join(cjk)})"] if cjk else []
+    latin = [k for k in keys if not folding.has_cjk(k)]
+    cjk = [k for k in keys if folding.has_cjk(k)]
+    parts = ([rf"(?<!\w)(?:{folding.alternation(latin)})(?!\w)"] if latin else []) + (
+        [f"(?:{folding.alternation(cjk)})"] if cjk else []
     )
     pattern = re.compile("|".join(parts)) if parts else None
     matcher = _Matcher(stamp=stamp, pattern=pattern, by_key=by_key, entities=entities)
