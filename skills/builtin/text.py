@@ -39,23 +39,34 @@ _ABBREVIATIONS = {
 }
 _BOUNDARY = re.compile(r"[。！？!?；;]+[”’」』)]?|\.(?=\s|$)|…+|\n")
 
-AMOUNT = re.compile(
+
+def _first_char(chars: str, body: str) -> re.Pattern:
+    """`body` (case-insensitive) behind a lookahead for the characters a match can start
+    with: Python's regex engine otherwise tries every alternative at every position
+    (for the date pattern 24 -> 10 us per sentence, the summarizer's largest cost on text
+    it has not seen before). The same matches as `body` alone (tested)."""
+    return re.compile(f"(?=[{chars}])(?:{body})", re.IGNORECASE)
+
+
+# Every alternative starts with a currency sign, a digit or a currency code.
+AMOUNT_BODY = (
     r"(?:[$€£¥￥]\s?\d[\d,]*(?:\.\d+)?\s?(?:[kKmMbB](?:n)?\b|万|亿|千)?)"
     r"|(?:\d[\d,]*(?:\.\d+)?\s?(?:%|％|万元|亿元|元|万|亿|美元|欧元|块|USD|EUR|RMB|CNY|k\b|K\b|M\b|million|billion|thousand|dollars?|euros?))"
-    r"|(?:(?:USD|EUR|RMB|CNY)\s?\d[\d,]*(?:\.\d+)?)",
-    re.IGNORECASE,
+    r"|(?:(?:USD|EUR|RMB|CNY)\s?\d[\d,]*(?:\.\d+)?)"
 )
+AMOUNT = _first_char(r"$€£¥￥\duerc", AMOUNT_BODY)
 IDENT = re.compile(r"\b(?=[A-Za-z0-9_/#-]*\d)[A-Za-z]{2,}[A-Za-z0-9]*(?:[-_/#][A-Za-z0-9]+)+\b|#\d{2,}\b")
-DATE_TEXT = re.compile(
+# Every alternative starts with a digit, a month or day word, or one of these CJK characters.
+DATE_TEXT_BODY = (
     r"\d{4}[-/.年]\s*\d{1,2}(?:[-/.月]\s*\d{1,2}\s*[日号]?)?|\d{1,2}\s*月\s*\d{1,2}\s*[日号]|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|"
     r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|"
     r"\b(?:last|next|this)\s+(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\b|\b(?:yesterday|today|tomorrow)\b|"
     r"\b(?:on\s+)(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|\b\d+\s+(?:days?|weeks?)\s+ago\b|"
     r"(?:上|下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天1-7]|(?:周|星期|礼拜)[一二三四五六日天]|"
-    r"昨天|前天|今天|明天|后天|\d+\s*天前|(?:Q[1-4]|[一二三四]季度)",
-    re.IGNORECASE,
+    r"昨天|前天|今天|明天|后天|\d+\s*天前|(?:Q[1-4]|[一二三四]季度)"
 )
+DATE_TEXT = _first_char(r"\d上下这本周星礼昨前今明后一二三四qjfmasondlty", DATE_TEXT_BODY)
 
 
 # Runs of blanks that normalizing changes: any with a tab or wide space, or two or more.
