@@ -152,9 +152,11 @@ class PageSection(models.Model):
             ),
         ]
         indexes = [
-            GinIndex(fields=["acl"], name="wiki_section_acl_gin"),
+            # One GIN over both, as for memories: a reader with few keys gets the keyword
+            # lane's `acl && keys AND search_vector @@ query` from one index scan (a
+            # reader with many keys is checked per row, almanac.selectors.GIN_MAX_KEYS).
+            GinIndex(fields=["acl", "search_vector"], name="wiki_section_acl_search_gin"),
             GinIndex(fields=["authors"], name="wiki_section_authors_gin"),
-            GinIndex(fields=["search_vector"], name="wiki_section_search_gin"),
             HnswIndex(
                 name="wiki_section_embedding_hnsw",
                 fields=["embedding"],
