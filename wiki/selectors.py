@@ -118,11 +118,7 @@ def entity_matcher(tenant_id: int, *, max_age: float | None = None) -> _Matcher:
         for key in {entity.key, *entity.alias_keys}:
             by_key.setdefault(key, []).append(entity.pk)
     search.add_words([e.name for e in entities.values()] + [a for e in entities.values() for a in e.aliases])
-    keys = [
-        k
-        for k in sorted(by_key, key=len, reverse=True)
-        if len(k) >= (2 if folding.has_cjk(k) else MIN_LATIN_KEY)
-    ]
+    keys = [k for k in by_key if len(k) >= (2 if folding.has_cjk(k) else MIN_LATIN_KEY)]
     latin = [k for k in keys if not folding.has_cjk(k)]
     cjk = [k for k in keys if folding.has_cjk(k)]
     parts = ([rf"(?<!\w)(?:{folding.alternation(latin)})(?!\w)"] if latin else []) + (
