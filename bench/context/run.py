@@ -152,22 +152,24 @@ def cpu_by_part(server: subprocess.Popen) -> dict[str, float]:
     return parts
 
 
+def call(client, user: str, task: str, max_tokens: int, since: float, out: list, errors: list) -> None:
+    """One context call; its latency (ms since `since`) and what came back go to `out`."""
+    response = client.post("/api/v1/context", json={"user": user, "task": task, "max_tokens": max_tokens})
+    elapsed = (time.perf_counter() - since) * 1000
+    if response.status_code != 200:
+        errors.append((response.status_code, response.text[:200]))
+        return
+    data = response.json()
+    summarized = any(i["summarized"] for b in data["blocks"] for i in b["items"])
+    out.append((elapsed, summarized, data["budget"]["used"], len(data["blocks"])))
+
+
 def client_loop(base: str, key: str, jobs: list[tuple[str, str]], max_tokens: int, out: list, errors: list):
     import httpx
 
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
         for user, task in jobs:
-            started = time.perf_counter()
-            response = client.post(
-                "/api/v1/context", json={"user": user, "task": task, "max_tokens": max_tokens}
-            )
-            elapsed = (time.perf_counter() - started) * 1000
-            if response.status_code != 200:
-                errors.append((response.status_code, response.text[:200]))
-                continue
-            data = response.json()
-            summarized = any(i["summarized"] for b in data["blocks"] for i in b["items"])
-            out.append((elapsed, summarized, data["budget"]["used"], len(data["blocks"])))
+            call(client, user, task, max_tokens, time.perf_counter(), out, errors)
 
 
 def run_load(
@@ -234,16 +236,7 @@ def run_open(
                     return
                 due, user, task = job
                 time.sleep(max(0.0, due - time.perf_counter()))
-                response = client.post(
-                    "/api/v1/context", json={"user": user, "task": task, "max_tokens": max_tokens}
-                )
-                elapsed = (time.perf_counter() - due) * 1000
-                if response.status_code != 200:
-                    errors.append((response.status_code, response.text[:200]))
-                    continue
-                data = response.json()
-                summarized = any(i["summarized"] for b in data["blocks"] for i in b["items"])
-                results.append((elapsed, summarized, data["budget"]["used"], len(data["blocks"])))
+                call(client, user, task, max_tokens, due, results, errors)
 
     threads = [threading.Thread(target=sender) for _ in range(senders)]
     for t in threads:
