@@ -158,7 +158,7 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     ranked = rank_pages(hits, entity_page_ids, seen.pages)
     selection.candidate_page_ids = [pid for pid, _ in ranked]
     top = settings.CONTEXT_TOP_PAGES
-    # Ask for a few more than needed: a named page may have nothing visible to this user.
+    # The hits of each page, best first: a page is read with the sections the task matched.
     matched: dict[int, list[int]] = {}
     for hit in hits:
         matched.setdefault(hit.page_id, []).append(hit.id)
