@@ -85,7 +85,8 @@ class Memory(models.Model):
             models.Index(fields=["tenant", "status", "memory_type"], name="memories_memory_tenant_status"),
             models.Index(fields=["owner", "-created_at"], name="memories_memory_owner_created"),
             # No index on access_count/last_access: recall bumps them, and an update that
-            # touches no indexed column can be HOT (no new HNSW/GIN entries per hit).
+            # touches no indexed column can be HOT (no new HNSW/GIN entries per hit) when its
+            # heap page has room: the table's fillfactor is 80 (migration 0006).
         ]
         constraints = [
             models.CheckConstraint(

@@ -176,3 +176,25 @@ def test_buffered_touch_mode(alice, corpus, monkeypatch, django_capture_on_commi
     assert touch.flush() == 2
     assert set(Memory.objects.filter(pk__in=ids).values_list("access_count", flat=True)) == {2}
     assert touch._buffer.timer is None  # the flush stopped the pending timer
+
+
+def _block(memory_id: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT (ctid::text::point)[0]::int FROM memories_memory WHERE id = %s", [memory_id])
+        return cursor.fetchone()[0]
+
+
+def test_touch_rewrites_a_row_in_its_own_page(alice, remember):
+    # A hit count update is HOT only if the new row version fits in the row's heap page.
+    # Fill the first page the way writes do, then touch the last row written into it:
+    # the table's fillfactor leaves it room, so no index gets a new entry for the hit.
+    memories = [
+        remember(alice, f"Quarterly plan note {i:04d} for the regional sales team", embedding=unit(1000 + i))
+        for i in range(60)
+    ]
+    first_page = [m for m in memories if _block(m.pk) == 0]
+    assert len(first_page) < len(memories)  # the rows span several pages
+    last = first_page[-1]
+    assert services.memory_touch_counts(counts={last.pk: (1, timezone.now())}) == 1
+    assert _block(last.pk) == 0
+    assert Memory.objects.get(pk=last.pk).access_count == 1
