@@ -16,7 +16,7 @@ from almanac.context.items import Fit, Item
 from almanac.context.prompt import detect_lang
 from almanac.context.selection import Selection, select
 from almanac.errors import ApplicationError
-from almanac.search import count_tokens
+from almanac.search import count_tokens_by_line
 from almanac.selectors import access_snapshot, int_array
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
             log.warning("summarize failed for page %s; the page is left out", item.id, exc_info=True)
             return None
         summary = (summary or "").strip()
-        if not summary or count_tokens(summary) > target:
+        if not summary or count_tokens_by_line(summary) > target:  # by line: from the memos
             return None  # the skill broke its contract: leave the page out rather than cut it
         _remember(key, summary, conf.SUMMARY_CACHE_SECONDS)
         return summary

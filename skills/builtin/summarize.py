@@ -172,13 +172,15 @@ def extractive_summary(
         return _cut_at_word(units[ranked[0]], max_tokens)
     summary = _join([(units[i], lines[i]) for i in sorted(chosen)])
     # Token counts are not exactly additive across joins: drop the weakest until it fits.
+    # Measured by line (the same number): a summary line is often a whole line of the
+    # text, already in the memo, while the summary as a whole is new for every reader.
     for i in reversed(ranked):
-        if count_tokens(summary) <= max_tokens:
+        if count_tokens_by_line(summary) <= max_tokens:
             break
         if i in chosen and len(chosen) > 1:
             chosen.discard(i)
             summary = _join([(units[j], lines[j]) for j in sorted(chosen)])
-    return summary if count_tokens(summary) <= max_tokens else _cut_at_word(summary, max_tokens)
+    return summary if count_tokens_by_line(summary) <= max_tokens else _cut_at_word(summary, max_tokens)
 
 
 @register
