@@ -35,6 +35,7 @@ def steps(quick: bool) -> list[tuple[str, list[str]]]:
             + (["--sections", "5000", "--memories", "10000"] if quick else []),
         ),
         ("almanac_bench_ctx", [PY, "bench/context/run.py", "--requests", "160" if quick else "800"]),
+        ("almanac_bench_ctx", [PY, "bench/memories/touch.py", "--batches", "20" if quick else "60"]),
     ]
 
 

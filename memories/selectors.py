@@ -140,6 +140,7 @@ def memory_search(
     top_k: int = 10,
     memory_types: list[str] | None = None,
     exclude_ids: set[int] | None = None,
+    touch: bool = True,
 ) -> list[MemoryHit]:
     """Hybrid recall inside the user's visible set (DESIGN §5).
 
@@ -147,7 +148,9 @@ def memory_search(
     2. RRF (k=60) → top 15;
     3. weight by importance, recency (last access) and quality; a memory containing every
        exact id of the query (e.g. PRD-2024-013) is ranked ahead of the rest;
-    4. optional rerank hook (MEMORY_RERANK), then top_k. Hits are touched in the background.
+    4. optional rerank hook (MEMORY_RERANK), then top_k. Hits are touched in the background,
+       unless `touch` is False: a caller that shows only some of them (the context call)
+       touches what it shows.
     """
     query = (query or "").strip()
     if not query or top_k <= 0:
@@ -170,7 +173,7 @@ def memory_search(
     if conf.RERANK:
         hits = import_string(conf.RERANK)(query, hits)
     hits = hits[:top_k]
-    if hits and conf.TOUCH_ON_RECALL:
+    if hits and touch and conf.TOUCH_ON_RECALL:
         from memories.services import memory_touch_later
 
         memory_touch_later(memory_ids=[h.memory.pk for h in hits])

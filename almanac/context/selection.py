@@ -213,14 +213,20 @@ def select_memories(*, user, task: str, seen: Seen, selection: Selection) -> Non
     # Twice what both need: the lanes fetch 50 each anyway, and a deep enough list rarely
     # leaves one type short (which costs a recall of its own).
     asked = 2 * sum(want.values())
+    # Not touched here: the context call touches the memories it returns (services.py).
     hits = memory_search(
-        user=user, query=task, top_k=asked, memory_types=list(want), exclude_ids=seen.memories
+        user=user, query=task, top_k=asked, memory_types=list(want), exclude_ids=seen.memories, touch=False
     )
     by_kind = {kind: [h for h in hits if h.memory.memory_type == kind] for kind in want}
     for kind, top_k in want.items():
         if len(hits) >= asked and len(by_kind[kind]) < top_k:
             by_kind[kind] = memory_search(
-                user=user, query=task, top_k=top_k + 1, memory_types=[kind], exclude_ids=seen.memories
+                user=user,
+                query=task,
+                top_k=top_k + 1,
+                memory_types=[kind],
+                exclude_ids=seen.memories,
+                touch=False,
             )
         if len(by_kind[kind]) > top_k or len(hits) >= asked:
             selection.more = True

@@ -55,6 +55,7 @@ def context_for(
     selection = select(user=user, tenant=tenant, task=task, seen=seen, session_id=session_id)
     summarize = page_summarizer(tenant=tenant, lang=lang, keep=selection.entities)
     result = fit(selection.candidates, max_tokens=max_tokens, lang=lang, summarize=summarize)
+    touch_returned(result)
     freshness = freshness_for(tenant=tenant)
     warnings = budget_warnings(result, lang)
     warnings += freshness_warnings(freshness)
@@ -69,6 +70,17 @@ def context_for(
         "lang": lang,
         "entities": selection.entities,
     }
+
+
+def touch_returned(result: Fit) -> None:
+    """Count a hit for each memory the call returns, off the request path: recall found more
+    candidates than fit, and one the agent never saw was not accessed."""
+    from memories import conf as memory_conf
+    from memories.services import memory_touch_later
+
+    ids = [item.refs["memory"] for items in result.chosen.values() for item in items if "memory" in item.refs]
+    if ids and memory_conf.TOUCH_ON_RECALL:
+        memory_touch_later(memory_ids=ids)
 
 
 def _cached(key: str):

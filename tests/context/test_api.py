@@ -125,6 +125,32 @@ def test_second_pass_returns_the_next_items_without_repeats(api, company):
     assert sum(1 for kind, _ in seen if kind == "wiki") >= 6
 
 
+def test_only_the_memories_returned_count_as_accessed(api, company, django_capture_on_commit_callbacks):
+    from memories import touch
+    from memories.models import Memory
+    from memories.services import memory_create
+
+    alice = company.profiles.get(user__username="alice").user
+    for i in range(12):
+        memory_create(
+            owner=alice, content=f"Renewal fact number {i}: customer {i} renews every {i + 1} years."
+        )
+    touch.flush()
+    Memory.objects.update(access_count=0, last_access=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        data = context(api, task="contract renewal facts", max_tokens=300)
+    touch.flush()
+    returned = {
+        int(item["id"]) for block in data["blocks"] if block["kind"] != "wiki" for item in block["items"]
+    }
+    # Recall finds all of alice's memories; only 8 semantic ones are candidates, and the
+    # budget may leave some out. Only those the agent got count as accessed.
+    assert 0 < len(returned) < Memory.objects.filter(owner=alice).count()
+    accessed = set(Memory.objects.filter(access_count__gt=0).values_list("id", flat=True))
+    assert accessed == returned
+    assert set(Memory.objects.filter(id__in=returned).values_list("access_count", flat=True)) == {1}
+
+
 def test_cursor_of_another_user_or_task_is_refused(api, company):
     from memories.services import memory_create
 

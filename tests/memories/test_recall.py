@@ -188,6 +188,9 @@ def test_touch_rewrites_a_row_in_its_own_page(alice, remember):
     # A hit count update is HOT only if the new row version fits in the row's heap page.
     # Fill the first page the way writes do, then touch the last row written into it:
     # the table's fillfactor leaves it room, so no index gets a new entry for the hit.
+    # (A fresh heap: earlier tests' rolled-back rows still take room in the first pages.)
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE memories_memory CASCADE")
     memories = [
         remember(alice, f"Quarterly plan note {i:04d} for the regional sales team", embedding=unit(1000 + i))
         for i in range(60)
