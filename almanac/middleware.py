@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from django.db import DataError, connection, transaction
-from django.http import HttpResponseBadRequest
+from django.http import HttpResponseBadRequest, JsonResponse
 
 log = logging.getLogger("almanac")
 
@@ -35,3 +35,27 @@ class BadInputMiddleware:
             transaction.set_rollback(True)  # the refused statement aborted the enclosing transaction
         message = f"invalid value in the request: {exc}".splitlines()[0][:300]
         return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+
+
+class ApiMethodNotAllowedMiddleware:
+    """A wrong method on an agent API path is a JSON 405 (with its Allow header), like every
+    other refusal of the API: django-ninja answers it with a bare text body."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (
+            response.status_code == 405
+            and request.path.startswith("/api/")
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            allowed = response.get("Allow", "")
+            json_response = JsonResponse(
+                {"detail": f"method not allowed: {request.method} {request.path} (allowed: {allowed})"},
+                status=405,
+            )
+            json_response["Allow"] = allowed
+            return json_response
+        return response

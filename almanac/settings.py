@@ -94,6 +94,7 @@ MIDDLEWARE = [
     "simple_history.middleware.HistoryRequestMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "almanac.middleware.BadInputMiddleware",
+    "almanac.middleware.ApiMethodNotAllowedMiddleware",
 ]
 
 ROOT_URLCONF = "almanac.urls"

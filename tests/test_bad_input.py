@@ -131,3 +131,18 @@ def test_unrouted_api_paths_answer_json_404(api, alice):
             r.content[:100],
         )
     assert api.client.get("/api/v2/health").json()["detail"] == "no such endpoint: GET /api/v2/health"
+
+
+def test_a_wrong_method_on_an_api_path_is_a_json_405(api, alice):
+    for method, path, allowed in [
+        ("get", "/memories/search", "POST"),
+        ("delete", "/context", "POST"),
+        ("put", "/health", "GET"),
+    ]:
+        r = getattr(api.client, method)(f"/api/v1{path}", headers=api.headers)
+        assert r.status_code == 405, (method, path, r.status_code)
+        assert r["Content-Type"] == "application/json", (method, path, r.content[:100])
+        assert (
+            r.json()["detail"] == f"method not allowed: {method.upper()} /api/v1{path} (allowed: {allowed})"
+        )
+        assert r["Allow"] == allowed
