@@ -173,7 +173,7 @@ def memory_search(
     if conf.RERANK:
         hits = import_string(conf.RERANK)(query, hits)
     hits = hits[:top_k]
-    if hits and touch and conf.TOUCH_ON_RECALL:
+    if touch:
         from memories.services import memory_touch_later
 
         memory_touch_later(memory_ids=[h.memory.pk for h in hits])

@@ -75,12 +75,10 @@ def context_for(
 def touch_returned(result: Fit) -> None:
     """Count a hit for each memory the call returns, off the request path: recall found more
     candidates than fit, and one the agent never saw was not accessed."""
-    from memories import conf as memory_conf
     from memories.services import memory_touch_later
 
     ids = [item.refs["memory"] for items in result.chosen.values() for item in items if "memory" in item.refs]
-    if ids and memory_conf.TOUCH_ON_RECALL:
-        memory_touch_later(memory_ids=ids)
+    memory_touch_later(memory_ids=ids)
 
 
 def _cached(key: str):

@@ -369,7 +369,10 @@ def memory_touch_counts(*, counts: dict[int, tuple[int, datetime]]) -> int:
 
 
 def memory_touch_later(*, memory_ids: list[int]) -> None:
-    """Count recall hits off the request path, after the reading transaction commits."""
+    """Count recall hits off the request path, after the reading transaction commits
+    (nothing when MEMORY_TOUCH_ON_RECALL is off, or there is nothing to count)."""
+    if not memory_ids or not conf.TOUCH_ON_RECALL:
+        return
     now = timezone.now()
     ids = sorted(memory_ids)
     if conf.TOUCH_MODE == "buffer":
