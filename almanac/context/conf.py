@@ -1,4 +1,4 @@
-"""Context settings (env-driven; listed in the README's configuration table).
+"""Context settings (env-driven; listed in docs/agents.md, Configuration).
 
 CONTEXT_TOP_PAGES and CONTEXT_DEFAULT_MAX_TOKENS live in almanac.settings; the rest are
 specific to this package and read here.
@@ -34,7 +34,7 @@ def _shares(raw: str) -> dict[str, float]:
 
 # Share of the budget each block may use before spill-over (normalized to sum to 1).
 BLOCK_SHARES = _shares(env("CONTEXT_BLOCK_SHARES", "wiki:0.5,semantic:0.2,episodic:0.15,working:0.15"))
-# Input limits: a task longer than this is refused (413); max_tokens outside 1..MAX is 422.
+# Input limits: a task longer than this, or max_tokens outside 1..MAX, is refused (422).
 TASK_MAX_CHARS = envint("CONTEXT_TASK_MAX_CHARS", 8000)
 MAX_TOKENS_LIMIT = envint("CONTEXT_MAX_TOKENS_LIMIT", 32000)
 # How many memories of each kind one pass considers.

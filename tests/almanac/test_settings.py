@@ -56,6 +56,19 @@ def test_secret_key_from_file(tmp_path):
     assert out.stdout.strip() == "from-a-file"
 
 
+def test_redis_url_from_file(tmp_path):
+    # A Redis URL may carry a password: like every secret, it can come from a file.
+    url = tmp_path / "redis"
+    url.write_text("redis://:pw@redis.internal:6379/0\n")
+    code = (
+        "from django.conf import settings; "
+        "print(settings.CACHES['default']['LOCATION'], settings.Q_CLUSTER['redis'])"
+    )
+    out = run({"REDIS_URL_FILE": str(url)}, code=code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["redis://:pw@redis.internal:6379/0"] * 2
+
+
 def test_bad_integer_setting_is_a_clear_error():
     out = run({"EMBEDDING_DIM": "lots"}, code="import django; django.setup()")
     assert out.returncode != 0 and "EMBEDDING_DIM must be an integer" in out.stderr
