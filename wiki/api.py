@@ -52,6 +52,8 @@ def page_detail(*, user, page) -> dict:
     sections = list(selectors.page_sections_for_user(user=user, page=page))
     visible_ids = {s.pk for s in sections if s.page_id == page.pk}
     page.visible_updated_at = max((s.updated_at for s in sections), default=None)
+    if page.visible_updated_at is None:  # only stale sections visible: their newest, not the page's
+        page.visible_updated_at = selectors.visible_updated_at(user=user, page=page, include_stale=True)
     return {
         **page_out(page, sections=len(sections)),
         "aliases": page.entity.aliases,

@@ -281,6 +281,12 @@ def _person_page_text(*, user, page: PageText, limit: int, asked: list[int]) -> 
     page.matched = [by_id[sid] for sid in asked if sid in by_id]
 
 
+def visible_updated_at(*, user, page: Page, include_stale: bool = False) -> datetime | None:
+    """When the newest section of the page that the user may see changed (None: they see none)."""
+    qs = PageSection.objects.visible_to(user, include_stale=include_stale).filter(page=page)
+    return qs.aggregate(newest=Max("updated_at"))["newest"]
+
+
 def stale_section_count(*, user, page_ids: list[int] | None = None) -> int:
     """Sections that would be visible to the user but are stale (awaiting confirmation)."""
     qs = PageSection.objects.visible_to(user, include_stale=True).filter(stale=True)
@@ -402,8 +408,9 @@ def section_ranking(
     for section_id, score in fused:
         k, v = kw_rank.get(section_id), vec_rank.get(section_id)
         breakdown = {
+            # Ranks only, no raw BM25 score: its idf counts the whole tenant, hidden sections
+            # too, so the score would tell how common a word is where the reader cannot look.
             "keyword_rank": k[0] if k else None,
-            "keyword_score": round(float(k[1]), 4) if k else None,
             "vector_rank": v[0] if v else None,
             "vector_similarity": round(1.0 - float(v[1]), 4) if v else None,
             "rrf": round(score, 6),
@@ -435,4 +442,17 @@ def page_search(*, user, query: str, top_k: int = 10) -> list[dict]:
     ranked = sorted(
         grouped.values(), key=lambda hs: (-sum(h.score for h in hs[:3]), hs[0].section.page.slug)
     )[:top_k]
+    # A page's `updated_at` as this reader sees it: its newest visible section, never a
+    # private section's change (one query for all the pages).
+    newest = dict(
+        PageSection.objects.visible_to(user)
+        .filter(page_id__in=[hs[0].section.page_id for hs in ranked])
+        .order_by()
+        .values("page_id")
+        .annotate(newest=Max("updated_at"))
+        .values_list("page_id", "newest")
+    )
+    for hs in ranked:
+        page = hs[0].section.page
+        page.visible_updated_at = newest.get(page.pk) or max(h.section.updated_at for h in hs)
     return [{"page": hs[0].section.page, "score": sum(h.score for h in hs[:3]), "hits": hs} for hs in ranked]

@@ -33,14 +33,36 @@ class Selection:
     more: bool = False  # something ranked below what this pass considered
 
 
-def task_entities(*, tenant, task: str) -> tuple[list, list[str]]:
-    """Wiki entities named in the task (names and aliases) and ids like PRD-2024-013."""
+def task_entities(*, user, tenant, task: str) -> tuple[list, dict[int, int], list[str]]:
+    """Wiki entities named in the task (names and aliases) whose page the user may see, their
+    page ids ({entity id: page id}), and the names to report: theirs plus ids like
+    PRD-2024-013 written in the task.
+
+    An entity whose page shows the user nothing is dropped: its canonical name ("Nightingale
+    Holdings" for a task saying "nightingale") would tell them the page exists.
+    """
+    from wiki.models import Page, PageSection
     from wiki.selectors import entities_in_text
 
     entities = list(entities_in_text(tenant=tenant, text=task))
+    pages: dict[int, int] = {}
+    if entities:
+        pages = dict(
+            Page.objects.filter(tenant=tenant, entity__in=[e.pk for e in entities]).values_list(
+                "entity_id", "id"
+            )
+        )
+        shown = set(
+            PageSection.objects.visible_to(user)
+            .filter(page_id__in=list(pages.values()))
+            .order_by()
+            .values_list("page_id", flat=True)
+            .distinct()
+        )
+        entities = [e for e in entities if pages.get(e.pk) in shown]
     names = [e.name for e in entities]
     names += [m.group() for m in _ID.finditer(task) if m.group() not in names]
-    return entities, names
+    return entities, {e.pk: pages[e.pk] for e in entities}, names
 
 
 def relevant(hit) -> bool:
@@ -142,18 +164,10 @@ def _page_item(page, group, score: float, omitted: bool = False) -> Item:
 
 
 def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -> None:
-    from wiki.models import Page
     from wiki.selectors import section_ranking
 
-    entities, selection.entities = task_entities(tenant=tenant, task=task)
-    entity_page_ids = []
-    if entities:
-        pages = Page.objects.filter(tenant=tenant, entity__in=[e.pk for e in entities])
-        order = {e.pk: i for i, e in enumerate(entities)}
-        entity_page_ids = [
-            pid
-            for pid, eid in sorted(pages.values_list("id", "entity_id"), key=lambda pe: order.get(pe[1], 0))
-        ]
+    entities, pages, selection.entities = task_entities(user=user, tenant=tenant, task=task)
+    entity_page_ids = [pages[e.pk] for e in entities]  # in the order the task names them
     hits = section_ranking(user=user, query=task, top_k=conf.SECTION_TOP_K, exclude_section_ids=seen.sections)
     ranked = rank_pages(hits, entity_page_ids, seen.pages)
     selection.candidate_page_ids = [pid for pid, _ in ranked]

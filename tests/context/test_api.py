@@ -92,6 +92,27 @@ def test_entity_named_page_ranks_first(api, company):
     assert "Zephyr" in data["entities"]
 
 
+def test_an_entity_whose_page_the_user_cannot_see_is_not_named(api, company, bob):
+    from almanac.selectors import group_get
+    from almanac.services import membership_remove
+    from tests.context.conftest import FINANCE, push
+
+    # The only section about Nightingale is in the finance channel (bob is a member).
+    push(
+        company, container=FINANCE, tags={"customer": "Nightingale Holdings"}, text="Nightingale LOI signed."
+    )
+    task = "Prepare a briefing on nightingale"
+    assert "Nightingale Holdings" in context(api, user="bob", task=task)["entities"]
+    for user in ("alice", "charlie"):
+        data = context(api, user=user, task=task)
+        assert data["entities"] == []
+        assert "Nightingale Holdings" not in json.dumps(data, ensure_ascii=False)
+    membership_remove(user=bob, group=group_get(tenant=company, key="slack:channel:CFIN"))
+    assert context(api, user="bob", task=task)["entities"] == []
+    # Ids written in the task are the task's own words: still reported.
+    assert context(api, user="alice", task="nightingale PRD-2024-013")["entities"] == ["PRD-2024-013"]
+
+
 def test_second_pass_returns_the_next_items_without_repeats(api, company):
     from memories.services import memory_create
     from tests.context.conftest import SALES, push

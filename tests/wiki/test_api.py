@@ -106,3 +106,31 @@ def test_list_pins_query_count(api, vercel_world, push, django_assert_max_num_qu
     )
     with django_assert_max_num_queries(8):
         assert len(api.get("/wiki/pages", user="alice").json()) == 3
+
+
+def _when(value: str):
+    """The time as the API shows it, in whole milliseconds (as its JSON encoder writes them)."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _ms(moment):
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def test_search_and_page_show_when_the_page_changed_for_the_reader(api, vercel_world):
+    # bob's private #finance-internal section is the page's newest change: alice must not
+    # learn when it happened (nor see a raw BM25 score, whose statistics count it).
+    public = PageSection.objects.get(content__contains="SSO")
+    private = PageSection.objects.get(content__contains="margin floor")
+    assert private.updated_at > public.updated_at
+    for user, newest in (("alice", public), ("bob", private)):
+        [result] = api.post("/wiki/search", {"user": user, "query": "Vercel"}).json()["results"]
+        assert _when(result["page"]["updated_at"]) == _ms(newest.updated_at)
+        assert all("keyword_score" not in hit["breakdown"] for hit in result["sections"])
+    # Only a stale section left for alice: the page still answers with its time, not the page's.
+    PageSection.objects.filter(pk=public.pk).update(stale=True)
+    body = api.get("/wiki/pages/vercel", user="alice").json()
+    assert body["sections"] == [] and body["stale_sections"] == 1
+    assert _when(body["updated_at"]) == _ms(public.updated_at)
