@@ -39,16 +39,26 @@ def request_tenant(request):
     return selectors.user_tenant(request.user)
 
 
+def acting_key(request):
+    """The call's agent key, which must be allowed to act for users (else 403); None for a session.
+
+    Every endpoint that reads or writes a user's data passes through here, also those that
+    find the user from the object (a session) instead of from `user`.
+    """
+    key = getattr(request, "agent_key", None)
+    if key is not None and not key.can_act_for_users:
+        raise HttpError(403, "this agent key may not act for users")
+    return key
+
+
 def acting_user(request, ref: str | None):
     """The user a call acts for.
 
     Agent key: `ref` (username or e-mail) must name a user of the key's tenant, else 404.
     Session: `ref` may be omitted or name the session user; naming anyone else is a 403.
     """
-    key = getattr(request, "agent_key", None)
+    key = acting_key(request)
     if key is not None:
-        if not key.can_act_for_users:
-            raise HttpError(403, "this agent key may not act for users")
         if not ref:
             raise HttpError(422, "'user' is required when calling with an agent key")
         user = selectors.user_find_in_tenant(tenant=key.tenant, ref=ref)

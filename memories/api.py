@@ -7,7 +7,7 @@ from typing import Literal
 from ninja import Query, Router
 from ninja.responses import Status
 
-from almanac.auth import acting_user, request_tenant
+from almanac.auth import acting_key, acting_user
 from memories import selectors, services
 from memories.schemas import (
     FeedbackIn,
@@ -117,10 +117,15 @@ def feedback_memory(request, memory_id: int, payload: FeedbackIn):
 
 
 def _session(request, session_id: int, ref: str | None):
-    """The session, as its user or (agent key without `user`) within the key's tenant; else 404."""
-    if ref or getattr(request, "agent_key", None) is None:
+    """The session, as its user or (agent key without `user`) within the key's tenant; else 404.
+
+    The act-for-user permission is checked first, so a key without it cannot even learn
+    which session ids exist.
+    """
+    key = acting_key(request)
+    if ref or key is None:
         return selectors.session_get_for_user(user=acting_user(request, ref), session_id=session_id)
-    return selectors.session_get_in_tenant(tenant=request_tenant(request), session_id=session_id)
+    return selectors.session_get_in_tenant(tenant=key.tenant, session_id=session_id)
 
 
 @sessions_router.post("", response={201: SessionOut})

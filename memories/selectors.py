@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import connection
+from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -275,8 +276,24 @@ def session_window(*, user, session_id: int) -> dict:
 
 
 def session_get_in_tenant(*, tenant, session_id: int) -> ConversationSession:
-    """A session of `tenant` (agent-key calls that name no user); 404 otherwise."""
-    session = ConversationSession.objects.select_related("user").filter(pk=session_id, tenant=tenant).first()
-    if session is None or tenant is None:
+    """A session of `tenant` (agent-key calls that name no user); 404 otherwise.
+
+    Held to what `session_get_for_user` would find for the session's own user (`of_user`):
+    the user is active and still belongs to the tenant, so a session answers alike with or
+    without `user`.
+    """
+    if tenant is None:
+        raise Http404("session not found")
+    session = (
+        ConversationSession.objects.select_related("user")
+        .filter(
+            pk=session_id,
+            tenant=tenant,
+            user__is_active=True,
+            tenant__profiles__user_id=F("user_id"),
+        )
+        .first()
+    )
+    if session is None:
         raise Http404("session not found")
     return session
