@@ -6,6 +6,7 @@ import logging
 
 from django.db import DatabaseError, DataError, connection
 from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -62,9 +63,12 @@ def on_http_error(request, exc: HttpError):
 @api.exception_handler(DataError)
 def on_data_error(request, exc):
     # Values the database refuses (NUL bytes, out-of-range numbers) are the caller's input.
-    return api.create_response(request, {"detail": f"invalid value: {exc.__cause__ or exc}"}, status=400)
+    # Its first line only: the rest quotes the SQL statement.
+    reason = str(exc.__cause__ or exc).strip().splitlines()[0][:300]
+    return api.create_response(request, {"detail": f"invalid value: {reason}"}, status=400)
 
 
+@csrf_exempt  # a POST to no endpoint is a 404, not a CSRF failure page
 def no_such_endpoint(request, rest: str = ""):
     """Everything under /api/ that no endpoint serves: a JSON 404, as the contract promises
     (Django's own page is HTML, and its trailing-slash redirect cannot carry a POST)."""

@@ -9,6 +9,7 @@ walks them next. Refusing those here means a bad request fails whole, before any
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from ninja.parser import Parser
@@ -58,3 +59,23 @@ class StrictParser(Parser):
 
     def parse_body(self, request):
         return loads(request.body)
+
+
+def storable_problem(value, name: str) -> str | None:
+    """Why PostgreSQL's jsonb would refuse `value` (a NUL character in a string or key, a
+    number that is not finite), said about `name`; None when it stores as is."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return f"{name} contains a NUL character (\\u0000), which cannot be stored"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return f"{name} contains a number that is not finite ({item}), which JSON cannot hold"
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None

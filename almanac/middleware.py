@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.db import DataError, connection, transaction
 from django.http import HttpResponseBadRequest, JsonResponse
 
@@ -59,3 +61,31 @@ class ApiMethodNotAllowedMiddleware:
             json_response["Allow"] = allowed
             return json_response
         return response
+
+
+class ApiRequestGuardMiddleware:
+    """Requests to the agent API that Django itself refuses get the API's JSON errors.
+
+    Runs before the CSRF check and reads the body first: a body over MAX_BODY_BYTES is a
+    413, a query string with more fields than Django parses a 400 (Django answers both with
+    an HTML page or, with DEBUG on, a traceback). A session login's CSRF check reads a form
+    body as a form; read here, the body stays available to the JSON parser, which then
+    refuses it with its own 400 instead of failing on a consumed stream.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.path.startswith("/api/"):
+            try:
+                request.GET  # noqa: B018 (parsed now, to refuse it now)
+                if request.method not in ("GET", "HEAD", "OPTIONS"):
+                    request.body  # noqa: B018
+            except RequestDataTooBig:
+                limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+                return JsonResponse({"detail": f"the request body is larger than {limit} bytes"}, status=413)
+            except TooManyFieldsSent:
+                limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+                return JsonResponse({"detail": f"more than {limit} query parameters"}, status=400)
+        return self.get_response(request)

@@ -83,6 +83,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "almanac.lanes.InFlightMiddleware",
+    "almanac.middleware.ApiRequestGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -99,6 +100,9 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "almanac.urls"
+# Largest request body (bytes). Above it the agent API answers 413: an event's text (up to
+# CONNECTOR_EVENT_MAX_TEXT characters, 3 bytes each in Chinese) plus its raw payload fits.
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("MAX_BODY_BYTES", 16 * 1024 * 1024)
 WSGI_APPLICATION = "almanac.wsgi.application"
 
 TEMPLATES = [

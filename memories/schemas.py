@@ -9,6 +9,8 @@ from typing import Literal
 from ninja import Field, Schema
 from pydantic import ConfigDict, field_validator
 
+from almanac.jsonbody import storable_problem
+
 MemoryType = Literal["semantic", "episodic", "working"]
 Scope = Literal["user", "dept", "project", "tenant"]
 Status = Literal["active", "compressed", "archived"]
@@ -16,7 +18,12 @@ MAX_META_CHARS = 10_000
 
 
 def _check_meta(value: dict | None) -> dict | None:
-    if value is not None and len(json.dumps(value, ensure_ascii=False)) > MAX_META_CHARS:
+    if value is None:
+        return value
+    problem = storable_problem(value, "meta")
+    if problem:
+        raise ValueError(problem)
+    if len(json.dumps(value, ensure_ascii=False)) > MAX_META_CHARS:
         raise ValueError(f"meta is larger than {MAX_META_CHARS} characters of JSON")
     return value
 

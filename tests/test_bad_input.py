@@ -146,3 +146,82 @@ def test_a_wrong_method_on_an_api_path_is_a_json_405(api, alice):
             r.json()["detail"] == f"method not allowed: {method.upper()} /api/v1{path} (allowed: {allowed})"
         )
         assert r["Allow"] == allowed
+
+
+def test_a_body_over_the_limit_is_a_json_413_and_too_many_query_fields_a_json_400(api, alice, settings):
+    from memories.models import Memory
+
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    r = api.post("/memories", {"user": "alice", "content": "x" * 2000})
+    assert r.status_code == 413 and r.json()["detail"] == "the request body is larger than 1000 bytes"
+    assert not Memory.objects.exists()
+    assert api.post("/memories", {"user": "alice", "content": "small enough"}).status_code == 201
+    query = "&".join(["user=alice"] + [f"f{i}=1" for i in range(1001)])
+    r = api.client.get(f"/api/v1/memories?{query}", headers=api.headers)
+    assert r.status_code == 400 and r.json()["detail"] == "more than 1000 query parameters"
+
+
+def test_a_form_post_from_a_logged_in_browser_is_a_json_400(alice):
+    # The session login's CSRF check reads a form body as a form; the JSON parser must still
+    # get to refuse it (it used to fail on the consumed stream: a 500).
+    from django.test import Client
+
+    from memories.models import Memory
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    browser.cookies["csrftoken"] = "c" * 32
+    for path in ["/memories", "/context", "/sessions", "/wiki/search"]:
+        r = browser.post(
+            f"/api/v1{path}", {"user": "alice", "content": "x"}, headers={"X-CSRFToken": "c" * 32}
+        )
+        assert r.status_code == 400, (path, r.status_code, r.content[:200])
+        assert r.json()["detail"] == "the body must be JSON (UTF-8)"
+    assert not Memory.objects.exists()
+
+
+def test_a_post_to_no_endpoint_is_a_json_404_not_a_csrf_page(agent_key):
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    for method in ("post", "delete", "patch"):
+        r = getattr(browser, method)(
+            "/api/v1/memories/1/archive", headers={"Authorization": f"Bearer {agent_key}"}
+        )
+        assert r.status_code == 404, (method, r.status_code, r.content[:100])
+        assert r.json()["detail"] == f"no such endpoint: {method.upper()} /api/v1/memories/1/archive"
+
+
+def test_json_values_postgres_cannot_store_are_a_422_naming_the_field(api, alice, connector_key):
+    from connectors.models import Event
+    from memories.models import Memory
+
+    nul, infinite = {"k": "a\x00b"}, {"k": 1e400}
+    for meta, reason in [(nul, "NUL"), ({"a\x00": 1}, "NUL"), (infinite, "not finite")]:
+        r = api.post("/memories", {"user": "alice", "content": "ok content", "meta": meta})
+        assert r.status_code == 422 and "meta contains" in str(r.json()["detail"]) and reason in r.text, (
+            r.text
+        )
+    assert not Memory.objects.exists()
+    memory_id = api.post("/memories", {"user": "alice", "content": "ok content"}).json()["id"]
+    assert api.patch(f"/memories/{memory_id}", {"user": "alice", "meta": infinite}).status_code == 422
+    assert Memory.objects.get(pk=memory_id).meta == {}
+
+    def push(raw):
+        event = {"source": "slack", "external_id": f"e{len(raw)}", "kind": "message", "text": "hi"}
+        event |= {"occurred_at": "2026-11-30T10:00:00Z", "container": {"key": "slack:channel:C1"}, "raw": raw}
+        return api.client.post(
+            "/api/v1/connectors/events",
+            event,
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {connector_key}"},
+        )
+
+    for raw in ({"x": 1e400}, {"x": "\x00"}):
+        r = push(raw)
+        assert r.status_code == 422 and r.json()["detail"].startswith(
+            "events[0]: invalid event: raw contains"
+        )
+    assert not Event.objects.exists()
+    # The six characters \u0000 are text, not a NUL: accepted.
+    assert push({"x": "\\u0000", "y": 2**70}).status_code == 202

@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 from pydantic import ValidationError
 
 from almanac.errors import ApplicationError
+from almanac.jsonbody import storable_problem
 from almanac.models import AccessGroup, GroupMembership, Tenant
 from almanac.services import BUILTIN, group_ensure
 from connectors import conf
@@ -35,11 +36,11 @@ def event_validate(payload) -> EventIn:
         event = EventIn.model_validate(payload)
     except ValidationError as exc:
         raise ApplicationError(f"invalid event: {_reason(exc)}", status_code=422) from exc
-    raw = json.dumps(event.raw, default=str)
-    if len(raw) > conf.EVENT_MAX_RAW_BYTES:
+    problem = storable_problem(event.raw, "raw")
+    if problem:
+        raise ApplicationError(f"invalid event: {problem}", status_code=422)
+    if len(json.dumps(event.raw, default=str)) > conf.EVENT_MAX_RAW_BYTES:
         raise ApplicationError("invalid event: raw payload is too large", status_code=422)
-    if "\\u0000" in raw:
-        raise ApplicationError("invalid event: raw contains NUL bytes", status_code=422)
     if event.kind in MEMBERSHIP_KINDS and not event.container.members:
         raise ApplicationError(f"invalid event: {event.kind} needs container.members", status_code=422)
     return event
