@@ -26,6 +26,8 @@ class OptionalSessionAuth(SessionAuth):
     def __call__(self, request):
         if request.headers.get("Authorization"):
             return None
+        if not request.user.is_authenticated:
+            return None  # neither a key nor a login: a 401, before any CSRF check can say 403
         return super().__call__(request)
 
 

@@ -225,3 +225,12 @@ def test_json_values_postgres_cannot_store_are_a_422_naming_the_field(api, alice
     assert not Event.objects.exists()
     # The six characters \u0000 are text, not a NUL: accepted.
     assert push({"x": "\\u0000", "y": 2**70}).status_code == 202
+
+
+def test_a_write_without_key_or_login_is_a_401_not_a_csrf_failure(db):
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    for path in ["/memories", "/context", "/sessions"]:
+        r = browser.post(f"/api/v1{path}", {"user": "alice"}, content_type="application/json")
+        assert r.status_code == 401 and r.json()["detail"] == "invalid or missing agent key", r.content
