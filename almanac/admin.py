@@ -1,4 +1,18 @@
+"""Governance of tenants and access, and the scoping every admin of the project shares.
+
+Staff users who are not superusers are scoped (DESIGN §3, §8): `TenantScopedAdminMixin`
+keeps them to their own tenant, `ScopedHistoryAdminMixin` keeps simple-history's views to
+what the admin's `get_queryset` (and, for versions, the access filter) lets them see.
+"""
+
+from __future__ import annotations
+
 from django.contrib import admin
+from django.contrib.admin.utils import get_fields_from_path, unquote
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.core.exceptions import ValidationError
+from django.http import Http404
 
 from almanac import services
 from almanac.models import (
@@ -11,23 +25,160 @@ from almanac.models import (
     Tenant,
     UserProfile,
 )
+from almanac.selectors import acl_visible, user_tenant
+
+
+def staff_tenant_id(request) -> int | None:
+    """The tenant of the requesting user (their profile's), None if they have none.
+
+    Looked up once per request: an admin page asks for it from several places.
+    """
+    if not hasattr(request, "_almanac_staff_tenant_id"):
+        tenant = user_tenant(request.user)
+        request._almanac_staff_tenant_id = tenant.pk if tenant else None
+    return request._almanac_staff_tenant_id
+
+
+def tenant_choices(request, model):
+    """The rows of `model` a scoped staff user may pick in a form (their tenant's), or None
+    when there is nothing to restrict (a superuser, or a model not owned by a tenant)."""
+    if request.user.is_superuser:
+        return None
+    tenant_id = staff_tenant_id(request)
+    if model is Tenant:
+        qs = Tenant.objects.filter(pk=tenant_id)
+    elif model is get_user_model():
+        qs = model._default_manager.filter(profile__tenant_id=tenant_id)
+    elif any(f.name == "tenant" and f.is_relation for f in model._meta.get_fields()):
+        qs = model._default_manager.filter(tenant_id=tenant_id)
+    else:
+        return None
+    return qs if tenant_id is not None else qs.none()
+
+
+def _related_only(model, list_filter):
+    """A related-field filter offers every row of the related table (every tenant's name);
+    RelatedOnlyFieldListFilter offers only those the admin's own rows point to."""
+    if not isinstance(list_filter, str):
+        return list_filter
+    if get_fields_from_path(model, list_filter)[-1].is_relation:
+        return (list_filter, admin.RelatedOnlyFieldListFilter)
+    return list_filter
+
+
+class TenantScopedAdminMixin:
+    """Staff users who are not superusers read and write only rows of their own tenant.
+
+    `tenant_field`: the path from the model to its tenant. Rows of no tenant, and every row
+    for a staff user without a profile, are hidden (fail closed). Related-field list filters
+    offer only values found in the visible rows, and foreign keys accept only the staff
+    user's tenant, its users and its rows (no memory planted for another tenant's user).
+    Superusers see and choose everything.
+    """
+
+    tenant_field = "tenant"
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        if request.user.is_superuser:
+            return qs
+        tenant_id = staff_tenant_id(request)
+        return qs.none() if tenant_id is None else qs.filter(**{self.tenant_field: tenant_id})
+
+    def get_list_filter(self, request):
+        list_filter = super().get_list_filter(request)
+        if request.user.is_superuser:
+            return list_filter
+        return [_related_only(self.model, f) for f in list_filter]
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        choices = tenant_choices(request, db_field.related_model)
+        if choices is not None:
+            kwargs["queryset"] = choices
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        choices = tenant_choices(request, db_field.related_model)
+        if choices is not None:
+            kwargs["queryset"] = choices
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+
+class ScopedHistoryAdminMixin:
+    """simple-history's views, held to the admin's `get_queryset` (for every SimpleHistoryAdmin).
+
+    simple-history 3.13 shows the last version of an object outside `get_queryset` in
+    `history_view`, and `history_form_view` shows and saves (reverts) any version without
+    looking: for such an object both now answer like Django's change view (a redirect to
+    the admin index with a message).
+
+    `history_acl = True` (models whose history keeps `tenant` and `acl`): staff users who are
+    not superusers see only the versions the access filter lets them read, so a memory made
+    public does not show what it said while private. `get_history_hidden_fields` names
+    fields left out of the change lists of the history page.
+    """
+
+    history_acl = False
+
+    def get_history_hidden_fields(self, request) -> list[str]:
+        return []
+
+    def history_view(self, request, object_id, extra_context=None):
+        if self.get_object(request, unquote(object_id)) is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        return super().history_view(request, object_id, extra_context)
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        if self.get_object(request, unquote(object_id)) is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        history = getattr(self.model, self.opts.simple_history_manager_attribute)
+        versions = self.get_history_queryset(request, history, self.opts.pk.attname, unquote(object_id))
+        try:
+            visible = versions.filter(history_id=version_id).exists()
+        except (ValueError, ValidationError):
+            visible = False
+        if not visible:
+            raise Http404("version not found")
+        return super().history_form_view(request, object_id, version_id, extra_context)
+
+    def get_history_queryset(self, request, history_manager, pk_name, object_id):
+        qs = super().get_history_queryset(request, history_manager, pk_name, object_id)
+        if self.history_acl and not request.user.is_superuser:
+            qs = acl_visible(qs, request.user)
+        return qs
+
+    def set_history_delta_changes(self, request, historical_records, foreign_keys_are_objs=True):
+        hidden = self.get_history_hidden_fields(request)
+        if not hidden:
+            return super().set_history_delta_changes(request, historical_records, foreign_keys_are_objs)
+        # simple-history's own loop, with the hidden fields left out of each diff.
+        previous = None
+        for current in historical_records:
+            if previous is not None:
+                delta = previous.diff_against(
+                    current, excluded_fields=hidden, foreign_keys_are_objs=foreign_keys_are_objs
+                )
+                helper = self.get_historical_record_context_helper(request, previous)
+                previous.history_delta_changes = helper.context_for_delta_changes(delta)
+            previous = current
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+    tenant_field = "pk"
     list_display = ["slug", "name", "created_at"]
     search_fields = ["slug", "name"]
 
 
 @admin.register(Department, Project)
-class UnitAdmin(admin.ModelAdmin):
+class UnitAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "key", "tenant"]
     list_filter = ["tenant"]
     search_fields = ["name", "key"]
 
 
 @admin.register(UserProfile)
-class UserProfileAdmin(admin.ModelAdmin):
+class UserProfileAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["user", "tenant", "display_name", "title"]
     list_filter = ["tenant", "departments", "projects"]
     search_fields = ["user__username", "user__email", "display_name"]
@@ -39,7 +190,8 @@ class UserProfileAdmin(admin.ModelAdmin):
         services.membership_sync_builtin(user=form.instance.user)
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(TenantScopedAdminMixin, admin.TabularInline):
+    tenant_field = "group__tenant"
     model = GroupMembership
     extra = 0
     raw_id_fields = ["user"]
@@ -47,7 +199,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(AccessGroup)
-class AccessGroupAdmin(admin.ModelAdmin):
+class AccessGroupAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["key", "kind", "name", "tenant", "builtin"]
     list_filter = ["tenant", "kind", "builtin"]
     search_fields = ["key", "name"]
@@ -55,7 +207,8 @@ class AccessGroupAdmin(admin.ModelAdmin):
 
 
 @admin.register(GroupMembership)
-class GroupMembershipAdmin(admin.ModelAdmin):
+class GroupMembershipAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+    tenant_field = "group__tenant"
     list_display = ["user", "group", "origin", "confirmed_at"]
     list_filter = ["origin", "group__tenant", "group__kind"]
     search_fields = ["user__username", "group__key"]
@@ -63,7 +216,7 @@ class GroupMembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(AgentKey)
-class AgentKeyAdmin(admin.ModelAdmin):
+class AgentKeyAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = [
         "name",
         "tenant",
@@ -100,8 +253,19 @@ class ReadOnlyAdminMixin:
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class AuditEventAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["created_at", "tenant", "actor", "action", "object_type", "object_id"]
     list_filter = ["action", "tenant"]
     search_fields = ["actor", "action", "object_id"]
     readonly_fields = [f.name for f in AuditEvent._meta.fields]
+
+
+class TenantUserAdmin(TenantScopedAdminMixin, UserAdmin):
+    """Django's user admin, scoped like the rest: a staff user who is not a superuser sees
+    and edits only the users of their own tenant (its autocompletes follow)."""
+
+    tenant_field = "profile__tenant"
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), TenantUserAdmin)

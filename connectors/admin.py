@@ -2,8 +2,9 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
 
-from almanac.admin import ReadOnlyAdminMixin
+from almanac.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
+from almanac.selectors import user_group_keys
 from connectors import selectors, services
 from connectors.crypto import ENV_PREFIX, credentials_encode
 from connectors.models import Event, ExternalIdentity, Source, SyncCursor
@@ -52,7 +53,7 @@ class SourceForm(forms.ModelForm):
 
 
 @admin.register(Source)
-class SourceAdmin(admin.ModelAdmin):
+class SourceAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     form = SourceForm
     list_display = [
         "name",
@@ -126,7 +127,8 @@ class SourceAdmin(admin.ModelAdmin):
 
 
 @admin.register(SyncCursor)
-class SyncCursorAdmin(admin.ModelAdmin):
+class SyncCursorAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+    tenant_field = "source__tenant"
     list_display = [
         "source",
         "last_attempt_at",
@@ -141,7 +143,7 @@ class SyncCursorAdmin(admin.ModelAdmin):
 
 
 @admin.register(ExternalIdentity)
-class ExternalIdentityAdmin(admin.ModelAdmin):
+class ExternalIdentityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["handle", "source_kind", "display_name", "user", "tenant"]
     list_filter = ["source_kind", "tenant", ("user", admin.EmptyFieldListFilter)]
     search_fields = ["handle", "display_name", "user__username", "user__email"]
@@ -150,7 +152,18 @@ class ExternalIdentityAdmin(admin.ModelAdmin):
 
 
 @admin.register(Event)
-class EventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):  # the inbox is append-only
+class EventAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):  # the inbox is append-only
+    """Staff users who are not superusers see only events of containers whose access group
+    they are in, and no content (title, text, raw payload).
+
+    An event carries no acl. Its container key is the container's group (the wiki's sections
+    get that acl); `container_public` is not trusted, as it is only what the event said
+    then: a channel turned private since must hide its old events too. Content stays
+    hidden even so: the inbox keeps what the wiki dropped (deleted messages, recalled
+    e-mails).
+    """
+
+    content_fields = ["title", "text", "raw"]
     list_display = [
         "external_id",
         "version",
@@ -166,6 +179,20 @@ class EventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):  # the inbox is append-o
     list_select_related = ["source__tenant"]
     date_hierarchy = "occurred_at"
     readonly_fields = ["item_versions"]
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        if request.user.is_superuser:
+            return qs
+        return qs.filter(container_key__in=user_group_keys(request.user))
+
+    def get_exclude(self, request, obj=None):
+        exclude = list(super().get_exclude(request, obj) or [])
+        return exclude if request.user.is_superuser else [*exclude, *self.content_fields]
+
+    def get_search_fields(self, request):
+        fields = super().get_search_fields(request)
+        return fields if request.user.is_superuser else [f for f in fields if f not in self.content_fields]
 
     @admin.display(description="versions of this item")
     def item_versions(self, obj):

@@ -1,8 +1,10 @@
 """Governance of memories (DESIGN §8): browse, edit, export, archive/reactivate, history.
 
-Non-superusers see only the memories `visible_to` them (any status), their own sessions
-and feedback on memories they can see. Edits go through the services, so content changes
-are re-embedded and re-indexed and history records the admin user and "admin" as reason.
+Non-superusers see only the memories `visible_to` them (any status) and, in their history,
+only the versions the access filter lets them read; their own sessions; feedback on, and
+links between, memories they can see. They pick owners in their own tenant only. Edits go
+through the services, so content changes are re-embedded and re-indexed and history
+records the admin user and "admin" as reason.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from django.contrib import admin, messages
 from django.http import HttpResponse
 from simple_history.admin import SimpleHistoryAdmin
 
+from almanac.admin import ScopedHistoryAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
 from memories import services
 from memories.models import ConversationSession, Feedback, Memory, MemoryLink, SessionChunk, Turn
@@ -41,7 +44,8 @@ def _row(memory: Memory) -> dict:
 
 
 @admin.register(Memory)
-class MemoryAdmin(SimpleHistoryAdmin):
+class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
+    history_acl = True
     list_display = ["id", "short_content", "owner", "memory_type", "scope", "scope_key", "status", "importance",
                     "quality", "access_count", "last_access", "created_at"]  # fmt: skip
     list_filter = ["memory_type", "scope", "status", "tenant", "created_at"]
@@ -56,6 +60,8 @@ class MemoryAdmin(SimpleHistoryAdmin):
     date_hierarchy = "created_at"
 
     def get_queryset(self, request):
+        # `visible_to` is bound to the user's tenant already; the tenant mixin is here for
+        # the list filters and the owner choices.
         return _visible_memories(request).select_related("owner").defer(*SEARCH_FIELDS)
 
     @admin.display(description="content")
@@ -169,7 +175,7 @@ class ChunkInline(admin.TabularInline):
 
 
 @admin.register(ConversationSession)
-class ConversationSessionAdmin(admin.ModelAdmin):
+class ConversationSessionAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["id", "user", "title", "status", "turn_count", "started_at", "ended_at", "extracted_at"]
     list_filter = ["status", "tenant", "started_at"]
     search_fields = ["title", "user__username", "user__email"]
@@ -206,4 +212,13 @@ class MemoryLinkAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
-        return qs if request.user.is_superuser else qs.filter(source__in=_visible_memories(request))
+        if request.user.is_superuser:
+            return qs
+        # Both ends: a link shows its target's content.
+        visible = _visible_memories(request)
+        return qs.filter(source__in=visible, target__in=visible)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name in ("source", "target") and not request.user.is_superuser:
+            kwargs["queryset"] = _visible_memories(request)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)

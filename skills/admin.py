@@ -1,4 +1,9 @@
-"""Governance console for skills: contracts (with history) and every run (read-only)."""
+"""Governance console for skills: contracts (with history) and every run (read-only).
+
+Skills are global. Runs belong to a tenant: staff users who are not superusers see only
+their tenant's runs, and not their input, output or error, which can carry any user's
+private text (a run has no acl to check it against).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
+from almanac.admin import ScopedHistoryAdminMixin, TenantScopedAdminMixin
 from skills import bus
 from skills.models import Skill, SkillRun
 from skills.services import skill_sync_builtins
@@ -69,7 +75,7 @@ class SkillForm(forms.ModelForm):
 
 
 @admin.register(Skill)
-class SkillAdmin(SimpleHistoryAdmin):
+class SkillAdmin(ScopedHistoryAdminMixin, SimpleHistoryAdmin):
     form = SkillForm
     list_display = ["name", "version", "builtin", "enabled", "events", "runs", "updated_at"]
     list_filter = ["builtin", "enabled"]
@@ -127,9 +133,8 @@ class TriggerKindFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         kind = Func(F("trigger"), Value(":"), Value(1), function="split_part", output_field=CharField())
-        kinds = (
-            SkillRun.objects.annotate(kind=kind).values_list("kind", flat=True).distinct().order_by("kind")
-        )
+        runs = model_admin.get_queryset(request).order_by()
+        kinds = runs.annotate(kind=kind).values_list("kind", flat=True).distinct().order_by("kind")
         return [(k, k) for k in kinds[:100]]
 
     def queryset(self, request, queryset):
@@ -140,7 +145,7 @@ class TriggerKindFilter(admin.SimpleListFilter):
 
 
 @admin.register(SkillRun)
-class SkillRunAdmin(admin.ModelAdmin):
+class SkillRunAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = [
         "id",
         "created_at",
@@ -176,6 +181,15 @@ class SkillRunAdmin(admin.ModelAdmin):
         "output_pretty",
     ]
     readonly_fields = fields
+    content_fields = ["error", "input_pretty", "output_pretty"]
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        return fields if request.user.is_superuser else [f for f in fields if f not in self.content_fields]
+
+    def get_search_fields(self, request):
+        fields = super().get_search_fields(request)
+        return fields if request.user.is_superuser else [f for f in fields if f not in self.content_fields]
 
     @admin.display(description="input")
     def input_pretty(self, obj):

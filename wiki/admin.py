@@ -1,7 +1,9 @@
 """Governance of the wiki: entities, pages with their sections, stale sections to confirm.
 
 Non-superusers see only the sections `visible_to` them (stale ones included, so they can
-confirm them) and only pages with at least one such section.
+confirm them), and of those only the versions the access filter lets them read; only pages
+with at least one such section; and a page's summary only when they may see every section
+it was made from (`selectors.page_summary_for_user`), read-only.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from django.contrib import admin, messages
 from django.db.models import Exists, OuterRef
 from simple_history.admin import SimpleHistoryAdmin
 
-from wiki import services
+from almanac.admin import ScopedHistoryAdminMixin, TenantScopedAdminMixin
+from wiki import selectors, services
 from wiki.models import Entity, Page, PageSection
 
 SECTION_READONLY = [
@@ -28,6 +31,8 @@ SECTION_READONLY = [
     "created_at",
     "updated_at",
 ]
+# Made from every section of the page, private ones included: superusers only.
+SUMMARY_FIELDS = ["summary", "summary_digest", "summary_section_ids"]
 
 
 def _visible_sections(request):
@@ -36,7 +41,7 @@ def _visible_sections(request):
 
 
 @admin.register(Entity)
-class EntityAdmin(admin.ModelAdmin):
+class EntityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "kind", "key", "tenant", "user", "updated_at"]
     list_filter = ["kind", "tenant"]
     search_fields = ["name", "key", "aliases"]
@@ -69,7 +74,7 @@ class SectionInline(admin.TabularInline):
 
 
 @admin.register(Page)
-class PageAdmin(SimpleHistoryAdmin):
+class PageAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
     list_display = ["title", "slug", "kind", "status", "tenant", "updated_at"]
     list_filter = ["kind", "status", "tenant"]
     search_fields = ["title", "slug", "entity__aliases"]
@@ -89,9 +94,39 @@ class PageAdmin(SimpleHistoryAdmin):
             return qs
         return qs.filter(Exists(_visible_sections(request).filter(page_id=OuterRef("pk"))))
 
+    def get_object(self, request, object_id, from_field=None):
+        page = super().get_object(request, object_id, from_field)
+        if page is not None and not request.user.is_superuser:
+            visible_ids = set(
+                PageSection.objects.visible_to(request.user).filter(page=page).values_list("id", flat=True)
+            )
+            page.summary_for_reader = selectors.page_summary_for_user(
+                user=request.user, page=page, visible_ids=visible_ids
+            )
+        return page
+
+    def get_exclude(self, request, obj=None):
+        exclude = list(super().get_exclude(request, obj) or [])
+        return exclude if request.user.is_superuser else [*exclude, *SUMMARY_FIELDS]
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = super().get_readonly_fields(request, obj)
+        if request.user.is_superuser:
+            return fields
+        return [*(f for f in fields if f not in SUMMARY_FIELDS), "reader_summary"]
+
+    def get_history_hidden_fields(self, request):
+        return [] if request.user.is_superuser else SUMMARY_FIELDS
+
+    @admin.display(description="summary")
+    def reader_summary(self, obj) -> str:
+        # Set by get_object for this reader; a historical version has none: nothing shown.
+        return getattr(obj, "summary_for_reader", "")
+
 
 @admin.register(PageSection)
-class PageSectionAdmin(SimpleHistoryAdmin):
+class PageSectionAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
+    history_acl = True
     list_display = ["page", "container_name", "title", "occurred_at", "stale", "updated_at"]
     list_filter = ["stale", "page__kind", "tenant"]
     search_fields = ["content", "title", "thread_key", "container_key", "page__title"]
@@ -110,6 +145,8 @@ class PageSectionAdmin(SimpleHistoryAdmin):
     list_select_related = ["page"]
 
     def get_queryset(self, request):
+        # `visible_to` is bound to the user's tenant already; the tenant mixin is here for
+        # the list filters.
         return _visible_sections(request).select_related("page")
 
     @admin.action(description="Confirm stale sections (make them current again)")

@@ -1,0 +1,377 @@
+"""Admin scoping for staff who are not superusers: history views, page summaries, tenants.
+
+Staff users other than superusers see only what the access filter lets them see, in their
+own tenant; superusers see everything.
+"""
+
+import itertools
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.db.models import Q
+
+from almanac.models import AccessGroup, AuditEvent, GroupMembership
+from almanac.services import audit_record, user_create
+from connectors.models import Event, Source
+from connectors.services import event_ingest
+from memories import services as memory_services
+from memories.models import Memory
+from skills.models import SkillRun
+from skills.services import skill_sync_builtins
+from wiki.models import Page, PageSection
+from wiki.services.summary import summary_digest
+
+pytestmark = pytest.mark.django_db
+
+_ts = itertools.count(1)
+
+
+def make_staff(user, *perms: str):
+    """`perms` as "app_label.codename"."""
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    query = Q()
+    for perm in perms:
+        app_label, codename = perm.split(".")
+        query |= Q(content_type__app_label=app_label, codename=codename)
+    user.user_permissions.add(*Permission.objects.filter(query))
+    return user
+
+
+def slack(text, *, channel="C100", name="#sales", public=True, members=None, customer="Vercel"):
+    ts = f"1700000{next(_ts):03d}.000100"
+    container = {"key": f"slack:channel:{channel}", "name": name, "public": public}
+    if members is not None:
+        container["members"] = members
+    return {
+        "source": "slack",
+        "external_id": f"{channel}/{ts}",
+        "version": 1,
+        "kind": "message",
+        "occurred_at": "2026-11-30T10:00:00Z",
+        "container": container,
+        "thread_key": f"slack:thread:{channel}/{ts}",
+        "author": "alice@acme.com",
+        "title": "",
+        "text": text,
+        "tags": {"customer": customer},
+        "url": "",
+    }
+
+
+@pytest.fixture(autouse=True)
+def _no_summaries(monkeypatch):
+    from wiki import conf
+
+    monkeypatch.setattr(conf, "WIKI_SUMMARY_ENABLED", False)  # each summary is a skill run
+
+
+@pytest.fixture
+def push(django_capture_on_commit_callbacks):
+    """Ingest one event into `tenant`; the wiki compiles it on commit."""
+
+    def _push(tenant, payload) -> Event:
+        with django_capture_on_commit_callbacks(execute=True):
+            event = event_ingest(tenant=tenant, payload=payload)[0]
+        event.refresh_from_db()
+        return event
+
+    return _push
+
+
+@pytest.fixture
+def superadmin(tenant):
+    return user_create(tenant=tenant, username="root", is_admin=True, password="pw-12345678")
+
+
+@pytest.fixture
+def staff_bob(bob):
+    return make_staff(bob, "memories.view_memory", "memories.change_memory", "memories.add_memory")
+
+
+def _same_answer(response, expected):
+    assert (response.status_code, response.get("Location")) == (
+        expected.status_code,
+        expected.get("Location"),
+    )
+
+
+# --- 1. history views answer like the change view --------------------------------------------
+
+
+def test_memory_history_of_another_tenant_answers_like_the_change_view(client, staff_bob, mallory):
+    memory = memory_services.memory_create(owner=mallory, content="globex secret: merger with Initech")[0]
+    client.force_login(staff_bob)
+    url = f"/admin/memories/memory/{memory.pk}"
+    change = client.get(f"{url}/change/")
+    assert change.status_code == 302
+    _same_answer(client.get(f"{url}/history/"), change)
+    version = memory.history.first()
+    response = client.get(f"{url}/history/{version.history_id}/")
+    _same_answer(response, change)
+    assert b"Initech" not in response.content
+
+
+def test_memory_revert_of_another_tenant_changes_nothing(client, staff_bob, mallory):
+    memory = memory_services.memory_create(owner=mallory, content="globex plan A")[0]
+    old = memory.history.first()
+    memory_services.memory_update(memory=memory, user=mallory, data={"content": "globex plan B"})
+    client.force_login(staff_bob)
+    form = {"owner": mallory.pk, "memory_type": "semantic", "content": "bob was here", "scope": "user",
+            "scope_key": "mallory", "importance": "0.5", "status": "active", "meta": "{}", "occurred_at": ""}  # fmt: skip
+    change = client.post(f"/admin/memories/memory/{memory.pk}/change/", form)
+    response = client.post(f"/admin/memories/memory/{memory.pk}/history/{old.history_id}/", form)
+    _same_answer(response, change)
+    memory.refresh_from_db()
+    assert memory.content == "globex plan B"
+
+
+def test_wiki_history_of_another_tenant_answers_like_the_change_view(client, alice, other_tenant, push):
+    push(other_tenant, slack("Globex renewal is at risk", members=["mallory@globex.com"]))
+    page = Page.objects.get(tenant=other_tenant)
+    section = PageSection.objects.get(tenant=other_tenant)
+    make_staff(
+        alice, "wiki.view_page", "wiki.change_page", "wiki.view_pagesection", "wiki.change_pagesection"
+    )
+    client.force_login(alice)
+    for model, obj in (("page", page), ("pagesection", section)):
+        url = f"/admin/wiki/{model}/{obj.pk}"
+        change = client.get(f"{url}/change/")
+        assert change.status_code == 302
+        _same_answer(client.get(f"{url}/history/"), change)
+        response = client.get(f"{url}/history/{obj.history.first().history_id}/")
+        _same_answer(response, change)
+        assert b"Globex renewal" not in response.content
+
+
+def test_memory_history_lists_only_versions_the_user_may_see(client, alice, staff_bob):
+    memory = memory_services.memory_create(owner=alice, content="alice private: my salary is 90k")[0]
+    private_version = memory.history.first()
+    memory_services.memory_update(
+        memory=memory,
+        user=alice,
+        data={"content": "Apollo kickoff is in Lisbon", "scope": "project", "scope_key": "Apollo"},
+    )
+    client.force_login(staff_bob)
+    url = f"/admin/memories/memory/{memory.pk}/history/"
+    response = client.get(url)
+    assert response.status_code == 200
+    assert b"Apollo kickoff" in response.content and b"salary" not in response.content
+    assert client.get(f"{url}{private_version.history_id}/").status_code == 404
+    assert client.get(f"{url}{memory.history.first().history_id}/").status_code == 200
+
+
+def test_history_pages_still_open_for_what_the_user_may_see(client, tenant, alice, push, superadmin):
+    push(tenant, slack("Vercel renewal call went well"))
+    section = PageSection.objects.get(tenant=tenant)
+    skill = skill_sync_builtins()[0]
+    make_staff(alice, "wiki.view_page", "wiki.view_pagesection", "skills.view_skill")
+    for user in (alice, superadmin):
+        client.force_login(user)
+        for model, obj in (
+            ("wiki/page", section.page),
+            ("wiki/pagesection", section),
+            ("skills/skill", skill),
+        ):
+            url = f"/admin/{model}/{obj.pk}/history/"
+            assert client.get(url).status_code == 200, url
+            assert client.get(f"{url}{obj.history.first().history_id}/").status_code == 200, url
+            assert client.get(f"{url}not-a-number/").status_code == 404, url
+
+
+def test_superuser_sees_every_version(client, alice, superadmin):
+    memory = memory_services.memory_create(owner=alice, content="alice private: my salary is 90k")[0]
+    memory_services.memory_update(memory=memory, user=alice, data={"scope": "project", "scope_key": "Apollo"})
+    client.force_login(superadmin)
+    response = client.get(f"/admin/memories/memory/{memory.pk}/history/")
+    assert response.status_code == 200 and b"salary" in response.content
+
+
+# --- 2. the page summary ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def vercel_page(tenant, alice, bob, push):
+    """Page 'Vercel': a public #sales section and a private #finance-internal one (bob only),
+    with a current summary made from both."""
+    push(tenant, slack("Vercel renewal call went well, they want SSO"))
+    push(
+        tenant,
+        slack("margin floor is 22%", channel="C200", name="#finance-internal", public=False,
+              members=["bob@acme.com"]),
+    )  # fmt: skip
+    page = Page.objects.get(tenant=tenant, slug="vercel")
+    sections = list(page.sections.all())
+    assert len(sections) == 2
+    page.summary = "Vercel wants SSO; the margin floor is 22%"
+    page.summary_section_ids = [s.pk for s in sections]
+    page.summary_digest = summary_digest(sections)
+    page.save()
+    return page
+
+
+def test_page_form_hides_a_summary_of_private_sections(client, alice, vercel_page, superadmin):
+    make_staff(alice, "wiki.view_page", "wiki.change_page")
+    client.force_login(alice)
+    response = client.get(f"/admin/wiki/page/{vercel_page.pk}/change/")
+    assert response.status_code == 200
+    assert b"Vercel" in response.content and b"margin floor" not in response.content
+    client.force_login(superadmin)
+    assert b"margin floor" in client.get(f"/admin/wiki/page/{vercel_page.pk}/change/").content
+
+
+def test_page_form_shows_a_visible_summary_read_only(client, tenant, alice, push):
+    push(tenant, slack("Zephyr team meets on Fridays", customer="Zephyr"))
+    page = Page.objects.get(tenant=tenant, slug="zephyr")
+    sections = list(page.sections.all())
+    page.summary = "The Zephyr team meets weekly"
+    page.summary_section_ids = [s.pk for s in sections]
+    page.summary_digest = summary_digest(sections)
+    page.save()
+    make_staff(alice, "wiki.view_page", "wiki.change_page")
+    client.force_login(alice)
+    body = client.get(f"/admin/wiki/page/{page.pk}/change/").content.decode()
+    assert "The Zephyr team meets weekly" in body
+    assert 'name="summary"' not in body  # shown, not editable
+
+
+def test_page_history_hides_a_summary_of_private_sections(client, alice, vercel_page):
+    vercel_page.summary = "Vercel wants SSO; the margin floor is now 25%"
+    vercel_page.save()
+    make_staff(alice, "wiki.view_page", "wiki.change_page")
+    client.force_login(alice)
+    response = client.get(f"/admin/wiki/page/{vercel_page.pk}/history/")
+    assert response.status_code == 200
+    assert b"margin floor" not in response.content
+    version = vercel_page.history.first()
+    response = client.get(f"/admin/wiki/page/{vercel_page.pk}/history/{version.history_id}/")
+    assert response.status_code == 200 and b"margin floor" not in response.content
+
+
+# --- 3. tenants ----------------------------------------------------------------------------------
+
+
+ADMIN_PERMS = [
+    "memories.view_memory", "memories.view_conversationsession", "wiki.view_page", "wiki.view_pagesection",
+    "wiki.view_entity", "connectors.view_source", "connectors.view_event", "connectors.view_externalidentity",
+    "skills.view_skillrun", "almanac.view_auditevent", "almanac.view_accessgroup",
+    "almanac.view_groupmembership", "almanac.view_userprofile", "almanac.view_department",
+    "almanac.view_project", "almanac.view_agentkey", "almanac.view_tenant", "auth.view_user",
+]  # fmt: skip
+CHANGELISTS = [
+    "/admin/memories/memory/", "/admin/memories/conversationsession/", "/admin/wiki/page/",
+    "/admin/wiki/pagesection/", "/admin/wiki/entity/", "/admin/connectors/source/", "/admin/connectors/event/",
+    "/admin/connectors/externalidentity/", "/admin/skills/skillrun/", "/admin/almanac/auditevent/",
+    "/admin/almanac/accessgroup/", "/admin/almanac/groupmembership/", "/admin/almanac/userprofile/",
+    "/admin/almanac/department/", "/admin/almanac/project/", "/admin/almanac/agentkey/", "/admin/almanac/tenant/",
+    "/admin/auth/user/",
+]  # fmt: skip
+
+
+@pytest.fixture
+def two_tenants(tenant, other_tenant, alice, bob, mallory, push):
+    """Rows of every admin in both tenants."""
+    user_create(tenant=other_tenant, username="gus", email="gus@globex.com", departments=["Globex Legal"])
+    own = {
+        "bob_channel": push(tenant, slack("bob channel: Apollo slips a week", members=["bob@acme.com"])),
+        "alice_channel": push(
+            tenant,
+            slack(
+                "alice only: layoffs planned",
+                channel="C200",
+                name="#hr",
+                public=False,
+                members=["alice@acme.com"],
+            ),
+        ),  # fmt: skip
+    }
+    theirs = push(other_tenant, slack("globex: Initech deal", members=["mallory@globex.com"]))
+    for t, text in ((tenant, "acme run text"), (other_tenant, "globex run text")):
+        SkillRun.objects.create(
+            skill_name="summarize", trigger=f"{t.slug}:1", tenant=t, status="success", input={"text": text}
+        )
+        audit_record(action=f"{t.slug}.export", tenant=t, actor=f"{t.slug}-admin")
+    return own, theirs
+
+
+def test_scoped_staff_see_only_their_tenant_in_filters_and_rows(client, bob, two_tenants):
+    make_staff(bob, *ADMIN_PERMS)
+    client.force_login(bob)
+    for url in CHANGELISTS:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        body = response.content.decode()
+        assert "Globex" not in body and "globex" not in body and "Initech" not in body, url
+
+
+def test_scoped_staff_get_no_other_tenant_row(client, bob, mallory, other_tenant, two_tenants):
+    make_staff(bob, *ADMIN_PERMS)
+    client.force_login(bob)
+    rows = [
+        ("connectors/source", Source.objects.get(tenant=other_tenant)),
+        ("connectors/event", Event.objects.get(tenant=other_tenant)),
+        ("skills/skillrun", SkillRun.objects.get(tenant=other_tenant)),
+        ("almanac/auditevent", AuditEvent.objects.get(tenant=other_tenant)),
+        ("almanac/accessgroup", AccessGroup.objects.filter(tenant=other_tenant).first()),
+        ("almanac/groupmembership", GroupMembership.objects.filter(group__tenant=other_tenant).first()),
+        ("almanac/tenant", other_tenant),
+        ("auth/user", mallory),
+    ]
+    for path, obj in rows:
+        assert client.get(f"/admin/{path}/{obj.pk}/change/").status_code == 302, path
+
+
+def test_scoped_staff_see_events_of_their_containers_without_content(client, bob, two_tenants):
+    own, _ = two_tenants
+    make_staff(bob, "connectors.view_event")
+    client.force_login(bob)
+    listed = {e.pk for e in client.get("/admin/connectors/event/").context["cl"].queryset}
+    assert listed == {own["bob_channel"].pk}
+    assert client.get(f"/admin/connectors/event/{own['alice_channel'].pk}/change/").status_code == 302
+    response = client.get(f"/admin/connectors/event/{own['bob_channel'].pk}/change/")
+    assert response.status_code == 200 and b"Apollo slips" not in response.content
+    found = client.get("/admin/connectors/event/", {"q": "Apollo slips"}).context["cl"].queryset
+    assert not found.exists()  # no searching the hidden text either
+
+
+def test_scoped_staff_see_skill_runs_without_content(client, bob, tenant, two_tenants):
+    make_staff(bob, "skills.view_skillrun")
+    client.force_login(bob)
+    response = client.get("/admin/skills/skillrun/")
+    assert [r.tenant_id for r in response.context["cl"].queryset] == [tenant.pk]
+    assert "globex" not in response.content.decode()  # nor in the trigger filter
+    run = SkillRun.objects.get(tenant=tenant)
+    response = client.get(f"/admin/skills/skillrun/{run.pk}/change/")
+    assert response.status_code == 200 and b"acme run text" not in response.content
+
+
+def test_superuser_sees_every_tenant(client, superadmin, two_tenants):
+    client.force_login(superadmin)
+    for url, model in (
+        ("/admin/connectors/event/", Event),
+        ("/admin/skills/skillrun/", SkillRun),
+        ("/admin/almanac/auditevent/", AuditEvent),
+        ("/admin/connectors/source/", Source),
+    ):
+        response = client.get(url)
+        assert response.context["cl"].result_count == model.objects.count(), url
+    assert "globex" in client.get("/admin/connectors/source/").content.decode()  # in the tenant filter
+    _, theirs = two_tenants
+    response = client.get(f"/admin/connectors/event/{theirs.pk}/change/")
+    assert b"Initech deal" in response.content
+
+
+def test_scoped_staff_cannot_write_into_another_tenant(client, staff_bob, mallory, other_tenant):
+    make_staff(staff_bob, "connectors.add_source")
+    client.force_login(staff_bob)
+    form = {"owner": mallory.pk, "memory_type": "semantic", "content": "planted by bob", "scope": "user",
+            "scope_key": "mallory", "importance": "0.5", "status": "active", "meta": "{}", "occurred_at": ""}  # fmt: skip
+    response = client.post("/admin/memories/memory/add/", form)
+    assert response.status_code == 200  # the form, with an error
+    assert not Memory.objects.filter(content="planted by bob").exists()
+    form = {"tenant": other_tenant.pk, "kind": "notes", "name": "planted", "config": "{}",
+            "enabled": "on", "poll_minutes": 5, "cursor-TOTAL_FORMS": 0, "cursor-INITIAL_FORMS": 0,
+            "cursor-MIN_NUM_FORMS": 0, "cursor-MAX_NUM_FORMS": 1}  # fmt: skip
+    response = client.post("/admin/connectors/source/add/", form)
+    assert response.status_code == 200
+    assert not Source.objects.filter(name="planted").exists()
