@@ -20,6 +20,7 @@ from almanac.models import (
     UserProfile,
     key_part,
 )
+from almanac.signals import personal_key_changed
 
 User = get_user_model()
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -74,9 +75,7 @@ def membership_sync_builtin(*, user) -> None:
     profile = UserProfile.objects.select_related("tenant").get(user=user)
     tenant = profile.tenant
     wanted = {
-        group_ensure(
-            tenant=tenant, key=f"user:{user.username}", kind=AccessGroup.Kind.USER, name=user.username
-        ).pk,
+        _personal_group(user=user, tenant=tenant).pk,
         group_ensure(tenant=tenant, key=tenant.group_key, kind=AccessGroup.Kind.TENANT, name=tenant.name).pk,
     }
     for dept in profile.departments.all():
@@ -101,6 +100,143 @@ def membership_sync_builtin(*, user) -> None:
     GroupMembership.objects.bulk_create(
         [GroupMembership(user=user, group_id=gid, origin=BUILTIN) for gid in wanted - have]
     )
+
+
+# --- The personal key `user:<username>` ---------------------------------------------------
+# It names a person's private scope in every `acl`, so it must follow the person: a rename
+# moves it (and every acl entry using it) to the new name, a deletion retires it, and a key
+# someone else holds, or held, is never handed to a new user of that name.
+
+
+def personal_key(username: str) -> str:
+    return f"user:{username}"
+
+
+def _personal_groups_held(*, user, tenant: Tenant | None = None):
+    """The personal groups `user` is a built-in member of (one, unless renamed since)."""
+    groups = AccessGroup.objects.filter(
+        kind=AccessGroup.Kind.USER, memberships__user=user, memberships__origin=BUILTIN
+    )
+    return groups if tenant is None else groups.filter(tenant=tenant)
+
+
+def _personal_group(*, user, tenant: Tenant) -> AccessGroup:
+    """The user's personal group `user:<username>`, created once and moved along on a rename.
+
+    Fails closed (ApplicationError 409) when that key belongs to someone else: another user
+    holds it (a rename that bypassed the model), or it was left by a former user.
+    """
+    key = personal_key(user.username)
+    group = AccessGroup.objects.select_for_update().filter(tenant=tenant, key=key).first()
+    if group is not None:
+        _check_claim(group=group, user=user)
+    for old in (
+        _personal_groups_held(user=user, tenant=tenant).exclude(key=key).select_for_update(of=("self",))
+    ):
+        if group is not None:
+            raise ApplicationError(
+                f"user {user.username!r} holds both {old.key} and {key}; merge them by hand", status_code=409
+            )
+        group = _personal_key_move(group=old, key=key, user=user)
+    return group or group_ensure(tenant=tenant, key=key, kind=AccessGroup.Kind.USER, name=user.username)
+
+
+def _check_claim(*, group: AccessGroup, user) -> None:
+    members = set(group.memberships.filter(origin=BUILTIN).values_list("user_id", flat=True))
+    if members - {user.pk}:
+        raise ApplicationError(
+            f"the personal key {group.key} belongs to another user (renamed without moving it?)",
+            status_code=409,
+        )
+    if user.pk not in members and group.created_at < user.date_joined:
+        raise ApplicationError(
+            f"the personal key {group.key} was left by a former user; retire it first "
+            "(almanac.services.personal_key_retire)",
+            status_code=409,
+        )
+
+
+def _personal_key_move(*, group: AccessGroup, key: str, user) -> AccessGroup:
+    old = group.key
+    group.key, group.name = key, user.username
+    group.save(update_fields=["key", "name"])
+    replies = personal_key_changed.send(
+        sender=AccessGroup, tenant_id=group.tenant_id, old_key=old, new_key=key, user=user
+    )
+    audit_record(
+        action="user.rename",
+        tenant=group.tenant,
+        actor="system",
+        object_type="user",
+        object_id=user.pk,
+        detail={"old_key": old, "new_key": key, "rows": _counts(replies)},
+    )
+    return group
+
+
+def _counts(replies) -> dict:
+    return {receiver.__module__: reply for receiver, reply in replies if isinstance(reply, int)}
+
+
+@transaction.atomic
+def user_personal_key_sync(*, user) -> None:
+    """After `user` was saved: if they were renamed, their personal key (and every acl entry
+    and scope key using it) moves to the new name, in this transaction."""
+    if not _personal_groups_held(user=user).exclude(key=personal_key(user.username)).exists():
+        return  # not renamed (one query per save of a user)
+    profile = UserProfile.objects.select_related("tenant").filter(user=user).first()
+    if profile is not None:
+        _personal_group(user=user, tenant=profile.tenant)
+
+
+@transaction.atomic
+def user_personal_keys_retire(*, user) -> int:
+    """`user` is being deleted: their personal key is retired, so a new user of that name
+    starts with nothing. Returns how many keys."""
+    groups = _personal_groups_held(user=user)
+    profile = UserProfile.objects.filter(user=user).first()
+    if profile is not None:  # also a key of theirs that lost its membership
+        groups = groups | AccessGroup.objects.filter(
+            tenant_id=profile.tenant_id, kind=AccessGroup.Kind.USER, key=personal_key(user.username)
+        )
+    done = 0
+    for group in groups.distinct().order_by("pk"):
+        others = group.memberships.filter(origin=BUILTIN).exclude(user=user).exists()
+        if not others:
+            _personal_key_retire(group=group, user=user)
+            done += 1
+    return done
+
+
+@transaction.atomic
+def personal_key_retire(*, tenant: Tenant, key: str) -> None:
+    """Retire a personal key no user holds any more (left by a user deleted before keys were
+    retired with their user): what its scope holds is deleted, then the group."""
+    group = (
+        AccessGroup.objects.select_for_update()
+        .filter(tenant=tenant, key=key, kind=AccessGroup.Kind.USER)
+        .first()
+    )
+    if group is None:
+        raise ApplicationError(f"no personal key {key!r}", status_code=404)
+    if group.memberships.filter(origin=BUILTIN).exists():
+        raise ApplicationError(f"{key} is still some user's personal key", status_code=409)
+    _personal_key_retire(group=group, user=None)
+
+
+def _personal_key_retire(*, group: AccessGroup, user) -> None:
+    replies = personal_key_changed.send(
+        sender=AccessGroup, tenant_id=group.tenant_id, old_key=group.key, new_key=None, user=user
+    )
+    audit_record(
+        action="user.key_retire",
+        tenant=group.tenant,
+        actor="system",
+        object_type="user",
+        object_id=user.pk if user is not None else "",
+        detail={"key": group.key, "rows": _counts(replies)},
+    )
+    group.delete()
 
 
 @transaction.atomic

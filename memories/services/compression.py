@@ -7,11 +7,15 @@ A topic with more than MEMORY_COMPRESS_MIN members is merged by the `compress` s
 or the extractive fallback) into one new memory; the originals become `compressed`, are
 linked to it (`compressed_into`) and can be restored for MEMORY_COMPRESSED_KEEP_DAYS,
 after which the daily job deletes them.
+
+A summary says what its originals said, to the readers of their scope. When an original
+is deleted, purged, moved to another scope or rewritten, `summaries_release` makes its
+summaries stop saying it in the same transaction (see there).
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from datetime import timedelta
 
 import numpy as np
@@ -23,8 +27,19 @@ from django.utils import timezone
 from almanac.search import embed
 from memories import conf
 from memories.models import Memory, MemoryLink
-from memories.services.common import skill_run
-from memories.services.memories import _audit, _remove, memory_insert, memory_set_status
+from memories.services.common import log, skill_failed_type, skill_run
+from memories.services.memories import (
+    PURGED,
+    _apply_content,
+    _audit,
+    _remove,
+    memory_insert,
+    memory_set_status,
+)
+
+# The history reason of an original deleted after the keep period: its text then lives on
+# only in its summary.
+EXPIRED_REASON = "job:compressed-expired"
 
 
 def topics(memories: list[Memory]) -> list[list[Memory]]:
@@ -154,7 +169,7 @@ def compressed_expire() -> int:
     for memory in Memory.objects.filter(status=Memory.Status.COMPRESSED, updated_at__lt=cutoff):
         with transaction.atomic():
             memory_id = memory.pk
-            _remove(memory=memory, user=None, reason="job:compressed-expired")
+            _remove(memory=memory, user=None, reason=EXPIRED_REASON)
             _audit(
                 action="memory.delete",
                 memory=memory,
@@ -164,3 +179,172 @@ def compressed_expire() -> int:
             )
         done += 1
     return done
+
+
+# --- Summaries that must stop saying what an original said ---------------------------
+
+
+def summaries_folding(*, items: dict[int, tuple[int, str]]) -> dict[int, set[int]]:
+    """{summary id: the ids of `items` it folded in}; `items` = {memory id: (tenant id, the
+    acl key the memory had while it was folded)}.
+
+    A summary lists its originals in `meta.compressed_from`, and the compressed ones are
+    linked to it. Restored originals are no longer linked, but the summary still says what
+    they say; it lives in their scope, so that scope's summaries are looked at too.
+    """
+    found: dict[int, set[int]] = defaultdict(set)
+    if not items:
+        return found
+    links = MemoryLink.objects.filter(source_id__in=list(items), kind=MemoryLink.Kind.COMPRESSED_INTO)
+    for source_id, target_id in links.values_list("source_id", "target_id"):
+        found[target_id].add(source_id)
+    scopes: dict[int, set[str]] = defaultdict(set)
+    for tenant_id, key in items.values():
+        scopes[tenant_id].add(key)
+    for tenant_id, keys in scopes.items():
+        summaries = Memory.objects.filter(
+            tenant_id=tenant_id, acl__overlap=sorted(keys), meta__source="compression"
+        ).values_list("pk", "meta__compressed_from")
+        for pk, folded in summaries:
+            hit = items.keys() & set(folded if isinstance(folded, list) else [])
+            if hit:
+                found[pk] |= hit
+    return found
+
+
+@transaction.atomic
+def summaries_release(
+    *,
+    items: dict[int, tuple[int, str]],
+    user,
+    reason: str,
+    purge: bool = False,
+    keep: frozenset = frozenset(),
+) -> int:
+    """Make the summaries of `items` (originals just deleted, purged, moved to another scope
+    or rewritten; see `summaries_folding`) stop saying what those said, now: the very next
+    read must not find it. For each summary:
+
+    1. its originals that still exist hold their own text: the compressed ones go back to
+       active, unlinked (nothing is lost, and the daily job may compress them again);
+    2. originals deleted after the keep period live on only in the summary: it is rewritten
+       from their last text (kept in their history) without the others; with none, it is
+       deleted. `purge`: its history loses the old text too;
+    3. a summary rewritten or deleted leaves the summaries that folded it in, in turn.
+
+    `keep`: summaries only unlinked, neither rewritten nor deleted (their owner is being
+    deleted and the cascade takes them). Returns how many summaries were rewritten or deleted.
+    """
+    pending = summaries_folding(items=items)
+    done = 0
+    while pending:
+        summary_id, leaving = pending.popitem()
+        summary = Memory.objects.select_for_update().filter(pk=summary_id).first()
+        if summary is None:
+            continue
+        originals_release(summary=summary, user=user, reason=reason)
+        if summary.pk in keep:
+            continue
+        parents = summaries_folding(items={summary.pk: (summary.tenant_id, summary.acl[0])})
+        _summary_redo(summary=summary, leaving=leaving, user=user, reason=reason, purge=purge)
+        done += 1
+        for pk, ids in parents.items():
+            pending.setdefault(pk, set()).update(ids)
+    return done
+
+
+def originals_release(*, summary: Memory, user, reason: str) -> int:
+    """The compressed originals of `summary` back to active, no longer linked to it."""
+    ids = list(
+        MemoryLink.objects.filter(target=summary, kind=MemoryLink.Kind.COMPRESSED_INTO).values_list(
+            "source_id", flat=True
+        )
+    )
+    if not ids:
+        return 0
+    count = memory_set_status(
+        memories=Memory.objects.filter(pk__in=ids, status=Memory.Status.COMPRESSED),
+        status=Memory.Status.ACTIVE,
+        user=user,
+        reason=reason,
+    )
+    MemoryLink.objects.filter(target=summary, kind=MemoryLink.Kind.COMPRESSED_INTO).delete()
+    return count
+
+
+def _summary_redo(*, summary: Memory, leaving: set[int], user, reason: str, purge: bool) -> None:
+    """Rewrite `summary` from its originals already deleted after the keep period, or delete it."""
+    folded = [pk for pk in summary.meta.get("compressed_from") or [] if pk not in leaving]
+    existing = set(Memory.objects.filter(pk__in=folded).values_list("pk", flat=True))
+    texts = _expired_texts([pk for pk in folded if pk not in existing])
+    memory_id = summary.pk
+    if not texts:
+        _remove(memory=summary, user=user, reason=reason)
+        if purge:
+            _history_scrub(memory_id=memory_id, reason=reason)
+        _audit(
+            action="memory.delete",
+            memory=summary,
+            user=user,
+            memory_id=memory_id,
+            detail={"reason": reason, "summary_retired": True},
+        )
+        return
+    if purge:
+        _history_scrub(memory_id=memory_id, reason=reason)
+    fields = _apply_content(summary, _compress_texts(list(texts.values()), summary=summary, reason=reason))
+    summary.meta = {**summary.meta, "compressed_from": list(texts)}
+    summary._history_user = user
+    summary._change_reason = reason
+    summary.save(update_fields=[*fields, "meta", "updated_at"])
+    _audit(
+        action="memory.compress",
+        memory=summary,
+        user=user,
+        memory_id=memory_id,
+        detail={"reason": reason, "originals": len(texts), "rewritten": True},
+    )
+
+
+def _expired_texts(ids: list[int]) -> dict[int, str]:
+    """{id: last text} of the originals among `ids` deleted after the keep period (in order).
+
+    Their history keeps what they said; an original deleted or purged by a person is left out.
+    """
+    if not ids:
+        return {}
+    last = (
+        Memory.history.filter(id__in=ids)
+        .order_by("id", "-history_date", "-history_id")
+        .distinct("id")
+        .values_list("id", "history_type", "history_change_reason", "content")
+    )
+    found = {
+        pk: content
+        for pk, kind, why, content in last
+        if kind == "-" and why == EXPIRED_REASON and content.strip() and content != PURGED
+    }
+    return {pk: found[pk] for pk in ids if pk in found}
+
+
+def _compress_texts(texts: list[str], *, summary: Memory, reason: str) -> str:
+    try:
+        out = skill_run(
+            name="compress",
+            input={"items": texts, "max_tokens": conf.COMPRESS_MAX_TOKENS},
+            trigger=reason,
+            tenant=summary.tenant,
+        )
+        text = (out.get("summary") or "").strip()
+    except skill_failed_type():
+        log.warning(
+            "compress skill failed while rewriting summary %s: keeping its originals' text", summary.pk
+        )
+        text = ""
+    # Without a summary the originals' own text is kept, whole: losing it is the one thing not to do.
+    return text or "\n".join(texts)[: conf.MAX_CONTENT_CHARS]
+
+
+def _history_scrub(*, memory_id: int, reason: str) -> int:
+    """A purged text may be quoted in a summary: its history rows lose text and meta too."""
+    return Memory.history.filter(id=memory_id).update(content=PURGED, meta={}, history_change_reason=reason)

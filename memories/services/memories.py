@@ -211,11 +211,14 @@ def _apply_content(memory: Memory, content: str) -> list[str]:
 def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scope_user=None) -> Memory:
     """Change content (re-embedded, re-indexed), importance, status or scope (acl recomputed).
 
-    A new scope must be one `scope_user` (default: the acting user) belongs to.
+    A new scope must be one `scope_user` (default: the acting user) belongs to; `user` scope
+    is `scope_user`'s own. A summary this memory was compressed into stops saying it when its
+    scope or content changes (`summaries_release`, in this transaction).
     """
     if not can_modify(user=user, memory=memory, perm="change_memory"):
         raise ApplicationError("only the owner or a governor may change this memory", status_code=403)
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    before = (memory.acl[0], memory.content)
     changed: list[str] = []
     if data.get("content") is not None:
         changed += _apply_content(memory, data["content"])
@@ -229,7 +232,7 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
         changed.append("status")
     if data.get("scope") is not None or data.get("scope_key") is not None:
         scope, key = scope_resolve(
-            user=user, scope=data.get("scope") or memory.scope, scope_key=data.get("scope_key")
+            user=scope_user or user, scope=data.get("scope") or memory.scope, scope_key=data.get("scope_key")
         )
         memory.scope, memory.scope_key, memory.acl = scope, key, [Memory.acl_key(scope, key)]
         changed += ["scope", "scope_key", "acl"]
@@ -240,6 +243,11 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
         memory._history_user = user
         memory._change_reason = reason
         memory.save(update_fields=[*dict.fromkeys(changed), "updated_at"])
+    if (memory.acl[0], memory.content) != before:
+        from memories.services.compression import summaries_release
+
+        summaries_release(items={memory.pk: (memory.tenant_id, before[0])}, user=user, reason=reason)
+        memory.refresh_from_db(fields=["status"])
     return memory
 
 
@@ -254,9 +262,24 @@ def memory_delete(*, memory: Memory, user, reason: str = "api") -> None:
     """
     if not can_modify(user=user, memory=memory, perm="delete_memory"):
         raise ApplicationError("only the owner or a governor may delete this memory", status_code=403)
-    memory_id = memory.pk
+    memory_remove(memory=memory, user=user, reason=reason)
+
+
+@transaction.atomic
+def memory_remove(*, memory: Memory, user, reason: str, purge: bool = False) -> None:
+    """Delete a memory (no permission check) and audit it. A summary it was compressed into
+    stops saying it; if it is a summary, its compressed originals come back (their text is
+    theirs, not lost with it). `purge`: those summaries' history loses the text as well."""
+    from memories.services.compression import originals_release, summaries_release
+
+    memory_id, items = memory.pk, {memory.pk: (memory.tenant_id, memory.acl[0])}
+    originals_release(summary=memory, user=user, reason=reason)
     _remove(memory=memory, user=user, reason=reason)
-    _audit(action="memory.delete", memory=memory, user=user, memory_id=memory_id, detail={"reason": reason})
+    summaries_release(items=items, user=user, reason=reason, purge=purge)
+    if not purge:
+        _audit(
+            action="memory.delete", memory=memory, user=user, memory_id=memory_id, detail={"reason": reason}
+        )
 
 
 @transaction.atomic
@@ -273,7 +296,7 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
     if not can_modify(user=user, memory=memory, perm="delete_memory"):
         raise ApplicationError("only the owner or a governor may purge this memory", status_code=403)
     memory_id, content = memory.pk, memory.content
-    _remove(memory=memory, user=user, reason=reason)
+    memory_remove(memory=memory, user=user, reason=reason, purge=True)
     history = Memory.history.filter(id=memory_id).update(
         content=PURGED, meta={}, history_change_reason=reason
     )

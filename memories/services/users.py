@@ -1,0 +1,75 @@
+"""What a user's rename or deletion means for memories (DESIGN §3: `user:<username>` is the
+user's personal scope key, and it must follow the person, never the name).
+
+Called from signals (`memories.signals`), inside the transaction of the rename or delete.
+"""
+
+from __future__ import annotations
+
+from simple_history.utils import bulk_update_with_history
+
+from memories.models import Memory
+from memories.services.compression import originals_release, summaries_release
+from memories.services.memories import memory_remove
+
+BATCH = 500
+# Appended to a retired personal key in history rows: no username can contain "#", so no
+# user can ever hold the result.
+RETIRED = "#retired"
+
+
+def memories_personal_key_move(*, tenant_id: int, old_key: str, new_key: str) -> int:
+    """Memories of the personal scope `old_key` now belong to `new_key` (a renamed user).
+
+    Each gets a history row, and older history rows that name `old_key` name `new_key` now:
+    versions are read through the access filter too (admin history), and the old key may be
+    the next user's of that name.
+    """
+    prefix = Memory.acl_key(Memory.Scope.USER, "")
+    rows = list(
+        Memory.objects.filter(tenant_id=tenant_id, acl=[old_key]).defer(
+            "embedding", "tokens", "tf", "search_vector"
+        )
+    )
+    for memory in rows:
+        memory.acl, memory.scope_key = [new_key], new_key.removeprefix(prefix)
+    bulk_update_with_history(
+        rows, Memory, ["acl", "scope_key"], batch_size=BATCH, default_change_reason="user-rename"
+    )
+    Memory.history.filter(tenant_id=tenant_id, acl=[old_key]).update(
+        acl=[new_key], scope_key=new_key.removeprefix(prefix)
+    )
+    return len(rows)
+
+
+def memories_personal_key_retire(*, tenant_id: int, key: str, user=None) -> int:
+    """Delete what is left in the personal scope `key` of a user who is gone, so that no one
+    who later gets that name (or key) reads it. `user`: the user being deleted, whose own
+    memories the owner cascade deletes.
+
+    History rows that name `key` name an unholdable key instead: a memory that was once in
+    that scope and lives on elsewhere must not show those versions to the next holder.
+    """
+    rows = Memory.objects.filter(tenant_id=tenant_id, acl=[key]).order_by("pk")
+    if user is not None:
+        rows = rows.exclude(owner_id=user.pk)
+    count = 0
+    for memory in rows:
+        memory_remove(memory=memory, user=None, reason="user-deleted")
+        count += 1
+    Memory.history.filter(tenant_id=tenant_id, acl=[key]).update(acl=[key + RETIRED])
+    return count
+
+
+def memories_owner_leave(*, user) -> int:
+    """`user` is being deleted, and their memories with them (the owner cascade): the summaries
+    that folded any of them in stop saying it, and the originals of summaries they own come
+    back (other people's text must not go with them). Returns how many summaries changed."""
+    owned = Memory.objects.filter(owner_id=user.pk).values_list("pk", "tenant_id", "acl")
+    items = {pk: (tenant_id, acl[0]) for pk, tenant_id, acl in owned}
+    theirs = frozenset(
+        Memory.objects.filter(owner_id=user.pk, meta__source="compression").values_list("pk", flat=True)
+    )
+    for summary in Memory.objects.filter(pk__in=theirs):
+        originals_release(summary=summary, user=None, reason="user-deleted")
+    return summaries_release(items=items, user=None, reason="user-deleted", keep=theirs)

@@ -1,0 +1,29 @@
+"""Receivers: a user's rename or deletion reaches their memories (`memories.services.users`).
+
+Only here because a plain `User.save()`/`delete()` (Django's UserAdmin, the shell) calls no
+service of ours; each receiver hands over to a service at once (STYLE §1).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models.signals import pre_delete
+from django.dispatch import receiver
+
+from almanac.signals import personal_key_changed
+
+
+@receiver(personal_key_changed, dispatch_uid="memories.personal_key_changed")
+def _personal_key_changed(sender, *, tenant_id, old_key, new_key, user=None, **kwargs) -> int:
+    from memories.services import users
+
+    if new_key:
+        return users.memories_personal_key_move(tenant_id=tenant_id, old_key=old_key, new_key=new_key)
+    return users.memories_personal_key_retire(tenant_id=tenant_id, key=old_key, user=user)
+
+
+@receiver(pre_delete, sender=settings.AUTH_USER_MODEL, dispatch_uid="memories.user_pre_delete")
+def _user_deleted(sender, instance, **kwargs) -> None:
+    from memories.services import users
+
+    users.memories_owner_leave(user=instance)
