@@ -234,3 +234,16 @@ def test_a_write_without_key_or_login_is_a_401_not_a_csrf_failure(db):
     for path in ["/memories", "/context", "/sessions"]:
         r = browser.post(f"/api/v1{path}", {"user": "alice"}, content_type="application/json")
         assert r.status_code == 401 and r.json()["detail"] == "invalid or missing agent key", r.content
+
+
+def test_a_tool_turn_quoting_a_lone_surrogate_escape_is_kept_as_text(api, alice):
+    # The turn is valid text (a backslash, then "ud800"); the JSON list it holds decodes to
+    # a lone surrogate, which shortening the list used to write back raw: a 500.
+    from memories.models import Turn
+
+    session = api.post("/sessions", {"user": "alice"}).json()["id"]
+    content = "[" + ", ".join(f'"\\ud800 item {i}"' for i in range(60)) + "]"
+    r = api.post(f"/sessions/{session}/turns", {"user": "alice", "role": "tool", "content": content})
+    assert r.status_code == 201, r.content
+    stored = Turn.objects.get(session_id=session, role="tool").content
+    assert stored.startswith('["\\ud800 item 0", ') and stored.endswith("… and 10 more")

@@ -11,7 +11,7 @@ import hashlib
 import re
 from datetime import date
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from almanac.search import embed
@@ -168,6 +168,13 @@ def _iso_date(value) -> date | None:
 
 def _extract_chunk(*, session, chunk: str, position: int, digest: str, vector, base: date) -> None:
     with transaction.atomic():
+        # One extraction of a chunk at a time: a session ended twice can have two runs
+        # going; the second waits here, then finds the chunk handled and skips it (it used
+        # to extract it again and fail on the chunk's unique digest).
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"chunk:{digest}"])
+        if SessionChunk.objects.filter(session=session, digest=digest).exists():
+            return
         if _covered(session=session, vector=vector, chunk=chunk):
             SessionChunk.objects.create(
                 session=session, digest=digest, position=position, outcome=SessionChunk.Outcome.COVERED

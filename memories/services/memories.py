@@ -6,6 +6,7 @@ import re
 from datetime import date, datetime
 
 from django.db import connection, transaction
+from django.http import Http404
 from django.utils import timezone
 from django_q.tasks import async_task
 
@@ -147,6 +148,12 @@ def memory_create(
     tenant_id = owner.profile.tenant_id
     acl_key = Memory.acl_key(scope, scope_key)
     vector = embedding if embedding is not None else embed([content])[0]
+    # One writer per scope at a time from here to the commit: two identical writes sent at
+    # once used to both miss the other's uncommitted row and both insert.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memories:{tenant_id}:{acl_key}"]
+        )
     existing = memory_find_duplicate(tenant_id=tenant_id, acl_key=acl_key, vector=vector, content=content)
     if existing is not None:
         return existing, existing
@@ -272,6 +279,11 @@ def memory_remove(*, memory: Memory, user, reason: str, purge: bool = False) -> 
     theirs, not lost with it). `purge`: those summaries' history loses the text as well."""
     from memories.services.compression import originals_release, summaries_release
 
+    # The row lock first: of two concurrent deletes (or purges) of one memory, the second
+    # waits, then finds it gone (404) and changes nothing: it used to subtract the memory
+    # from the keyword statistics a second time.
+    if not Memory.objects.select_for_update().filter(pk=memory.pk).values_list("pk", flat=True).first():
+        raise Http404("memory not found")
     memory_id, items = memory.pk, {memory.pk: (memory.tenant_id, memory.acl[0])}
     originals_release(summary=memory, user=user, reason=reason)
     _remove(memory=memory, user=user, reason=reason)
@@ -312,13 +324,18 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
     return counts
 
 
-def _remove(*, memory: Memory, user, reason: str) -> None:
-    keyword.stats_apply(
-        tenant_id=memory.tenant_id, corpus=CORPUS, old={"tf": memory.tf, "doc_len": memory.doc_len}, new=None
-    )
+@transaction.atomic
+def _remove(*, memory: Memory, user, reason: str) -> bool:
+    """Delete the row and take it out of the keyword statistics, as they stand in the locked
+    row; False (nothing done) when it is gone already (a concurrent removal)."""
+    current = Memory.objects.select_for_update().filter(pk=memory.pk).values("tf", "doc_len").first()
+    if current is None:
+        return False
+    keyword.stats_apply(tenant_id=memory.tenant_id, corpus=CORPUS, old=current, new=None)
     memory._history_user = user
     memory._change_reason = reason
     memory.delete()
+    return True
 
 
 def _audit(*, action: str, memory: Memory, user, memory_id: int, detail: dict) -> None:

@@ -18,6 +18,8 @@ from memories.models import ConversationSession, Turn
 from memories.selectors import window_turns
 from memories.services.common import clean_text, lang_of, log, skill_failed_type, skill_run
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
 ROLES_IN = ("user", "assistant", "tool")
 
 
@@ -46,6 +48,8 @@ def tool_output_truncate(content: str, max_items: int | None = None) -> str:
             items = None
         if isinstance(items, list) and len(items) > max_items:
             kept = json.dumps(items[:max_items], ensure_ascii=False, indent=None)
+            if _SURROGATE.search(kept):  # an escaped lone surrogate ("\\ud800") is not text
+                kept = json.dumps(items[:max_items], indent=None)  # it stays an escape
             return f"{kept}\n{_more_line(len(items) - max_items, zh)}"
         if isinstance(items, list):
             return content
