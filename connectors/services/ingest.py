@@ -167,6 +167,10 @@ def _store(*, tenant: Tenant, data: EventIn, cache: dict, checked: bool = False)
             raise
         return Event.objects.get(source=source, external_id=data.external_id, version=data.version), False
     _membership_apply(tenant=tenant, source=source, data=data, cache=cache)
+    if not container.public:
+        from wiki.services.compiler import container_visibility_at_ingest
+
+        container_visibility_at_ingest(event=event)
     _enqueue_compile(event.id)
     return event, True
 

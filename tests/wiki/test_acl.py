@@ -136,6 +136,26 @@ def test_a_channel_turned_private_hides_its_older_threads_too(api, push, alice, 
     assert "pilot" in _page_contents(api, "bob")
 
 
+def test_a_channel_turned_private_is_hidden_before_the_worker_compiles(api, push, tenant, alice, bob):
+    from connectors.models import Event
+    from connectors.services import event_ingest
+
+    push(slack("Vercel pilot starts Monday", channel="C500", name="#deals", tags={"customer": "Vercel"}))
+    private = slack(
+        "Vercel discount approved",
+        channel="C500",
+        name="#deals",
+        public=False,
+        members=["bob@acme.com"],
+        minutes=10,
+        tags={"customer": "Vercel"},
+    )
+    event, _ = event_ingest(tenant=tenant, payload=private)  # stored; its compile not run yet
+    assert Event.objects.get(pk=event.pk).state == Event.State.PENDING
+    assert api.get("/wiki/pages/vercel", user="alice").status_code == 404
+    assert "pilot" in _page_contents(api, "bob")
+
+
 def test_vector_lane_is_not_starved_by_many_invisible_sections(tenant, alice, bob):
     """Filtered HNSW must still return the reader's few visible rows among many hidden ones."""
     from datetime import UTC, datetime

@@ -294,6 +294,15 @@ def container_acl_sync(*, event: Event, thread_key: str) -> set[int]:
     return changed
 
 
+def container_visibility_at_ingest(*, event: Event) -> None:
+    """A container an incoming event says is private stops being readable tenant-wide when
+    the event is stored, not when the worker compiles it: a revocation waits for no queue.
+    (Turning public again waits for the compile: widening can, narrowing may not.)"""
+    if event.container_public or event.kind in NO_CONTENT:
+        return
+    _enqueue_summaries(container_acl_sync(event=event, thread_key=thread_of(event)))
+
+
 def _enqueue_summaries(page_ids: set[int]) -> None:
     if not conf.WIKI_SUMMARY_ENABLED:
         return
