@@ -238,6 +238,14 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
         memory.status = data["status"]
         changed.append("status")
     if data.get("scope") is not None or data.get("scope_key") is not None:
+        if (memory.meta or {}).get("source") == "compression":
+            # Its text is other people's memories of this scope: moved, it would show them
+            # to readers they were never written for.
+            raise ApplicationError(
+                "a compression summary stays in the scope of the memories it folds in; "
+                "restore those and move them instead",
+                status_code=409,
+            )
         scope, key = scope_resolve(
             user=scope_user or user, scope=data.get("scope") or memory.scope, scope_key=data.get("scope_key")
         )

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from simple_history.utils import bulk_update_with_history
 
-from memories.models import Memory
+from almanac import keyword
+from memories.models import CORPUS, Memory
 from memories.services.compression import originals_release, summaries_release
 from memories.services.memories import memory_remove
 
@@ -72,4 +73,13 @@ def memories_owner_leave(*, user) -> int:
     )
     for summary in Memory.objects.filter(pk__in=theirs):
         originals_release(summary=summary, user=None, reason="user-deleted")
-    return summaries_release(items=items, user=None, reason="user-deleted", keep=theirs)
+    changed = summaries_release(items=items, user=None, reason="user-deleted", keep=theirs)
+    # The cascade deletes the rows left without our services: out of the keyword statistics.
+    by_tenant: dict[int, list] = {}
+    for tenant_id, tf, doc_len in Memory.objects.filter(owner_id=user.pk).values_list(
+        "tenant_id", "tf", "doc_len"
+    ):
+        by_tenant.setdefault(tenant_id, []).append((tf, doc_len))
+    for tenant_id, rows in by_tenant.items():
+        keyword.stats_remove_many(tenant_id=tenant_id, corpus=CORPUS, rows=rows)
+    return changed

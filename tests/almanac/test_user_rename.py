@@ -190,3 +190,17 @@ def test_history_versions_of_a_deleted_users_scope_are_not_inherited(tenant, car
     newcomer = user_create(tenant=tenant, username="carol", departments=["Sales"])
     seen = _versions_seen(newcomer, stray)
     assert "review note, shared" in seen and not [v for v in seen if "carol private" in v]
+
+
+def test_deleting_a_user_takes_their_memories_out_of_the_keyword_statistics(tenant, carol, private, alice):
+    from almanac.models import CorpusStat, TermStat
+    from memories.models import CORPUS
+
+    memories.memory_create(owner=carol, content="Sales playbook: discovery call checklist", scope="dept")
+    memories.memory_create(owner=alice, content="Discovery call notes for Vercel")
+    User.objects.get(pk=carol.pk).delete()  # the owner cascade deletes carol's memories
+    rows = Memory.objects.filter(tenant=tenant)
+    corpus = CorpusStat.objects.get(tenant=tenant, corpus=CORPUS)
+    assert (corpus.docs, corpus.total_len) == (rows.count(), sum(rows.values_list("doc_len", flat=True)))
+    df = dict(TermStat.objects.filter(tenant=tenant, corpus=CORPUS).values_list("term", "df"))
+    assert {t: n for t, n in df.items() if n} == {t: 1 for t in rows.get().tf}

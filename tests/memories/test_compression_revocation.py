@@ -13,6 +13,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from almanac.errors import ApplicationError
 from almanac.services import user_create
 from memories import conf, selectors, services
 from memories.models import Memory, MemoryLink
@@ -190,3 +191,12 @@ def test_deleting_a_summary_gives_its_originals_back(folded, bob):
     secret, others, summary = folded
     services.memory_delete(memory=summary, user=bob)
     assert _others_active([secret, *others]) == {"active"}
+
+
+def test_a_summary_cannot_be_moved_out_of_its_originals_scope(folded, wangwei, bob):
+    # bob owns the summary, but most of its text is other people's memories of dept:finance.
+    _, _, summary = folded
+    with pytest.raises(ApplicationError) as refused:
+        services.memory_update(memory=summary, user=bob, data={"scope": "tenant"})
+    assert refused.value.status_code == 409
+    assert Memory.objects.get(pk=summary.pk).acl == ["dept:finance"]
