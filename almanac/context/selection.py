@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db.models import Exists, OuterRef
 
 from almanac import lanes
 from almanac.context import conf
@@ -47,19 +48,13 @@ def task_entities(*, user, tenant, task: str) -> tuple[list, dict[int, int], lis
     entities = list(entities_in_text(tenant=tenant, text=task))
     pages: dict[int, int] = {}
     if entities:
+        shown = PageSection.objects.visible_to(user).filter(page_id=OuterRef("pk"))
         pages = dict(
-            Page.objects.filter(tenant=tenant, entity__in=[e.pk for e in entities]).values_list(
-                "entity_id", "id"
-            )
+            Page.objects.filter(tenant=tenant, entity__in=[e.pk for e in entities])
+            .filter(Exists(shown))
+            .values_list("entity_id", "id")
         )
-        shown = set(
-            PageSection.objects.visible_to(user)
-            .filter(page_id__in=list(pages.values()))
-            .order_by()
-            .values_list("page_id", flat=True)
-            .distinct()
-        )
-        entities = [e for e in entities if pages.get(e.pk) in shown]
+        entities = [e for e in entities if e.pk in pages]
     names = [e.name for e in entities]
     names += [m.group() for m in _ID.finditer(task) if m.group() not in names]
     return entities, {e.pk: pages[e.pk] for e in entities}, names
