@@ -11,6 +11,7 @@ from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path, unquote
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import UserChangeForm, UserCreationForm
 from django.core.exceptions import ValidationError
 from django.http import Http404
 
@@ -123,13 +124,17 @@ class ScopedHistoryAdminMixin:
     def get_history_hidden_fields(self, request) -> list[str]:
         return []
 
+    def _outside_queryset(self, request, object_id) -> bool:
+        # Superusers keep simple-history's view of deleted objects (to see and revert them).
+        return not request.user.is_superuser and self.get_object(request, unquote(object_id)) is None
+
     def history_view(self, request, object_id, extra_context=None):
-        if self.get_object(request, unquote(object_id)) is None:
+        if self._outside_queryset(request, object_id):
             return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
         return super().history_view(request, object_id, extra_context)
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
-        if self.get_object(request, unquote(object_id)) is None:
+        if self._outside_queryset(request, object_id):
             return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
         history = getattr(self.model, self.opts.simple_history_manager_attribute)
         versions = self.get_history_queryset(request, history, self.opts.pk.attname, unquote(object_id))
@@ -260,11 +265,45 @@ class AuditEventAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdm
     readonly_fields = [f.name for f in AuditEvent._meta.fields]
 
 
+class _PersonalKeyCheck:
+    """A username whose personal key belongs to someone else is a form error, not a 500."""
+
+    def clean_username(self):
+        username = (
+            super().clean_username() if hasattr(super(), "clean_username") else self.cleaned_data["username"]
+        )
+        problem = services.personal_key_problem(user=self.instance, username=username)
+        if problem:
+            raise ValidationError(problem)
+        return username
+
+
+class _UserChangeForm(_PersonalKeyCheck, UserChangeForm):
+    pass
+
+
+class _UserCreationForm(_PersonalKeyCheck, UserCreationForm):
+    pass
+
+
 class TenantUserAdmin(TenantScopedAdminMixin, UserAdmin):
     """Django's user admin, scoped like the rest: a staff user who is not a superuser sees
-    and edits only the users of their own tenant (its autocompletes follow)."""
+    and edits only the users of their own tenant (its autocompletes follow), never a
+    superuser, and cannot grant admin rights (superuser, staff, groups, permissions): those
+    stay with superusers, or the scoping could be undone from here."""
 
     tenant_field = "profile__tenant"
+    form = _UserChangeForm
+    add_form = _UserCreationForm
+    _GRANTS = ("is_superuser", "is_staff", "groups", "user_permissions")
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        return qs if request.user.is_superuser else qs.filter(is_superuser=False)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return fields if request.user.is_superuser else [*fields, *self._GRANTS]
 
 
 admin.site.unregister(get_user_model())

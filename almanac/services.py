@@ -141,6 +141,26 @@ def _personal_group(*, user, tenant: Tenant) -> AccessGroup:
     return group or group_ensure(tenant=tenant, key=key, kind=AccessGroup.Kind.USER, name=user.username)
 
 
+def personal_key_problem(*, user, username: str) -> str | None:
+    """Why `user` (None: a new user) may not be called `username`: the personal key
+    `user:<username>` of their tenant exists already and is not theirs (another user's, or
+    left by a former one). None when the name is free. For forms, before anything is saved."""
+    tenant_id = (
+        UserProfile.objects.filter(user=user).values_list("tenant_id", flat=True).first()
+        if user is not None and user.pk
+        else None
+    )
+    groups = AccessGroup.objects.filter(key=personal_key(username), kind=AccessGroup.Kind.USER)
+    groups = groups.filter(tenant_id=tenant_id) if tenant_id is not None else groups
+    for group in groups:
+        if user is None or not user.pk or not group.memberships.filter(user=user, origin=BUILTIN).exists():
+            return (
+                f"the personal key {group.key} exists already in {group.tenant.slug} (another user's, "
+                "or left by a former one): choose another name, or retire that key first"
+            )
+    return None
+
+
 def _check_claim(*, group: AccessGroup, user) -> None:
     members = set(group.memberships.filter(origin=BUILTIN).values_list("user_id", flat=True))
     if members - {user.pk}:

@@ -59,6 +59,12 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
     actions = ["export_json", "export_csv", "archive", "reactivate", "restore", "purge"]
     date_hierarchy = "created_at"
 
+    def get_readonly_fields(self, request, obj=None):
+        # The owner is chosen when a memory is written; the services change no owner, and a
+        # form value here would only decide whose scope the memory moves into.
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "owner", "memory_type"] if obj is not None else fields
+
     def get_queryset(self, request):
         # `visible_to` is bound to the user's tenant already; the tenant mixin is here for
         # the list filters and the owner choices.
@@ -80,7 +86,7 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
                     if f in form.cleaned_data and form.cleaned_data[f] != getattr(current, f)
                 }
                 services.memory_update(
-                    memory=obj, user=request.user, data=data, reason="admin", scope_user=obj.owner
+                    memory=obj, user=request.user, data=data, reason="admin", scope_user=current.owner
                 )
             else:
                 memory, _ = services.memory_create(

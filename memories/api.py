@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from django.http import Http404
 from ninja import Query, Router
 from ninja.responses import Status
 
@@ -95,8 +96,8 @@ def delete_memory(request, memory_id: int, user: str | None = None, purge: bool 
     memory = selectors.memory_get_for_user(user=acting, memory_id=memory_id)
     if purge:
         services.memory_purge(memory=memory, user=acting)
-    else:
-        services.memory_delete(memory=memory, user=acting)
+    elif not services.memory_delete(memory=memory, user=acting):
+        raise Http404("memory not found")  # deleted meanwhile
     return Status(204, None)
 
 

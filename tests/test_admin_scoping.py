@@ -375,3 +375,73 @@ def test_scoped_staff_cannot_write_into_another_tenant(client, staff_bob, mallor
     response = client.post("/admin/connectors/source/add/", form)
     assert response.status_code == 200
     assert not Source.objects.filter(name="planted").exists()
+
+
+# --- 4. the user admin grants nothing; superusers keep deleted objects' history ------------
+
+
+def _user_form(user, **changes):
+    data = {
+        "username": user.username, "email": user.email, "first_name": "", "last_name": "",
+        "is_active": "on", "last_login_0": "", "last_login_1": "", "date_joined_0": "2026-01-01",
+        "date_joined_1": "00:00:00",
+    }  # fmt: skip
+    return {**data, **changes}
+
+
+def test_scoped_staff_cannot_grant_admin_rights_or_touch_a_superuser(client, bob, superadmin):
+    make_staff(bob, "auth.view_user", "auth.change_user")
+    client.force_login(bob)
+    response = client.post(
+        f"/admin/auth/user/{bob.pk}/change/", _user_form(bob, is_superuser="on", is_staff="on")
+    )
+    assert response.status_code == 302, response.content[:300]
+    bob.refresh_from_db()
+    assert not bob.is_superuser and bob.is_staff  # the grants are read-only for him
+    assert client.get(f"/admin/auth/user/{superadmin.pk}/change/").status_code == 302  # not his to see
+    assert "root" not in client.get("/admin/auth/user/").content.decode()
+
+
+def test_a_rename_onto_someone_elses_personal_key_is_a_form_error(client, alice, bob, superadmin):
+    client.force_login(superadmin)
+    response = client.post(f"/admin/auth/user/{bob.pk}/change/", _user_form(bob, username="alice2"))
+    assert response.status_code == 302  # a free name: renamed
+    AccessGroup.objects.create(tenant=alice.profile.tenant, key="user:dave", kind="user", name="dave")
+    response = client.post(f"/admin/auth/user/{bob.pk}/change/", _user_form(bob, username="dave"))
+    assert (
+        response.status_code == 200
+        and "the personal key user:dave exists already" in response.content.decode()
+    )
+    bob.refresh_from_db()
+    assert bob.username == "alice2"
+
+
+def test_superusers_keep_the_history_of_a_deleted_memory(client, alice, superadmin):
+    memory = memory_services.memory_create(owner=alice, content="a note the admin may want back")[0]
+    memory_id = memory.pk
+    memory_services.memory_delete(memory=memory, user=alice)
+    client.force_login(superadmin)
+    response = client.get(f"/admin/memories/memory/{memory_id}/history/")
+    assert response.status_code == 200 and "a note the admin may want back" in response.content.decode()
+
+
+def test_deleting_an_original_and_its_summary_together_in_the_admin(client, tenant, bob, superadmin):
+    from tests.memories.conftest import at_cosine, unit
+
+    topic = unit(41)
+    for i in range(24):
+        memory_services.memory_create(
+            owner=bob, content=f"Close step {i}: update forecast {i}", scope="dept",
+            embedding=at_cosine(topic, 0.9, seed=300 + i),
+        )  # fmt: skip
+    assert memory_services.memories_compress() == 1
+    summary = Memory.objects.get(meta__source="compression")
+    original = Memory.objects.filter(status="compressed").order_by("pk").first()
+    client.force_login(superadmin)
+    response = client.post(
+        "/admin/memories/memory/?o=1",
+        {"action": "delete_selected", "post": "yes", "_selected_action": [original.pk, summary.pk]},
+    )
+    assert response.status_code == 302
+    assert not Memory.objects.filter(pk__in=[original.pk, summary.pk]).exists()
+    assert Memory.objects.filter(owner=bob, status="active").count() == 23

@@ -20,7 +20,7 @@ from datetime import timedelta
 
 import numpy as np
 from django.db import transaction
-from django.db.models import CharField, Count
+from django.db.models import CharField, Count, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -33,6 +33,7 @@ from memories.services.memories import (
     _apply_content,
     _audit,
     _remove,
+    lock_tenant_writes,
     memory_insert,
     memory_set_status,
 )
@@ -65,8 +66,13 @@ def topics(memories: list[Memory]) -> list[list[Memory]]:
 
 
 @transaction.atomic
-def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress") -> Memory:
-    """Merge `memories` (one scope) into one new memory; the originals become `compressed`."""
+def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress") -> Memory | None:
+    """Merge `memories` (one scope) into one new memory; the originals become `compressed`.
+
+    None (nothing written) when any of them changed while the skill ran (deleted, moved to
+    another scope, rewritten, archived): the summary would say what that one no longer may,
+    where it no longer may. The next run compresses what is there then.
+    """
     memories = sorted(memories, key=lambda m: (m.created_at, m.pk))
     first = memories[0]
     out = skill_run(
@@ -75,6 +81,15 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
         trigger=reason,
         tenant=first.tenant,
     )
+    lock_tenant_writes(first.tenant_id)
+    now = dict(
+        Memory.objects.select_for_update()
+        .filter(pk__in=[m.pk for m in memories])
+        .order_by("pk")
+        .values_list("pk", "updated_at")
+    )
+    if any(now.get(m.pk) != m.updated_at for m in memories):
+        return None
     summary = (out.get("summary") or "").strip()
     owners = Counter(m.owner_id for m in memories)
     owner_id = max(
@@ -135,8 +150,7 @@ def memories_compress() -> int:
             ).order_by("created_at", "id")
         )
         for topic in topics(rows):
-            if len(topic) > conf.COMPRESS_MIN:
-                memory_compress_topic(memories=topic)
+            if len(topic) > conf.COMPRESS_MIN and memory_compress_topic(memories=topic) is not None:
                 made += 1
     return made
 
@@ -169,7 +183,9 @@ def compressed_expire() -> int:
     for memory in Memory.objects.filter(status=Memory.Status.COMPRESSED, updated_at__lt=cutoff):
         with transaction.atomic():
             memory_id = memory.pk
-            _remove(memory=memory, user=None, reason=EXPIRED_REASON)
+            lock_tenant_writes(memory.tenant_id)
+            if not _remove(memory=memory, user=None, reason=EXPIRED_REASON):
+                continue  # removed meanwhile
             _audit(
                 action="memory.delete",
                 memory=memory,
@@ -201,10 +217,17 @@ def summaries_folding(*, items: dict[int, tuple[int, str]]) -> dict[int, set[int
     scopes: dict[int, set[str]] = defaultdict(set)
     for tenant_id, key in items.values():
         scopes[tenant_id].add(key)
+    # Only the summaries listing one of them (jsonb containment), unless there are many.
+    naming = Q()
+    if len(items) <= 100:
+        for pk in items:
+            naming |= Q(meta__compressed_from__contains=[pk])
     for tenant_id, keys in scopes.items():
-        summaries = Memory.objects.filter(
-            tenant_id=tenant_id, acl__overlap=sorted(keys), meta__source="compression"
-        ).values_list("pk", "meta__compressed_from")
+        summaries = (
+            Memory.objects.filter(tenant_id=tenant_id, acl__overlap=sorted(keys), meta__source="compression")
+            .filter(naming)
+            .values_list("pk", "meta__compressed_from")
+        )
         for pk, folded in summaries:
             hit = items.keys() & set(folded if isinstance(folded, list) else [])
             if hit:

@@ -6,7 +6,6 @@ import re
 from datetime import date, datetime
 
 from django.db import connection, transaction
-from django.http import Http404
 from django.utils import timezone
 from django_q.tasks import async_task
 
@@ -120,6 +119,19 @@ def memory_find_duplicate(
     return None
 
 
+def lock_tenant_writes(tenant_id: int) -> None:
+    """Hold the tenant's memory-write lock until the transaction ends (re-entrant).
+
+    Every write that inserts, deletes or re-scopes memories takes it first, before any row
+    lock: two identical writes sent at once cannot both miss the other's uncommitted row,
+    and a delete of an original and one of its summary (which lock each other's rows in
+    opposite orders) cannot deadlock. It serializes nothing new: each of those writes
+    updates the tenant's corpus statistics row, which is held to the commit anyway.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memories:{tenant_id}"])
+
+
 @transaction.atomic
 def memory_create(
     *,
@@ -148,12 +160,7 @@ def memory_create(
     tenant_id = owner.profile.tenant_id
     acl_key = Memory.acl_key(scope, scope_key)
     vector = embedding if embedding is not None else embed([content])[0]
-    # One writer per scope at a time from here to the commit: two identical writes sent at
-    # once used to both miss the other's uncommitted row and both insert.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memories:{tenant_id}:{acl_key}"]
-        )
+    lock_tenant_writes(tenant_id)
     existing = memory_find_duplicate(tenant_id=tenant_id, acl_key=acl_key, vector=vector, content=content)
     if existing is not None:
         return existing, existing
@@ -218,13 +225,14 @@ def _apply_content(memory: Memory, content: str) -> list[str]:
 def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scope_user=None) -> Memory:
     """Change content (re-embedded, re-indexed), importance, status or scope (acl recomputed).
 
-    A new scope must be one `scope_user` (default: the acting user) belongs to; `user` scope
-    is `scope_user`'s own. A summary this memory was compressed into stops saying it when its
+    A new dept/project scope must be one `scope_user` (default: the acting user) belongs to;
+    `user` scope is the owner's own. A summary this memory was compressed into stops saying it when its
     scope or content changes (`summaries_release`, in this transaction).
     """
     if not can_modify(user=user, memory=memory, perm="change_memory"):
         raise ApplicationError("only the owner or a governor may change this memory", status_code=403)
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    lock_tenant_writes(memory.tenant_id)
+    memory = Memory.objects.select_related("owner").select_for_update(of=("self",)).get(pk=memory.pk)
     before = (memory.acl[0], memory.content)
     changed: list[str] = []
     if data.get("content") is not None:
@@ -238,7 +246,11 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
         memory.status = data["status"]
         changed.append("status")
     if data.get("scope") is not None or data.get("scope_key") is not None:
-        if (memory.meta or {}).get("source") == "compression":
+        scope = data.get("scope") or memory.scope
+        # `user` scope is the owner's private one, whoever moves the memory there.
+        mover = memory.owner if scope == Memory.Scope.USER else (scope_user or user)
+        scope, key = scope_resolve(user=mover, scope=scope, scope_key=data.get("scope_key"))
+        if [Memory.acl_key(scope, key)] != memory.acl and (memory.meta or {}).get("source") == "compression":
             # Its text is other people's memories of this scope: moved, it would show them
             # to readers they were never written for.
             raise ApplicationError(
@@ -246,9 +258,6 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
                 "restore those and move them instead",
                 status_code=409,
             )
-        scope, key = scope_resolve(
-            user=scope_user or user, scope=data.get("scope") or memory.scope, scope_key=data.get("scope_key")
-        )
         memory.scope, memory.scope_key, memory.acl = scope, key, [Memory.acl_key(scope, key)]
         changed += ["scope", "scope_key", "acl"]
     if data.get("meta") is not None:
@@ -270,28 +279,31 @@ PURGED = "[purged]"
 
 
 @transaction.atomic
-def memory_delete(*, memory: Memory, user, reason: str = "api") -> None:
-    """Delete a memory (owner, or `memories.delete_memory` globally or on this object).
+def memory_delete(*, memory: Memory, user, reason: str = "api") -> bool:
+    """Delete a memory (owner, or `memories.delete_memory` globally or on this object);
+    False when it was gone already (deleted meanwhile, e.g. with its summary).
 
     Its history stays (an admin can see and revert what it said); `memory_purge` removes that too.
     """
     if not can_modify(user=user, memory=memory, perm="delete_memory"):
         raise ApplicationError("only the owner or a governor may delete this memory", status_code=403)
-    memory_remove(memory=memory, user=user, reason=reason)
+    return memory_remove(memory=memory, user=user, reason=reason)
 
 
 @transaction.atomic
-def memory_remove(*, memory: Memory, user, reason: str, purge: bool = False) -> None:
-    """Delete a memory (no permission check) and audit it. A summary it was compressed into
-    stops saying it; if it is a summary, its compressed originals come back (their text is
-    theirs, not lost with it). `purge`: those summaries' history loses the text as well."""
+def memory_remove(*, memory: Memory, user, reason: str, purge: bool = False) -> bool:
+    """Delete a memory (no permission check) and audit it; False (nothing done) when it is
+    gone already. A summary it was compressed into stops saying it; if it is a summary, its
+    compressed originals come back (their text is theirs, not lost with it). `purge`: those
+    summaries' history loses the text as well."""
     from memories.services.compression import originals_release, summaries_release
 
-    # The row lock first: of two concurrent deletes (or purges) of one memory, the second
-    # waits, then finds it gone (404) and changes nothing: it used to subtract the memory
-    # from the keyword statistics a second time.
+    # The tenant's write lock, then the row's: of two concurrent deletes (or purges) of one
+    # memory, the second waits, then finds it gone and changes nothing (it used to subtract
+    # the memory from the keyword statistics a second time).
+    lock_tenant_writes(memory.tenant_id)
     if not Memory.objects.select_for_update().filter(pk=memory.pk).values_list("pk", flat=True).first():
-        raise Http404("memory not found")
+        return False
     memory_id, items = memory.pk, {memory.pk: (memory.tenant_id, memory.acl[0])}
     originals_release(summary=memory, user=user, reason=reason)
     _remove(memory=memory, user=user, reason=reason)
@@ -300,6 +312,7 @@ def memory_remove(*, memory: Memory, user, reason: str, purge: bool = False) -> 
         _audit(
             action="memory.delete", memory=memory, user=user, memory_id=memory_id, detail={"reason": reason}
         )
+    return True
 
 
 @transaction.atomic
@@ -316,7 +329,8 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
     if not can_modify(user=user, memory=memory, perm="delete_memory"):
         raise ApplicationError("only the owner or a governor may purge this memory", status_code=403)
     memory_id, content = memory.pk, memory.content
-    memory_remove(memory=memory, user=user, reason=reason, purge=True)
+    if not memory_remove(memory=memory, user=user, reason=reason, purge=True):
+        raise ApplicationError("memory not found (deleted meanwhile)", status_code=404)
     history = Memory.history.filter(id=memory_id).update(
         content=PURGED, meta={}, history_change_reason=reason
     )

@@ -1,5 +1,5 @@
-"""A governor moving someone's memory to scope `user` puts it in the owner's private scope
-(`scope_user`, as the admin passes it), not in the governor's."""
+"""Moving a memory to scope `user` puts it in its owner's private scope, whoever moves it
+(an admin, a governor through the API), never in the mover's."""
 
 import pytest
 
@@ -10,14 +10,18 @@ from memories.models import Memory
 pytestmark = pytest.mark.django_db
 
 
-def test_scope_user_decides_whose_private_scope(tenant, alice):
+def test_a_governor_moves_a_memory_into_its_owners_private_scope(tenant, alice, charlie):
     root = user_create(tenant=tenant, username="root", is_admin=True)
     memory = services.memory_create(owner=alice, content="Sales pipeline review notes", scope="dept")[0]
-    services.memory_update(memory=memory, user=root, data={"scope": "user"}, scope_user=alice)
+    services.memory_update(memory=memory, user=root, data={"scope": "user"})
+    assert Memory.objects.get(pk=memory.pk).acl == ["user:alice"]
+    # What the admin passes as `scope_user` (the stored owner, or a form's) changes nothing.
+    services.memory_update(memory=memory, user=root, data={"scope": "dept"}, scope_user=alice)
+    services.memory_update(memory=memory, user=root, data={"scope": "user"}, scope_user=charlie)
     assert Memory.objects.get(pk=memory.pk).acl == ["user:alice"]
 
 
-def test_without_scope_user_it_is_the_acting_users(tenant, alice):
+def test_the_owner_moves_it_into_their_own(tenant, alice):
     memory = services.memory_create(owner=alice, content="Sales pipeline review notes", scope="dept")[0]
     services.memory_update(memory=memory, user=alice, data={"scope": "user"})
     assert Memory.objects.get(pk=memory.pk).acl == ["user:alice"]
