@@ -34,6 +34,23 @@ def private(carol):
     return memories.memory_create(owner=carol, content=SECRET, scope="user")[0]
 
 
+@pytest.fixture
+def stray(tenant, private, alice):
+    """A memory in carol's private scope that she does not own (a governor moved it there,
+    or a summary of hers written by another owner): the owner cascade does not take it."""
+    return memory_insert(
+        tenant_id=tenant.pk,
+        owner=alice,
+        scope="user",
+        scope_key="carol",
+        memory_type="semantic",
+        content="carol private: stray note about her review",
+        embedding=private.embedding,
+        history_user=None,
+        reason="test",
+    )
+
+
 def _sees(user, text: str = SECRET) -> bool:
     return any(text in m.content for m in Memory.objects.visible_to(user, statuses=None))
 
@@ -89,20 +106,7 @@ def test_rename_through_the_admin(client, tenant, carol, private):
     assert not _sees(newcomer)
 
 
-def test_a_deleted_users_key_is_not_inherited(tenant, carol, private, alice):
-    # A memory in carol's private scope that she does not own (a governor moved it there,
-    # or a summary of hers written by another owner): the owner cascade does not take it.
-    stray = memory_insert(
-        tenant_id=tenant.pk,
-        owner=alice,
-        scope="user",
-        scope_key="carol",
-        memory_type="semantic",
-        content="carol private: stray note about her review",
-        embedding=private.embedding,
-        history_user=None,
-        reason="test",
-    )
+def test_a_deleted_users_key_is_not_inherited(tenant, carol, private, stray):
     User.objects.get(pk=carol.pk).delete()
     assert not Memory.objects.filter(pk__in=[private.pk, stray.pk]).exists()
     assert not AccessGroup.objects.filter(key="user:carol").exists()
@@ -171,18 +175,7 @@ def test_history_versions_follow_the_rename(tenant, carol, private):
     assert "carol: shared summary" in seen and SECRET not in seen
 
 
-def test_history_versions_of_a_deleted_users_scope_are_not_inherited(tenant, carol, private, alice):
-    stray = memory_insert(
-        tenant_id=tenant.pk,
-        owner=alice,
-        scope="user",
-        scope_key="carol",
-        memory_type="semantic",
-        content="carol private: stray note about her review",
-        embedding=private.embedding,
-        history_user=None,
-        reason="test",
-    )
+def test_history_versions_of_a_deleted_users_scope_are_not_inherited(tenant, carol, private, stray, alice):
     memories.memory_update(memory=stray, user=alice, data={"content": "review note, shared"})
     memories.memory_update(memory=stray, user=alice, data={"scope": "dept", "scope_key": "Sales"})
     User.objects.get(pk=carol.pk).delete()

@@ -1,54 +1,15 @@
 """Concurrent writes of one memory, scope or session chunk: serialized, nothing counted twice."""
 
-import threading
-
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection
 
 from almanac.models import CorpusStat, TermStat
 from memories import services
 from memories.models import CORPUS, Memory, SessionChunk
 from memories.services.extraction import _chunks_of, _digest
+from tests.locking import while_locked
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _waiting_on_lock() -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype IN ('advisory', 'tuple', 'transactionid')"
-        )
-        return cursor.fetchone()[0] > 0
-
-
-def _while_locked(first, second, then=None):
-    """Run `first` in a transaction; while it is still open, start `second` in another thread
-    and, once `second` waits on a lock, run `then` (if any) and commit. Returns what
-    `second` returned or raised."""
-    outcome = {}
-
-    def worker():
-        try:
-            outcome["value"] = second()
-        except Exception as exc:
-            outcome["error"] = exc
-        finally:
-            connections.close_all()
-
-    with transaction.atomic():
-        first()
-        thread = threading.Thread(target=worker)
-        thread.start()
-        for _ in range(2000):
-            if _waiting_on_lock():
-                break
-            threading.Event().wait(0.005)
-        else:
-            pytest.fail("the second writer never waited for the first one's lock")
-        if then is not None:
-            then()
-    thread.join(30)
-    return outcome
 
 
 def _stats(tenant, terms):
@@ -66,7 +27,7 @@ def test_two_deletes_of_one_memory_count_once(tenant, alice, remember):
     docs, df = _stats(tenant, terms)
     stale = Memory.objects.get(pk=memory_id)  # what the second request loaded before the first deleted it
 
-    outcome = _while_locked(
+    outcome = while_locked(
         lambda: services.memory_delete(memory=memory, user=alice),
         lambda: services.memory_delete(memory=stale, user=alice),
     )
@@ -78,7 +39,7 @@ def test_two_deletes_of_one_memory_count_once(tenant, alice, remember):
 
 def test_two_identical_writes_at_once_make_one_memory(tenant, alice):
     content = "Apollo deploys happen on Tuesdays after the standup"
-    outcome = _while_locked(
+    outcome = while_locked(
         lambda: services.memory_create(owner=alice, content=content),
         lambda: services.memory_create(owner=alice, content=content),
     )
@@ -96,9 +57,7 @@ def test_a_chunk_two_extractions_reach_at_once_is_extracted_once(alice, ended_se
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"chunk:{digest}"])
         SessionChunk.objects.create(session=session, digest=digest, position=0, outcome="extracted")
 
-    outcome = _while_locked(
-        first_run_holds_the_chunk, lambda: services.session_extract(session_id=session.pk)
-    )
+    outcome = while_locked(first_run_holds_the_chunk, lambda: services.session_extract(session_id=session.pk))
     assert "error" not in outcome, outcome  # it used to fail on the chunk's unique digest
     assert SessionChunk.objects.filter(session=session).count() == 1
     assert not Memory.objects.filter(owner=alice).exists()  # the second run extracted nothing
@@ -137,7 +96,7 @@ def test_an_original_rewritten_while_its_summary_is_deleted_waits_its_turn(bob, 
         lock_tenant_writes(bob.profile.tenant_id)
         Memory.objects.select_for_update().get(pk=originals[5].pk)
 
-    outcome = _while_locked(
+    outcome = while_locked(
         rewrite_begins,
         lambda: services.memory_delete(memory=summary, user=bob),
         then=lambda: services.memory_update(

@@ -118,20 +118,23 @@ def test_section_acl_is_the_container_plus_tenant_when_public(vercel_world, tena
     assert Page.objects.get(slug="vercel").kind == "customer"
 
 
+def _deals_turned_private():
+    """A newer message in #deals, which is now private (bob only)."""
+    return slack(
+        "Vercel discount approved",
+        channel="C500",
+        name="#deals",
+        public=False,
+        members=["bob@acme.com"],
+        minutes=10,
+        tags={"customer": "Vercel"},
+    )
+
+
 def test_a_channel_turned_private_hides_its_older_threads_too(api, push, alice, bob):
     push(slack("Vercel pilot starts Monday", channel="C500", name="#deals", tags={"customer": "Vercel"}))
     assert "pilot" in _page_contents(api, "alice")
-    push(
-        slack(
-            "Vercel discount approved",
-            channel="C500",
-            name="#deals",
-            public=False,
-            members=["bob@acme.com"],
-            minutes=10,
-            tags={"customer": "Vercel"},
-        )
-    )
+    push(_deals_turned_private())
     assert api.get("/wiki/pages/vercel", user="alice").status_code == 404
     assert "pilot" in _page_contents(api, "bob")
 
@@ -141,16 +144,7 @@ def test_a_channel_turned_private_is_hidden_before_the_worker_compiles(api, push
     from connectors.services import event_ingest
 
     push(slack("Vercel pilot starts Monday", channel="C500", name="#deals", tags={"customer": "Vercel"}))
-    private = slack(
-        "Vercel discount approved",
-        channel="C500",
-        name="#deals",
-        public=False,
-        members=["bob@acme.com"],
-        minutes=10,
-        tags={"customer": "Vercel"},
-    )
-    event, _ = event_ingest(tenant=tenant, payload=private)  # stored; its compile not run yet
+    event, _ = event_ingest(tenant=tenant, payload=_deals_turned_private())  # its compile not run yet
     assert Event.objects.get(pk=event.pk).state == Event.State.PENDING
     assert api.get("/wiki/pages/vercel", user="alice").status_code == 404
     assert "pilot" in _page_contents(api, "bob")

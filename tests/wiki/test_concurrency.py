@@ -1,24 +1,14 @@
 """Concurrent workers are serialized per thread (advisory lock) and per page (row lock)."""
 
-import threading
-
 import pytest
-from django.db import connection, connections, transaction
 
 import connectors.services as connector_services
 from connectors.models import Event
+from tests.locking import while_locked
 from tests.wiki.conftest import slack
 from wiki import services
 from wiki.models import Page, PageSection
 from wiki.services import compiler
-
-
-def _waiting_on_lock() -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype IN ('advisory', 'tuple', 'transactionid')"
-        )
-        return cursor.fetchone()[0] > 0
 
 
 @pytest.mark.django_db(transaction=True)
@@ -31,27 +21,13 @@ def test_a_second_worker_waits_for_the_thread_and_sees_the_first_ones_write(tena
         tenant=tenant,
         payload=slack("and SCIM", thread="1700000000.000100", ts="1700000001.000100", minutes=1),
     )[0]
-    result = {}
-
-    def worker():
-        try:
-            result["state"] = services.compile_event(reply.pk)
-        finally:
-            connections.close_all()
-
-    with transaction.atomic():
-        compiler._lock_thread(tenant.pk, "slack:thread:C100/1700000000.000100")
-        thread = threading.Thread(target=worker)
-        thread.start()
-        for _ in range(2000):
-            if _waiting_on_lock():
-                break
-            threading.Event().wait(0.005)
-        else:
-            pytest.fail("the second worker never waited for the thread lock")
-        assert services.compile_event(root.pk) == "compiled"
-    thread.join(30)
-    assert result["state"] == "compiled"
+    first_compiled = []
+    outcome = while_locked(
+        lambda: compiler._lock_thread(tenant.pk, "slack:thread:C100/1700000000.000100"),
+        lambda: services.compile_event(reply.pk),
+        then=lambda: first_compiled.append(services.compile_event(root.pk)),
+    )
+    assert first_compiled == ["compiled"] and outcome == {"value": "compiled"}
     section = PageSection.objects.get(page=Page.objects.get(slug="vercel"))
     assert "SSO" in section.content and "SCIM" in section.content
     assert not Event.objects.exclude(state="compiled").exists()
