@@ -11,8 +11,9 @@ from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path, unquote
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
-from django.contrib.auth.forms import UserChangeForm, UserCreationForm
+from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 from django.http import Http404
 
 from almanac import services
@@ -124,9 +125,12 @@ class ScopedHistoryAdminMixin:
     def get_history_hidden_fields(self, request) -> list[str]:
         return []
 
-    def _outside_queryset(self, request, object_id) -> bool:
-        # Superusers keep simple-history's view of deleted objects (to see and revert them).
-        return not request.user.is_superuser and self.get_object(request, unquote(object_id)) is None
+    def _outside_queryset(self, request, object_id, *, writing: bool = False) -> bool:
+        # Superusers keep simple-history's view of deleted objects; reverting one is saving
+        # a row that is gone (outside the services): create it anew instead.
+        if request.user.is_superuser and not writing:
+            return False
+        return self.get_object(request, unquote(object_id)) is None
 
     def history_view(self, request, object_id, extra_context=None):
         if self._outside_queryset(request, object_id):
@@ -134,7 +138,7 @@ class ScopedHistoryAdminMixin:
         return super().history_view(request, object_id, extra_context)
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
-        if self._outside_queryset(request, object_id):
+        if self._outside_queryset(request, object_id, writing=request.method == "POST"):
             return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
         history = getattr(self.model, self.opts.simple_history_manager_attribute)
         versions = self.get_history_queryset(request, history, self.opts.pk.attname, unquote(object_id))
@@ -269,9 +273,10 @@ class _PersonalKeyCheck:
     """A username whose personal key belongs to someone else is a form error, not a 500."""
 
     def clean_username(self):
-        username = (
-            super().clean_username() if hasattr(super(), "clean_username") else self.cleaned_data["username"]
-        )
+        parent = getattr(super(), "clean_username", None)
+        username = parent() if parent else self.cleaned_data["username"]
+        if self.instance.pk and username == self.instance.username:
+            return username  # unchanged: nothing moves
         problem = services.personal_key_problem(user=self.instance, username=username)
         if problem:
             raise ValidationError(problem)
@@ -282,7 +287,7 @@ class _UserChangeForm(_PersonalKeyCheck, UserChangeForm):
     pass
 
 
-class _UserCreationForm(_PersonalKeyCheck, UserCreationForm):
+class _UserCreationForm(_PersonalKeyCheck, AdminUserCreationForm):
     pass
 
 
@@ -298,8 +303,11 @@ class TenantUserAdmin(TenantScopedAdminMixin, UserAdmin):
     _GRANTS = ("is_superuser", "is_staff", "groups", "user_permissions")
 
     def get_queryset(self, request):
+        # Not the other admins either: setting their password would be becoming them.
         qs = super().get_queryset(request)
-        return qs if request.user.is_superuser else qs.filter(is_superuser=False)
+        if request.user.is_superuser:
+            return qs
+        return qs.filter(is_superuser=False).exclude(Q(is_staff=True) & ~Q(pk=request.user.pk))
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))

@@ -155,8 +155,8 @@ def personal_key_problem(*, user, username: str) -> str | None:
     for group in groups:
         if user is None or not user.pk or not group.memberships.filter(user=user, origin=BUILTIN).exists():
             return (
-                f"the personal key {group.key} exists already in {group.tenant.slug} (another user's, "
-                "or left by a former one): choose another name, or retire that key first"
+                f"the personal key {group.key} exists already (another user's, or left by a former "
+                "one): choose another name, or retire that key first"
             )
     return None
 

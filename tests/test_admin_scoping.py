@@ -7,6 +7,7 @@ own tenant; superusers see everything.
 import itertools
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db.models import Q
 
@@ -445,3 +446,43 @@ def test_deleting_an_original_and_its_summary_together_in_the_admin(client, tena
     assert response.status_code == 302
     assert not Memory.objects.filter(pk__in=[original.pk, summary.pk]).exists()
     assert Memory.objects.filter(owner=bob, status="active").count() == 23
+
+
+def test_superusers_add_users_in_the_admin(client, superadmin):
+    client.force_login(superadmin)
+    assert client.get("/admin/auth/user/add/").status_code == 200
+    form = {"username": "newbie", "usable_password": "false", "password1": "", "password2": ""}
+    response = client.post("/admin/auth/user/add/", form)
+    assert response.status_code == 302, response.content[:500]
+    assert get_user_model().objects.filter(username="newbie").exists()
+
+
+def test_scoped_staff_cannot_edit_another_admin(client, alice, bob):
+    make_staff(bob, "auth.view_user", "auth.change_user")
+    make_staff(alice, "memories.view_memory")
+    client.force_login(bob)
+    for path in ("change/", "password/"):
+        assert client.get(f"/admin/auth/user/{alice.pk}/{path}").status_code in (302, 404), path
+    response = client.post(
+        f"/admin/auth/user/{alice.pk}/password/", {"password1": "Xy-12345678", "password2": "Xy-12345678"}
+    )
+    assert response.status_code in (302, 404)
+    alice.refresh_from_db()
+    assert not alice.check_password("Xy-12345678")
+    # His own page and his email still save, whatever state his personal key is in.
+    GroupMembership.objects.filter(user=bob, group__key="user:bob").delete()
+    response = client.post(f"/admin/auth/user/{bob.pk}/change/", _user_form(bob, email="b@acme.com"))
+    assert response.status_code == 302, response.content[:300]
+
+
+def test_reverting_a_deleted_memory_from_its_history_is_refused(client, alice, superadmin):
+    memory = memory_services.memory_create(owner=alice, content="a note deleted since")[0]
+    memory_id, version = memory.pk, memory.history.first()
+    memory_services.memory_delete(memory=memory, user=alice)
+    client.force_login(superadmin)
+    url = f"/admin/memories/memory/{memory_id}/history/{version.history_id}/"
+    assert client.get(url).status_code == 200  # shown
+    form = {"memory_type": "semantic", "content": "a note deleted since", "scope": "user", "scope_key": "alice",
+            "importance": "0.5", "status": "active", "meta": "{}", "occurred_at": ""}  # fmt: skip
+    assert client.post(url, form).status_code == 302  # not saved outside the services
+    assert not Memory.objects.filter(pk=memory_id).exists()

@@ -81,16 +81,19 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
         trigger=reason,
         tenant=first.tenant,
     )
+    summary = (out.get("summary") or "").strip()
+    vector = embed([summary])[0]  # before the lock: writers of the tenant wait on it
     lock_tenant_writes(first.tenant_id)
-    now = dict(
-        Memory.objects.select_for_update()
+    now = {
+        pk: rest
+        for pk, *rest in Memory.objects.select_for_update()
         .filter(pk__in=[m.pk for m in memories])
         .order_by("pk")
-        .values_list("pk", "updated_at")
-    )
-    if any(now.get(m.pk) != m.updated_at for m in memories):
+        .values_list("pk", "updated_at", "acl", "status")
+    }
+    # A rename re-keys rows without touching updated_at: the scope is compared as well.
+    if any(now.get(m.pk) != [m.updated_at, m.acl, Memory.Status.ACTIVE] for m in memories):
         return None
-    summary = (out.get("summary") or "").strip()
     owners = Counter(m.owner_id for m in memories)
     owner_id = max(
         owners, key=lambda pk: (owners[pk], max(m.created_at for m in memories if m.owner_id == pk))
@@ -106,7 +109,7 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
         scope_key=first.scope_key,
         memory_type=Memory.Type.SEMANTIC,
         content=summary,
-        embedding=embed([summary])[0],
+        embedding=vector,
         importance=max(m.importance for m in memories),
         meta={"source": "compression", "compressed_from": ids},
         history_user=None,

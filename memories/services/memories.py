@@ -122,11 +122,12 @@ def memory_find_duplicate(
 def lock_tenant_writes(tenant_id: int) -> None:
     """Hold the tenant's memory-write lock until the transaction ends (re-entrant).
 
-    Every write that inserts, deletes or re-scopes memories takes it first, before any row
-    lock: two identical writes sent at once cannot both miss the other's uncommitted row,
-    and a delete of an original and one of its summary (which lock each other's rows in
-    opposite orders) cannot deadlock. It serializes nothing new: each of those writes
-    updates the tenant's corpus statistics row, which is held to the commit anyway.
+    Every write that inserts, deletes, rewrites or re-scopes memories takes it first, before
+    any row lock: two identical writes sent at once cannot both miss the other's uncommitted
+    row, and a delete of an original and one of its summary (which lock each other's rows
+    in opposite orders) cannot deadlock. Inserts and deletes already queued on the tenant's
+    corpus statistics row (held to the commit); what it adds is the wait of updates that
+    change no statistics (importance, status, scope) behind them.
     """
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memories:{tenant_id}"])

@@ -11,7 +11,7 @@ from simple_history.utils import bulk_update_with_history
 from almanac import keyword
 from memories.models import CORPUS, Memory
 from memories.services.compression import originals_release, summaries_release
-from memories.services.memories import memory_remove
+from memories.services.memories import lock_tenant_writes, memory_remove
 
 BATCH = 500
 # Appended to a retired personal key in history rows: no username can contain "#", so no
@@ -26,6 +26,7 @@ def memories_personal_key_move(*, tenant_id: int, old_key: str, new_key: str) ->
     versions are read through the access filter too (admin history), and the old key may be
     the next user's of that name.
     """
+    lock_tenant_writes(tenant_id)  # a re-scope: before any row lock (memories.services.memories)
     prefix = Memory.acl_key(Memory.Scope.USER, "")
     rows = list(
         Memory.objects.filter(tenant_id=tenant_id, acl=[old_key]).defer(
@@ -51,13 +52,13 @@ def memories_personal_key_retire(*, tenant_id: int, key: str, user=None) -> int:
     History rows that name `key` name an unholdable key instead: a memory that was once in
     that scope and lives on elsewhere must not show those versions to the next holder.
     """
+    lock_tenant_writes(tenant_id)
     rows = Memory.objects.filter(tenant_id=tenant_id, acl=[key]).order_by("pk")
     if user is not None:
         rows = rows.exclude(owner_id=user.pk)
     count = 0
     for memory in rows:
-        memory_remove(memory=memory, user=None, reason="user-deleted")
-        count += 1
+        count += memory_remove(memory=memory, user=None, reason="user-deleted")
     Memory.history.filter(tenant_id=tenant_id, acl=[key]).update(acl=[key + RETIRED])
     return count
 
@@ -66,6 +67,8 @@ def memories_owner_leave(*, user) -> int:
     """`user` is being deleted, and their memories with them (the owner cascade): the summaries
     that folded any of them in stop saying it, and the originals of summaries they own come
     back (other people's text must not go with them). Returns how many summaries changed."""
+    for tenant_id in sorted(set(Memory.objects.filter(owner_id=user.pk).values_list("tenant_id", flat=True))):
+        lock_tenant_writes(tenant_id)  # before the rows below are locked, as every writer does
     owned = Memory.objects.filter(owner_id=user.pk).values_list("pk", "tenant_id", "acl")
     items = {pk: (tenant_id, acl[0]) for pk, tenant_id, acl in owned}
     theirs = frozenset(

@@ -124,3 +124,61 @@ def test_a_topic_that_changed_while_its_summary_was_written_is_not_compressed(bo
     assert services.memory_compress_topic(memories=topic) is None
     assert not Memory.objects.filter(meta__source="compression").exists()
     assert Memory.objects.get(pk=topic[0].pk).status == "active"
+
+
+def test_deleting_a_user_waits_for_the_tenants_writers_before_locking_any_memory(tenant, bob, folded):
+    # A user's deletion releases the summaries of their memories (row locks): it must queue
+    # behind the tenant's writers first, as they do, or a delete of several users at once
+    # and any memory write could each hold what the other waits for.
+    from django.contrib.auth import get_user_model
+
+    from memories.services.memories import lock_tenant_writes
+
+    originals, summary = folded
+    locked_meanwhile = []
+
+    def rows_still_free():  # run while the deletion waits: it must hold none of them yet
+        ids = [summary.pk, *(m.pk for m in originals)]
+        locked_meanwhile.extend(
+            Memory.objects.select_for_update(nowait=True).filter(pk__in=ids).values_list("pk", flat=True)
+        )
+
+    outcome = while_locked(
+        lambda: lock_tenant_writes(tenant.pk),
+        lambda: get_user_model().objects.get(pk=bob.pk).delete(),
+        then=rows_still_free,
+    )
+    assert "error" not in outcome, outcome
+    assert len(locked_meanwhile) == 25 and not Memory.objects.filter(owner_id=bob.pk).exists()
+
+
+def test_a_rename_while_the_summary_is_written_stops_the_compression(tenant, alice, monkeypatch):
+    # A rename re-keys the topic's rows without touching updated_at; the summary would have
+    # been written under the old name's key, for whoever gets that name next.
+    from django.contrib.auth import get_user_model
+
+    from memories.services import compression
+    from tests.memories.conftest import at_cosine, unit
+
+    topic_vector = unit(43)
+    for i in range(22):
+        services.memory_create(
+            owner=alice,
+            content=f"My note {i} on forecast {i}",
+            embedding=at_cosine(topic_vector, 0.9, seed=500 + i),
+        )
+    topic = list(Memory.objects.filter(owner=alice).order_by("created_at", "id"))
+    real = compression.skill_run
+
+    def skill_run_while_renamed(**kw):
+        user = get_user_model().objects.get(pk=alice.pk)
+        user.username = "alice2"
+        user.save()
+        return real(**kw)
+
+    monkeypatch.setattr(compression, "skill_run", skill_run_while_renamed)
+    assert services.memory_compress_topic(memories=topic) is None
+    assert {tuple(acl) for acl in Memory.objects.filter(owner=alice).values_list("acl", flat=True)} == {
+        ("user:alice2",)
+    }
+    assert not Memory.objects.filter(meta__source="compression").exists()
