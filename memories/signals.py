@@ -7,7 +7,7 @@ service of ours; each receiver hands over to a service at once (STYLE §1).
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models.signals import pre_delete
+from django.db.models.signals import pre_delete, pre_save
 from django.dispatch import receiver
 
 from almanac.signals import personal_key_changed
@@ -27,3 +27,12 @@ def _user_deleted(sender, instance, **kwargs) -> None:
     from memories.services import users
 
     users.memories_owner_leave(user=instance)
+
+
+@receiver(pre_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="memories.user_pre_save")
+def _user_saving(sender, instance, raw=False, update_fields=None, **kwargs) -> None:
+    if raw or not instance.pk or (update_fields is not None and "username" not in update_fields):
+        return  # a new user, a fixture, a login (last_login only)
+    from memories.services import users
+
+    users.memories_before_rename(user=instance)

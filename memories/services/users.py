@@ -6,9 +6,11 @@ Called from signals (`memories.signals`), inside the transaction of the rename o
 
 from __future__ import annotations
 
+from django.db import transaction
 from simple_history.utils import bulk_update_with_history
 
 from almanac import keyword
+from almanac.models import UserProfile
 from memories.models import CORPUS, Memory
 from memories.services.compression import originals_release, summaries_release
 from memories.services.memories import lock_tenant_writes, memory_remove
@@ -17,6 +19,22 @@ BATCH = 500
 # Appended to a retired personal key in history rows: no username can contain "#", so no
 # user can ever hold the result.
 RETIRED = "#retired"
+
+
+def memories_before_rename(*, user) -> None:
+    """`user` is about to be saved under another name: take the tenant's memory-write lock
+    now, before the user row is written (and locked). A memory writer holds that lock and
+    then needs the user row (its owner foreign key); taken after the row, in the rename's
+    `memories_personal_key_move`, it made the two wait for each other. Outside a
+    transaction there is nothing to hold it for: the rename's own transaction takes it."""
+    if not transaction.get_connection().in_atomic_block:
+        return
+    stored = type(user).objects.filter(pk=user.pk).values_list("username", flat=True).first()
+    if stored is None or stored == user.username:
+        return
+    tenant_id = UserProfile.objects.filter(user_id=user.pk).values_list("tenant_id", flat=True).first()
+    if tenant_id is not None:
+        lock_tenant_writes(tenant_id)
 
 
 def memories_personal_key_move(*, tenant_id: int, old_key: str, new_key: str) -> int:

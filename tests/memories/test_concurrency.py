@@ -1,7 +1,7 @@
 """Concurrent writes of one memory, scope or session chunk: serialized, nothing counted twice."""
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from almanac.models import CorpusStat, TermStat
 from memories import services
@@ -182,3 +182,21 @@ def test_a_rename_while_the_summary_is_written_stops_the_compression(tenant, ali
         ("user:alice2",)
     }
     assert not Memory.objects.filter(meta__source="compression").exists()
+
+
+def test_a_rename_waits_for_a_memory_write_of_that_user(tenant, alice):
+    # The write holds the tenant lock and, at commit, needs alice's user row (its owner key);
+    # the rename locked that row first and asked for the tenant lock after: a deadlock.
+    from django.contrib.auth import get_user_model
+
+    def rename():
+        with transaction.atomic():  # as the admin's change view does
+            user = get_user_model().objects.get(pk=alice.pk)
+            user.username = "alice2"
+            user.save()
+
+    outcome = while_locked(
+        lambda: services.memory_create(owner=alice, content="written during the rename"), rename
+    )
+    assert "error" not in outcome, outcome
+    assert list(Memory.objects.filter(owner=alice).values_list("acl", flat=True)) == [["user:alice2"]]
