@@ -33,6 +33,7 @@ from memories.services.memories import (
     _apply_content,
     _audit,
     _remove,
+    history_scrub,
     lock_tenant_writes,
     memory_insert,
     memory_set_status,
@@ -307,7 +308,7 @@ def _summary_redo(*, summary: Memory, leaving: set[int], user, reason: str, purg
     if not texts:
         _remove(memory=summary, user=user, reason=reason)
         if purge:
-            _history_scrub(memory_id=memory_id, reason=reason)
+            history_scrub(memory_id=memory_id, reason=reason)
         _audit(
             action="memory.delete",
             memory=summary,
@@ -317,7 +318,7 @@ def _summary_redo(*, summary: Memory, leaving: set[int], user, reason: str, purg
         )
         return
     if purge:
-        _history_scrub(memory_id=memory_id, reason=reason)
+        history_scrub(memory_id=memory_id, reason=reason)
     fields = _apply_content(summary, _compress_texts(list(texts.values()), summary=summary, reason=reason))
     summary.meta = {**summary.meta, "compressed_from": list(texts)}
     summary._history_user = user
@@ -369,8 +370,3 @@ def _compress_texts(texts: list[str], *, summary: Memory, reason: str) -> str:
         text = ""
     # Without a summary the originals' own text is kept, whole: losing it is the one thing not to do.
     return text or "\n".join(texts)[: conf.MAX_CONTENT_CHARS]
-
-
-def _history_scrub(*, memory_id: int, reason: str) -> int:
-    """A purged text may be quoted in a summary: its history rows lose text and meta too."""
-    return Memory.history.filter(id=memory_id).update(content=PURGED, meta={}, history_change_reason=reason)

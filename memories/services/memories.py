@@ -279,6 +279,11 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
 PURGED = "[purged]"
 
 
+def history_scrub(*, memory_id: int, reason: str) -> int:
+    """A purged memory's history rows keep who changed what and when, not the text or meta."""
+    return Memory.history.filter(id=memory_id).update(content=PURGED, meta={}, history_change_reason=reason)
+
+
 @transaction.atomic
 def memory_delete(*, memory: Memory, user, reason: str = "api") -> bool:
     """Delete a memory (owner, or `memories.delete_memory` globally or on this object);
@@ -332,9 +337,7 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
     memory_id, content = memory.pk, memory.content
     if not memory_remove(memory=memory, user=user, reason=reason, purge=True):
         raise ApplicationError("memory not found (deleted meanwhile)", status_code=404)
-    history = Memory.history.filter(id=memory_id).update(
-        content=PURGED, meta={}, history_change_reason=reason
-    )
+    history = history_scrub(memory_id=memory_id, reason=reason)
     runs = skillrun_redact(contains=content, tenant=memory.tenant) if content.strip() else 0
     counts = {"history_rows": history, "skill_runs": runs}
     _audit(

@@ -45,20 +45,18 @@ def memories_personal_key_move(*, tenant_id: int, old_key: str, new_key: str) ->
     the next user's of that name.
     """
     lock_tenant_writes(tenant_id)  # a re-scope: before any row lock (memories.services.memories)
-    prefix = Memory.acl_key(Memory.Scope.USER, "")
+    scope_key = new_key.removeprefix(Memory.acl_key(Memory.Scope.USER, ""))
     rows = list(
         Memory.objects.filter(tenant_id=tenant_id, acl=[old_key]).defer(
             "embedding", "tokens", "tf", "search_vector"
         )
     )
     for memory in rows:
-        memory.acl, memory.scope_key = [new_key], new_key.removeprefix(prefix)
+        memory.acl, memory.scope_key = [new_key], scope_key
     bulk_update_with_history(
         rows, Memory, ["acl", "scope_key"], batch_size=BATCH, default_change_reason="user-rename"
     )
-    Memory.history.filter(tenant_id=tenant_id, acl=[old_key]).update(
-        acl=[new_key], scope_key=new_key.removeprefix(prefix)
-    )
+    Memory.history.filter(tenant_id=tenant_id, acl=[old_key]).update(acl=[new_key], scope_key=scope_key)
     return len(rows)
 
 
