@@ -37,7 +37,7 @@ def _visible_memories(request):
 
 def _row(memory: Memory) -> dict:
     row = {f: getattr(memory, f) for f in EXPORT_FIELDS}
-    row["owner"] = memory.owner.username
+    row["owner"] = memory.owner.username if memory.owner else None
     for key in ("last_access", "occurred_at", "created_at", "updated_at"):
         row[key] = row[key].isoformat() if row[key] else None
     return row

@@ -38,7 +38,11 @@ class Memory(models.Model):
     SCHEMA_VERSION = 1
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memories")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories")
+    # NULL once its author is deleted: what they shared stays for their colleagues (their
+    # private scope is deleted with them: memories.services.users).
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
+    )
     scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.USER)
     scope_key = models.CharField(max_length=200, help_text="username, department/project key or tenant slug")
     memory_type = models.CharField(max_length=16, choices=Type.choices, default=Type.SEMANTIC)

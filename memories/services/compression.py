@@ -95,7 +95,8 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
     # A rename re-keys rows without touching updated_at: the scope is compared as well.
     if any(now.get(m.pk) != [m.updated_at, m.acl, Memory.Status.ACTIVE] for m in memories):
         return None
-    owners = Counter(m.owner_id for m in memories)
+    # The summary's owner: whoever wrote most of it (a deleted author only when no one else did).
+    owners = Counter(m.owner_id for m in memories if m.owner_id is not None) or Counter([None])
     owner_id = max(
         owners, key=lambda pk: (owners[pk], max(m.created_at for m in memories if m.owner_id == pk))
     )

@@ -250,6 +250,10 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
         scope = data.get("scope") or memory.scope
         # `user` scope is the owner's private one, whoever moves the memory there.
         mover = memory.owner if scope == Memory.Scope.USER else (scope_user or user)
+        if mover is None:
+            raise ApplicationError(
+                "this memory's author was deleted: it has no private scope to move to", status_code=409
+            )
         scope, key = scope_resolve(user=mover, scope=scope, scope_key=data.get("scope_key"))
         if [Memory.acl_key(scope, key)] != memory.acl and (memory.meta or {}).get("source") == "compression":
             # Its text is other people's memories of this scope: moved, it would show them
@@ -381,7 +385,7 @@ def _audit(*, action: str, memory: Memory, user, memory_id: int, detail: dict) -
 def memory_set_status(*, memories, status: str, user, reason: str) -> int:
     """Archive / reactivate / mark compressed, with a history row per memory."""
     count = 0
-    for memory in memories.select_for_update():
+    for memory in memories.select_for_update(of=("self",)):
         if memory.status != status:
             memory.status = status
             memory._history_user = user

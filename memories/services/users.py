@@ -9,10 +9,8 @@ from __future__ import annotations
 from django.db import transaction
 from simple_history.utils import bulk_update_with_history
 
-from almanac import keyword
 from almanac.models import UserProfile
-from memories.models import CORPUS, Memory
-from memories.services.compression import originals_release, summaries_release
+from memories.models import Memory
 from memories.services.memories import lock_tenant_writes, memory_remove
 
 BATCH = 500
@@ -61,44 +59,28 @@ def memories_personal_key_move(*, tenant_id: int, old_key: str, new_key: str) ->
 
 
 def memories_personal_key_retire(*, tenant_id: int, key: str, user=None) -> int:
-    """Delete what is left in the personal scope `key` of a user who is gone, so that no one
-    who later gets that name (or key) reads it. `user`: the user being deleted, whose own
-    memories the owner cascade deletes.
+    """Delete what is left in the personal scope `key` of a user who is gone (`user`, being
+    deleted, or a former one), so that no one who later gets that name (or key) reads it.
 
     History rows that name `key` name an unholdable key instead: a memory that was once in
     that scope and lives on elsewhere must not show those versions to the next holder.
     """
     lock_tenant_writes(tenant_id)
-    rows = Memory.objects.filter(tenant_id=tenant_id, acl=[key]).order_by("pk")
-    if user is not None:
-        rows = rows.exclude(owner_id=user.pk)
     count = 0
-    for memory in rows:
+    for memory in Memory.objects.filter(tenant_id=tenant_id, acl=[key]).order_by("pk"):
         count += memory_remove(memory=memory, user=None, reason="user-deleted")
     Memory.history.filter(tenant_id=tenant_id, acl=[key]).update(acl=[key + RETIRED])
     return count
 
 
 def memories_owner_leave(*, user) -> int:
-    """`user` is being deleted, and their memories with them (the owner cascade): the summaries
-    that folded any of them in stop saying it, and the originals of summaries they own come
-    back (other people's text must not go with them). Returns how many summaries changed."""
+    """`user` is being deleted. What they shared (dept, project, tenant scopes) stays for the
+    people it was shared with, without an owner (the foreign key is set to NULL); what is
+    still theirs alone (a `user` scope the key retirement did not reach) is deleted through
+    the services, so the summaries and keyword statistics follow. Returns how many."""
     for tenant_id in sorted(set(Memory.objects.filter(owner_id=user.pk).values_list("tenant_id", flat=True))):
         lock_tenant_writes(tenant_id)  # before the rows below are locked, as every writer does
-    owned = Memory.objects.filter(owner_id=user.pk).values_list("pk", "tenant_id", "acl")
-    items = {pk: (tenant_id, acl[0]) for pk, tenant_id, acl in owned}
-    theirs = frozenset(
-        Memory.objects.filter(owner_id=user.pk, meta__source="compression").values_list("pk", flat=True)
-    )
-    for summary in Memory.objects.filter(pk__in=theirs):
-        originals_release(summary=summary, user=None, reason="user-deleted")
-    changed = summaries_release(items=items, user=None, reason="user-deleted", keep=theirs)
-    # The cascade deletes the rows left without our services: out of the keyword statistics.
-    by_tenant: dict[int, list] = {}
-    for tenant_id, tf, doc_len in Memory.objects.filter(owner_id=user.pk).values_list(
-        "tenant_id", "tf", "doc_len"
-    ):
-        by_tenant.setdefault(tenant_id, []).append((tf, doc_len))
-    for tenant_id, rows in by_tenant.items():
-        keyword.stats_remove_many(tenant_id=tenant_id, corpus=CORPUS, rows=rows)
-    return changed
+    count = 0
+    for memory in Memory.objects.filter(owner_id=user.pk, scope=Memory.Scope.USER).order_by("pk"):
+        count += memory_remove(memory=memory, user=None, reason="user-deleted")
+    return count

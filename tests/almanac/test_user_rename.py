@@ -37,7 +37,7 @@ def private(carol):
 @pytest.fixture
 def stray(tenant, private, alice):
     """A memory in carol's private scope that she does not own (a governor moved it there,
-    or a summary of hers written by another owner): the owner cascade does not take it."""
+    or a summary of hers written by another owner): it goes with her key all the same."""
     return memory_insert(
         tenant_id=tenant.pk,
         owner=alice,
@@ -185,15 +185,42 @@ def test_history_versions_of_a_deleted_users_scope_are_not_inherited(tenant, car
     assert "review note, shared" in seen and not [v for v in seen if "carol private" in v]
 
 
-def test_deleting_a_user_takes_their_memories_out_of_the_keyword_statistics(tenant, carol, private, alice):
+def test_deleting_a_user_keeps_what_they_shared_and_the_keyword_statistics_true(
+    tenant, carol, private, alice
+):
+    from collections import Counter
+
     from almanac.models import CorpusStat, TermStat
     from memories.models import CORPUS
 
-    memories.memory_create(owner=carol, content="Sales playbook: discovery call checklist", scope="dept")
+    shared = memories.memory_create(
+        owner=carol, content="Sales playbook: discovery call checklist", scope="dept"
+    )[0]
     memories.memory_create(owner=alice, content="Discovery call notes for Vercel")
-    User.objects.get(pk=carol.pk).delete()  # the owner cascade deletes carol's memories
+    User.objects.get(pk=carol.pk).delete()
+    assert not Memory.objects.filter(pk=private.pk).exists()  # hers alone: gone with her
+    kept = Memory.objects.get(pk=shared.pk)  # shared with Sales: stays for them, without an owner
+    assert kept.owner_id is None and kept.acl == ["dept:sales"] and kept.status == "active"
     rows = Memory.objects.filter(tenant=tenant)
     corpus = CorpusStat.objects.get(tenant=tenant, corpus=CORPUS)
     assert (corpus.docs, corpus.total_len) == (rows.count(), sum(rows.values_list("doc_len", flat=True)))
     df = dict(TermStat.objects.filter(tenant=tenant, corpus=CORPUS).values_list("term", "df"))
-    assert {t: n for t, n in df.items() if n} == {t: 1 for t in rows.get().tf}
+    expected = Counter(t for tf in rows.values_list("tf", flat=True) for t in tf)
+    assert {t: n for t, n in df.items() if n} == dict(expected)
+
+
+def test_a_deleted_authors_shared_memory_is_governed_not_orphaned(tenant, carol, alice):
+    shared = memories.memory_create(owner=carol, content="Sales playbook: pricing floor 20%", scope="dept")[0]
+    User.objects.get(pk=carol.pk).delete()
+    sales = user_create(tenant=tenant, username="dave", departments=["Sales"])
+    assert _sees(sales, "pricing floor")
+    orphan = Memory.objects.get(pk=shared.pk)
+    with pytest.raises(ApplicationError) as refused:  # no one's private scope to go to
+        memories.memory_update(memory=orphan, user=sales, data={"scope": "user"})
+    assert refused.value.status_code == 403  # only a governor may change it now
+    root = user_create(tenant=tenant, username="root", is_admin=True)
+    with pytest.raises(ApplicationError) as refused:
+        memories.memory_update(memory=orphan, user=root, data={"scope": "user"})
+    assert refused.value.status_code == 409
+    memories.memory_update(memory=orphan, user=root, data={"content": "Sales playbook: pricing floor 25%"})
+    assert Memory.objects.get(pk=shared.pk).content.endswith("25%")

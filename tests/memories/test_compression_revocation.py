@@ -144,11 +144,14 @@ def test_originals_gone_after_the_keep_period_are_not_lost(folded, wangwei, bob)
     assert _others_active(others[5:]) == {"active"}  # still here: back on their own
 
 
-def test_a_deleted_owner_takes_the_summary_text_along(folded, wangwei, bob, alice):
+def test_a_deleted_author_leaves_the_shared_summary_as_it_is(folded, wangwei, bob):
+    # The secret was shared with dept:finance: it stays for them, and so does the summary.
     secret, others, summary = folded
     get_user_model().objects.get(pk=wangwei.pk).delete()
-    assert "88k" not in _readable_by(bob)
-    assert not Memory.objects.filter(pk=summary.pk).exists()
+    kept = Memory.objects.get(pk=secret.pk)
+    assert kept.owner_id is None and kept.status == "compressed"
+    assert Memory.objects.get(pk=summary.pk).status == "active"
+    assert "88k" in _readable_by(bob)
 
 
 def test_the_api_repro(folded, wangwei, bob, api):
@@ -179,12 +182,16 @@ def test_a_summary_of_summaries_lets_go_too(folded, wangwei, bob):
     assert _others_active([*others, *more]) == {"active"}
 
 
-def test_deleting_a_summarys_owner_gives_the_other_originals_back(folded, wangwei, bob):
+def test_a_summary_whose_owner_is_deleted_stays_and_can_still_be_undone(folded, wangwei, bob):
     secret, others, summary = folded
-    get_user_model().objects.get(pk=bob.pk).delete()  # his 23 originals and the summary go
-    assert not Memory.objects.filter(pk=summary.pk).exists()
-    kept = Memory.objects.get(pk=secret.pk)
-    assert kept.status == "active" and not kept.links_out.exists()  # not left to expire unseen
+    get_user_model().objects.get(pk=bob.pk).delete()  # his 23 originals and the summary stay
+    orphan = Memory.objects.get(pk=summary.pk)
+    assert orphan.owner_id is None and orphan.status == "active"
+    assert _others_active(others) == {"compressed"}
+    services.memory_delete(
+        memory=orphan, user=user_create(tenant=wangwei.profile.tenant, username="root", is_admin=True)
+    )
+    assert _others_active([secret, *others]) == {"active"}
 
 
 def test_deleting_a_summary_gives_its_originals_back(folded, bob):

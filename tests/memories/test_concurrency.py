@@ -127,9 +127,10 @@ def test_a_topic_that_changed_while_its_summary_was_written_is_not_compressed(bo
 
 
 def test_deleting_a_user_waits_for_the_tenants_writers_before_locking_any_memory(tenant, bob, folded):
-    # A user's deletion releases the summaries of their memories (row locks): it must queue
-    # behind the tenant's writers first, as they do, or a delete of several users at once
-    # and any memory write could each hold what the other waits for.
+    # A user's deletion writes their memories (row locks: the owner set to NULL, private ones
+    # deleted through the services): it must queue behind the tenant's writers first, as
+    # they do, or a delete of several users at once and any memory write could each hold
+    # what the other waits for.
     from django.contrib.auth import get_user_model
 
     from memories.services.memories import lock_tenant_writes
