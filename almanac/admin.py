@@ -68,6 +68,30 @@ def _related_only(model, list_filter):
     return list_filter
 
 
+class HiddenFieldsAdminMixin:
+    """Fields hidden from staff who are not superusers (`hidden_fields`, model field names)
+    can't be filtered or searched on by them either: Django's changelist takes a lookup on
+    any of the model's own fields from the URL (`?input__icontains=salary`), which would
+    answer yes or no about text they may not read."""
+
+    hidden_fields: tuple[str, ...] = ()
+
+    def lookup_allowed(self, lookup, value, request=None):
+        if (
+            request is not None
+            and not request.user.is_superuser
+            and lookup.split("__")[0] in self.hidden_fields
+        ):
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
+    def get_search_fields(self, request):
+        fields = super().get_search_fields(request)
+        if request.user.is_superuser:
+            return fields
+        return [f for f in fields if f.lstrip("^=@").split("__")[0] not in self.hidden_fields]
+
+
 class TenantScopedAdminMixin:
     """Staff users who are not superusers read and write only rows of their own tenant.
 

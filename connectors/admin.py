@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils import timezone
 
-from almanac.admin import ReadOnlyAdminMixin, TenantScopedAdminMixin
+from almanac.admin import HiddenFieldsAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
 from almanac.selectors import user_group_keys
 from connectors import selectors, services
@@ -152,7 +152,9 @@ class ExternalIdentityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(Event)
-class EventAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):  # the inbox is append-only
+class EventAdmin(
+    HiddenFieldsAdminMixin, TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin
+):  # the inbox is append-only
     """Staff users who are not superusers see only events of containers whose access group
     they are in, and no content (title, text, raw payload).
 
@@ -164,6 +166,7 @@ class EventAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin): 
     """
 
     content_fields = ["title", "text", "raw"]
+    hidden_fields = ("title", "text", "raw")
     list_display = [
         "external_id",
         "version",
@@ -189,10 +192,6 @@ class EventAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin): 
     def get_exclude(self, request, obj=None):
         exclude = list(super().get_exclude(request, obj) or [])
         return exclude if request.user.is_superuser else [*exclude, *self.content_fields]
-
-    def get_search_fields(self, request):
-        fields = super().get_search_fields(request)
-        return fields if request.user.is_superuser else [f for f in fields if f not in self.content_fields]
 
     @admin.display(description="versions of this item")
     def item_versions(self, obj):

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
-from almanac.admin import ScopedHistoryAdminMixin, TenantScopedAdminMixin
+from almanac.admin import HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin
 from skills import bus
 from skills.models import Skill, SkillRun
 from skills.services import skill_sync_builtins
@@ -145,7 +145,8 @@ class TriggerKindFilter(admin.SimpleListFilter):
 
 
 @admin.register(SkillRun)
-class SkillRunAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class SkillRunAdmin(HiddenFieldsAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
+    hidden_fields = ("input", "output", "error")
     list_display = [
         "id",
         "created_at",

@@ -236,6 +236,20 @@ def test_page_form_shows_a_visible_summary_read_only(client, tenant, alice, push
     assert 'name="summary"' not in body  # shown, not editable
 
 
+def test_scoped_staff_see_no_project_status(client, alice, vercel_page, superadmin):
+    # A status says what an issue in some container did: not shown to scoped staff at all.
+    Page.objects.filter(pk=vercel_page.pk).update(status="closed", status_container="github:repo:acme/secret")
+    make_staff(alice, "wiki.view_page", "wiki.change_page")
+    client.force_login(alice)
+    for path in (f"/admin/wiki/page/{vercel_page.pk}/change/", "/admin/wiki/page/"):
+        body = client.get(path).content.decode()
+        assert "closed" not in body.lower() and "status_container" not in body, path
+    assert client.get("/admin/wiki/page/?status=closed").status_code == 400  # no filtering on it either
+    assert client.get("/admin/wiki/page/?status__startswith=c").status_code == 400
+    client.force_login(superadmin)
+    assert "closed" in client.get(f"/admin/wiki/page/{vercel_page.pk}/change/").content.decode()
+
+
 def test_page_history_hides_a_summary_of_private_sections(client, alice, vercel_page):
     vercel_page.summary = "Vercel wants SSO; the margin floor is now 25%"
     vercel_page.save()
@@ -333,9 +347,11 @@ def test_scoped_staff_see_events_of_their_containers_without_content(client, bob
     assert response.status_code == 200 and b"Apollo slips" not in response.content
     found = client.get("/admin/connectors/event/", {"q": "Apollo slips"}).context["cl"].queryset
     assert not found.exists()  # no searching the hidden text either
+    for lookup in ("text__icontains", "raw__icontains", "title"):  # nor filtering on it by URL
+        assert client.get("/admin/connectors/event/", {lookup: "Apollo"}).status_code == 400, lookup
 
 
-def test_scoped_staff_see_skill_runs_without_content(client, bob, tenant, two_tenants):
+def test_scoped_staff_see_skill_runs_without_content(client, bob, tenant, two_tenants, superadmin):
     make_staff(bob, "skills.view_skillrun")
     client.force_login(bob)
     response = client.get("/admin/skills/skillrun/")
@@ -344,6 +360,10 @@ def test_scoped_staff_see_skill_runs_without_content(client, bob, tenant, two_te
     run = SkillRun.objects.get(tenant=tenant)
     response = client.get(f"/admin/skills/skillrun/{run.pk}/change/")
     assert response.status_code == 200 and b"acme run text" not in response.content
+    for lookup in ("input__icontains", "output__icontains", "error__contains"):
+        assert client.get("/admin/skills/skillrun/", {lookup: "acme run"}).status_code == 400, lookup
+    client.force_login(superadmin)
+    assert client.get("/admin/skills/skillrun/", {"input__icontains": "acme run"}).status_code == 200
 
 
 def test_superuser_sees_every_tenant(client, superadmin, two_tenants):

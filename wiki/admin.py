@@ -12,7 +12,7 @@ from django.contrib import admin, messages
 from django.db.models import Exists, OuterRef
 from simple_history.admin import SimpleHistoryAdmin
 
-from almanac.admin import ScopedHistoryAdminMixin, TenantScopedAdminMixin
+from almanac.admin import HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin
 from wiki import selectors, services
 from wiki.models import Entity, Page, PageSection
 
@@ -33,6 +33,9 @@ SECTION_READONLY = [
 ]
 # Made from every section of the page, private ones included: superusers only.
 SUMMARY_FIELDS = ["summary", "summary_digest", "summary_section_ids"]
+# A project's status says what an issue in some container did: staff who cannot read that
+# container's sections must not learn it here either (superusers see it).
+STATUS_FIELDS = ["status", "status_at", "status_container"]
 
 
 def _visible_sections(request):
@@ -74,7 +77,8 @@ class SectionInline(admin.TabularInline):
 
 
 @admin.register(Page)
-class PageAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
+class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
+    hidden_fields = (*SUMMARY_FIELDS, *STATUS_FIELDS)
     list_display = ["title", "slug", "kind", "status", "tenant", "updated_at"]
     list_filter = ["kind", "status", "tenant"]
     search_fields = ["title", "slug", "entity__aliases"]
@@ -83,10 +87,19 @@ class PageAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAd
         "summary_digest",
         "summary_section_ids",
         "status_at",
+        "status_container",
         "created_at",
         "updated_at",
     ]
     inlines = [SectionInline]
+
+    def get_list_display(self, request):
+        fields = super().get_list_display(request)
+        return fields if request.user.is_superuser else [f for f in fields if f not in STATUS_FIELDS]
+
+    def get_list_filter(self, request):
+        fields = super().get_list_filter(request)
+        return fields if request.user.is_superuser else [f for f in fields if f not in STATUS_FIELDS]
 
     def get_queryset(self, request):
         qs = super().get_queryset(request).select_related("tenant")
@@ -107,16 +120,17 @@ class PageAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAd
 
     def get_exclude(self, request, obj=None):
         exclude = list(super().get_exclude(request, obj) or [])
-        return exclude if request.user.is_superuser else [*exclude, *SUMMARY_FIELDS]
+        return exclude if request.user.is_superuser else [*exclude, *SUMMARY_FIELDS, *STATUS_FIELDS]
 
     def get_readonly_fields(self, request, obj=None):
         fields = super().get_readonly_fields(request, obj)
         if request.user.is_superuser:
             return fields
-        return [*(f for f in fields if f not in SUMMARY_FIELDS), "reader_summary"]
+        hidden = [*SUMMARY_FIELDS, *STATUS_FIELDS]
+        return [*(f for f in fields if f not in hidden), "reader_summary"]
 
     def get_history_hidden_fields(self, request):
-        return [] if request.user.is_superuser else SUMMARY_FIELDS
+        return [] if request.user.is_superuser else [*SUMMARY_FIELDS, *STATUS_FIELDS]
 
     @admin.display(description="summary")
     def reader_summary(self, obj) -> str:

@@ -42,7 +42,7 @@ def page_out(page, sections: int | None = None) -> dict:
         "slug": page.slug,
         "kind": page.kind,
         "title": page.title,
-        "status": page.status,
+        "status": getattr(page, "visible_status", "active"),  # as the reader may see it
         "updated_at": getattr(page, "visible_updated_at", None) or page.updated_at,
         "sections": count,
     }

@@ -71,6 +71,9 @@ class Page(models.Model):
     title = models.CharField(max_length=300)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     status_at = models.DateTimeField(null=True, blank=True, help_text="event time of the last status change")
+    # The container whose issue set `status`: a reader sees the status only while they may
+    # read a section of this page from that container (`wiki.selectors.page_status_for`).
+    status_container = models.CharField(max_length=300, blank=True)
     summary = models.TextField(blank=True)
     summary_digest = models.CharField(
         max_length=64, blank=True, help_text="digest of the sections summarized"

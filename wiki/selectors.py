@@ -9,8 +9,9 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import connection
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Case, Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.http import Http404
 
 from almanac import keyword, search, vectors
@@ -36,7 +37,9 @@ TEXT_FIELDS = (
     "source_list",
 )
 # A search hit: its text plus what `section_out`/`page_out` show of it and its page.
-_PAGE_FIELDS = ("id", "tenant_id", "entity_id", "slug", "kind", "title", "status", "updated_at")
+_PAGE_FIELDS = (
+    "id", "tenant_id", "entity_id", "slug", "kind", "title", "status", "status_container", "updated_at",
+)  # fmt: skip
 # Those columns inside the LATERAL read, and out of it; times as integer microseconds since the epoch
 # (exact, and Django's per-value timestamptz loader cost ~1 ms a call for ~300 values).
 _TEXT_IN = ", ".join(f's."{PageSection._meta.get_field(f).column}"' for f in TEXT_FIELDS)
@@ -295,8 +298,18 @@ def stale_section_count(*, user, page_ids: list[int] | None = None) -> int:
     return qs.count()
 
 
+def page_status_for(page: Page, containers) -> str:
+    """`page.status` as a reader sees it, given the containers of the page's sections they
+    may read: a status set by an issue in a container they cannot read is not theirs to
+    know (the page is then just `active` to them)."""
+    if page.status != Page.Status.ACTIVE and page.status_container in containers:
+        return page.status
+    return Page.Status.ACTIVE
+
+
 def page_list(*, user, q: str = "", kind: str = "") -> QuerySet[Page]:
-    """Pages with at least one visible, non-stale section, with how many the user sees."""
+    """Pages with at least one visible, non-stale section, with how many the user sees and
+    the status as they may see it (`visible_status`, see `page_status_for`)."""
     visible = PageSection.objects.visible_to(user).filter(page_id=OuterRef("pk"))
     tenant = user_tenant(user)
     if tenant is None:
@@ -309,6 +322,13 @@ def page_list(*, user, q: str = "", kind: str = "") -> QuerySet[Page]:
             visible_sections=Subquery(counts[:1]),
             # The reader's own "last changed": a private section's edit is not visible through it.
             visible_updated_at=Subquery(visible.order_by("-updated_at").values("updated_at")[:1]),
+            visible_status=Case(
+                When(
+                    Exists(visible.filter(container_key=OuterRef("status_container"))),
+                    then=F("status"),
+                ),
+                default=Value(Page.Status.ACTIVE),
+            ),
         )
         .select_related("entity")
     )
@@ -334,6 +354,15 @@ def page_get_for_user(*, user, slug: str) -> Page:
         or not PageSection.objects.visible_to(user, include_stale=True).filter(page=page).exists()
     ):
         raise Http404("page not found")
+    containers = (
+        [page.status_container]
+        if page.status != Page.Status.ACTIVE
+        and PageSection.objects.visible_to(user)
+        .filter(page=page, container_key=page.status_container)
+        .exists()
+        else []
+    )
+    page.visible_status = page_status_for(page, containers)
     return page
 
 
@@ -443,16 +472,19 @@ def page_search(*, user, query: str, top_k: int = 10) -> list[dict]:
         grouped.values(), key=lambda hs: (-sum(h.score for h in hs[:3]), hs[0].section.page.slug)
     )[:top_k]
     # A page's `updated_at` as this reader sees it: its newest visible section, never a
-    # private section's change (one query for all the pages).
-    newest = dict(
-        PageSection.objects.visible_to(user)
+    # private section's change (one query for all the pages), and the status as it sees it.
+    seen = {
+        page_id: (at, containers)
+        for page_id, at, containers in PageSection.objects.visible_to(user)
         .filter(page_id__in=[hs[0].section.page_id for hs in ranked])
         .order_by()
         .values("page_id")
-        .annotate(newest=Max("updated_at"))
-        .values_list("page_id", "newest")
-    )
+        .annotate(newest=Max("updated_at"), containers=ArrayAgg("container_key", distinct=True))
+        .values_list("page_id", "newest", "containers")
+    }
     for hs in ranked:
         page = hs[0].section.page
-        page.visible_updated_at = newest.get(page.pk) or max(h.section.updated_at for h in hs)
+        at, containers = seen.get(page.pk, (None, ()))
+        page.visible_updated_at = at or max(h.section.updated_at for h in hs)
+        page.visible_status = page_status_for(page, containers)
     return [{"page": hs[0].section.page, "score": sum(h.score for h in hs[:3]), "hits": hs} for hs in ranked]

@@ -207,29 +207,32 @@ def thread_plan(
 
 
 def _issue_status(items: list[Item]):
-    """(status, event time) of the latest open/close transition among the thread's issues."""
+    """(event time, status, container key) of the latest open/close transition among the
+    thread's issues."""
     transitions = []
     for item in items:
         if not any(e.kind == K.ISSUE_CLOSED for e in item.versions):
             continue
         closed = item.current.kind == K.ISSUE_CLOSED
         if closed or item.current.kind in {K.ISSUE, K.PULL_REQUEST}:
-            transitions.append((item.current.occurred_at, Page.Status.CLOSED if closed else Page.Status.OPEN))
+            status = Page.Status.CLOSED if closed else Page.Status.OPEN
+            transitions.append((item.current.occurred_at, status, item.first("container_key")))
     return max(transitions) if transitions else None
 
 
-def page_status_apply(*, page: Page, transition) -> bool:
-    """Set a project page's status if this transition is newer than the one it shows."""
-    if transition is None or page.kind != Entity.Kind.PROJECT:
+def page_status_apply(*, page: Page, transition, drafts: list[SectionDraft]) -> bool:
+    """Set a project page's status if this transition is newer than the one it shows. It is
+    read only by those who may read the page's sections from the transition's container."""
+    if transition is None or page.kind != Entity.Kind.PROJECT or not drafts:
         return False
-    at, status = transition
+    at, status, container_key = transition
     if page.status_at is not None and at < page.status_at:
         return False
-    if page.status == status and page.status_at == at:
+    if (page.status, page.status_at, page.status_container) == (status, at, container_key):
         return False
-    page.status, page.status_at = status, at
+    page.status, page.status_at, page.status_container = status, at, container_key
     page._change_reason = f"issue {status}"
-    page.save(update_fields=["status", "status_at", "updated_at"])
+    page.save(update_fields=["status", "status_at", "status_container", "updated_at"])
     return True
 
 
@@ -264,7 +267,7 @@ def thread_rebuild(*, event: Event) -> set[int]:
             if section.page_id == page.pk and section.container_key not in keep:
                 section_delete(section=section, reason=reason)
                 changed.add(page.pk)
-        if page_status_apply(page=page, transition=transition if drafts else None):
+        if page_status_apply(page=page, transition=transition, drafts=drafts):
             changed.add(page.pk)
     return changed
 
