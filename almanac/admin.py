@@ -256,6 +256,7 @@ class AgentKeyAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         "prefix",
         "can_act_for_users",
         "can_push_events",
+        "rate_limit",
         "last_used_at",
         "revoked_at",
     ]

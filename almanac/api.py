@@ -14,6 +14,7 @@ from almanac.auth import acting_user, api_auth
 from almanac.errors import ApplicationError
 from almanac.jsonbody import StrictParser
 from almanac.selectors import user_group_keys, user_tenant
+from almanac.throttling import CallerRateThrottle
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +25,7 @@ api = NinjaAPI(
     auth=api_auth,
     docs_url="/docs",
     parser=StrictParser(),
+    throttle=[CallerRateThrottle()],
 )
 
 api.add_router("/memories", "memories.api.router")

@@ -119,6 +119,17 @@ class GroupMembership(models.Model):
         return f"{self.user_id} in {self.group_id}"
 
 
+def rate_limit_validate(value: str) -> None:
+    from django.core.exceptions import ValidationError
+
+    from almanac.throttling import rate_parse
+
+    try:
+        rate_parse(value)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
+
+
 class AgentKey(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="agent_keys")
     name = models.CharField(max_length=200)
@@ -126,6 +137,12 @@ class AgentKey(models.Model):
     hashed_secret = models.CharField(max_length=64, unique=True)
     can_act_for_users = models.BooleanField(default=True)
     can_push_events = models.BooleanField(default=False)
+    rate_limit = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text='requests per period, e.g. "600/m" or "50/s"; empty: the API_RATE_LIMIT setting; "0": none',
+        validators=[rate_limit_validate],
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

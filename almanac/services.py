@@ -332,12 +332,24 @@ def membership_remove(*, user, group: AccessGroup) -> int:
 
 
 def agentkey_create(
-    *, tenant: Tenant, name: str, can_push_events: bool = False, can_act_for_users: bool = True
+    *,
+    tenant: Tenant,
+    name: str,
+    can_push_events: bool = False,
+    can_act_for_users: bool = True,
+    rate_limit: str = "",
 ) -> tuple[AgentKey, str]:
-    """Create an agent key and return it with its secret (shown once, stored hashed)."""
+    """Create an agent key and return it with its secret (shown once, stored hashed).
+    `rate_limit`: requests per period ("600/m"); empty: the `API_RATE_LIMIT` setting."""
+    from almanac.throttling import rate_parse
+
     name = (name or "").strip()
     if not name:
         raise ApplicationError("agent key name may not be empty")
+    try:
+        rate_parse(rate_limit)
+    except ValueError as exc:
+        raise ApplicationError(str(exc)) from exc
     if AgentKey.objects.filter(tenant=tenant, name=name, revoked_at__isnull=True).exists():
         raise ApplicationError(f"an active key named {name!r} already exists; revoke it first")
     raw = f"alm_{secrets.token_urlsafe(32)}"
@@ -348,6 +360,7 @@ def agentkey_create(
         hashed_secret=AgentKey.hash_secret(raw),
         can_push_events=can_push_events,
         can_act_for_users=can_act_for_users,
+        rate_limit=rate_limit.strip(),
     )
     return key, raw
 

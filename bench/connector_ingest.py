@@ -48,7 +48,9 @@ def _http_push(tenant, payloads, batch: int) -> float:
 
     from almanac.services import agentkey_create
 
-    _, raw = agentkey_create(tenant=tenant, name=f"bench-{time.time()}", can_push_events=True)
+    _, raw = agentkey_create(
+        tenant=tenant, name=f"bench-{time.time()}", can_push_events=True, rate_limit="1000000/m"
+    )
     client = Client()
     start = time.perf_counter()
     for i in range(0, len(payloads), batch):

@@ -311,7 +311,7 @@ def main() -> None:
     sections = PageSection.objects.filter(tenant=tenant).count()
     memories = Memory.objects.filter(tenant=tenant).count()
     users = list(get_user_model().objects.filter(profile__tenant=tenant).values_list("username", flat=True))
-    key = agentkey_create(tenant=tenant, name=f"bench-{int(time.time())}")[1]
+    key = agentkey_create(tenant=tenant, name=f"bench-{int(time.time())}", rate_limit="1000000/m")[1]
     tasks = make_tasks(2000, args.seed)
     counts = query_counts(users, tasks, key)
 

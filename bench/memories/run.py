@@ -162,7 +162,7 @@ def plan(user, query: str) -> str:
 def agent_key(tenant) -> str:
     for key in AgentKey.objects.filter(tenant=tenant, name="memories-bench", revoked_at__isnull=True):
         agentkey_revoke(key=key)
-    return agentkey_create(tenant=tenant, name="memories-bench")[1]
+    return agentkey_create(tenant=tenant, name="memories-bench", rate_limit="1000000/m")[1]
 
 
 def main() -> None:
