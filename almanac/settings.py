@@ -166,6 +166,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 
 # Page summaries and source freshness. Per process by default; Django's default keeps only
 # 300 entries (one summary per page version, reader and budget step overflows that at

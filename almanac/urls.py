@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
 from almanac import views
@@ -8,7 +9,20 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     re_path(r"^api/(?P<rest>[\s\S]*)$", no_such_endpoint),
-    path("accounts/", include("django.contrib.auth.urls")),
+    # Not django.contrib.auth.urls: its password reset sends mail, and no mail server is
+    # configured (a reset request would fail); an administrator sets a forgotten password.
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/password_change/",
+        auth_views.PasswordChangeView.as_view(template_name="registration/change_password.html"),
+        name="password_change",
+    ),
+    path(
+        "accounts/password_change/done/",
+        auth_views.PasswordChangeDoneView.as_view(template_name="registration/change_password_done.html"),
+        name="password_change_done",
+    ),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", views.home, name="home"),
     path("search", views.search, name="web-search"),

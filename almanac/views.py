@@ -6,31 +6,62 @@ same access filter) as the agent API.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
+from almanac.context import conf as context_conf
 from almanac.errors import ApplicationError
 from almanac.selectors import user_group_keys, user_tenant
+
+PER_PAGE = 50
+
+# Service errors the web UI can show, in the reader's language (the API keeps the English).
+SERVICE_MESSAGES = {
+    "only the owner or a governor may delete this memory": gettext_lazy(
+        "only the owner or a governor may delete this memory"
+    ),
+    "the user belongs to no tenant: there is nothing to show": gettext_lazy(
+        "the user belongs to no tenant: there is nothing to show"
+    ),
+}
+
+
+def service_message(exc: ApplicationError) -> str:
+    return str(SERVICE_MESSAGES.get(exc.message, exc.message))
 
 
 def home(request):
     if not request.user.is_authenticated:
         return render(request, "home.html")
-    return render(request, "web/search.html", {"q": request.GET.get("q", "")})
+    return render(request, "web/search.html", search_results(user=request.user, q=request.GET.get("q", "")))
 
 
 @login_required
 def search(request):
+    context = search_results(user=request.user, q=request.GET.get("q", ""))
+    # A link opened directly, a reload of a pushed URL and htmx's history restore get the page.
+    fragment = request.htmx and not request.htmx.history_restore_request
+    response = render(request, "web/_results.html" if fragment else "web/search.html", context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def search_results(*, user, q: str) -> dict:
     from memories.selectors import memory_search
     from wiki.selectors import page_search
 
-    q = request.GET.get("q", "").strip()[:500]
-    pages = page_search(user=request.user, query=q, top_k=5) if q else []
-    memories = memory_search(user=request.user, query=q, top_k=5) if q else []
-    return render(request, "web/_results.html", {"q": q, "pages": pages, "memories": memories})
+    q = q.strip()[:500]
+    pages = page_search(user=user, query=q, top_k=5) if q else []
+    memories = memory_search(user=user, query=q, top_k=5) if q else []
+    return {"q": q, "pages": pages, "memories": memories}
 
 
 @login_required
@@ -39,7 +70,8 @@ def wiki_list(request):
 
     kind = request.GET.get("kind", "")
     q = request.GET.get("q", "").strip()[:200]
-    pages = page_list(user=request.user, q=q, kind=kind)[:200]
+    pages = page_list(user=request.user, q=q, kind=kind)
+    pages = Paginator(pages, PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "web/wiki_list.html", {"pages": pages, "kind": kind, "q": q})
 
 
@@ -73,7 +105,8 @@ def memory_list_view(request):
 
     memory_type = request.GET.get("type", "")
     q = request.GET.get("q", "").strip()[:200]
-    memories = memory_list(user=request.user, memory_type=memory_type or None, q=q)[:200]
+    memories = memory_list(user=request.user, memory_type=memory_type or None, q=q)
+    memories = Paginator(memories, PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "web/memories.html", {"memories": memories, "type": memory_type, "q": q})
 
 
@@ -87,7 +120,7 @@ def memory_delete_view(request, memory_id):
     try:
         memory_delete(memory=memory, user=request.user, reason="web")
     except ApplicationError as exc:
-        return render(request, "web/_error.html", {"message": exc.message}, status=exc.status_code)
+        return render(request, "web/_error.html", {"message": service_message(exc)}, status=exc.status_code)
     if request.htmx:
         return render(request, "web/_deleted.html")
     return redirect("web-memories")
@@ -95,22 +128,71 @@ def memory_delete_view(request, memory_id):
 
 @login_required
 def context_preview(request):
+    """What `POST /api/v1/context` would return for this user. The form posts: a long task
+    (up to TASK_MAX_CHARS, percent-encoded) does not fit in a request line; GET links work too."""
+    data = request.POST if request.method == "POST" else request.GET
+    task = data.get("task", "").strip()
+    result, error = context_preview_build(user=request.user, task=task, max_tokens=data.get("max_tokens"))
+    context = {
+        "task": task,
+        "max_tokens": data.get("max_tokens") or settings.CONTEXT_DEFAULT_MAX_TOKENS,
+        "max_tokens_limit": context_conf.MAX_TOKENS_LIMIT,
+        "result": result,
+        "sources": freshness_rows(result["freshness"]) if result else [],
+        "error": error,
+        "groups": user_group_keys(request.user),
+    }
+    return render(request, "web/context.html", context)
+
+
+def context_preview_build(*, user, task: str, max_tokens: str | None) -> tuple[dict | None, str]:
+    """The context for `task`, or an error message in the reader's language."""
     from almanac.context.services import context_build
 
-    task = request.GET.get("task", "").strip()
-    result, error = None, ""
-    if task:
-        try:
-            max_tokens = int(request.GET.get("max_tokens") or 1500)
-            result = context_build(
-                user=request.user, tenant=user_tenant(request.user), task=task[:4000], max_tokens=max_tokens
-            )
-        except (ApplicationError, ValueError) as exc:
-            error = getattr(exc, "message", str(exc))
-        except Http404:
-            error = _("not found")
-    return render(
-        request,
-        "web/context.html",
-        {"task": task, "result": result, "error": error, "groups": user_group_keys(request.user)},
-    )
+    if not task:
+        return None, ""
+    budget, error = context_max_tokens(max_tokens)
+    error = error or context_task_error(task)
+    if error:
+        return None, error
+    try:
+        return context_build(user=user, tenant=user_tenant(user), task=task, max_tokens=budget), ""
+    except ApplicationError as exc:
+        return None, service_message(exc)
+    except Http404:
+        return None, _("not found")
+
+
+def context_max_tokens(raw: str | None) -> tuple[int, str]:
+    """The budget asked for, or an error in the reader's language (the API's limits)."""
+    limit = context_conf.MAX_TOKENS_LIMIT
+    try:
+        value = int(raw) if raw else settings.CONTEXT_DEFAULT_MAX_TOKENS
+    except ValueError:
+        value = 0
+    if not 1 <= value <= limit:
+        return 0, _("The token budget must be a whole number between 1 and %(limit)s.") % {"limit": limit}
+    return value, ""
+
+
+def context_task_error(task: str) -> str:
+    if "\x00" in task:
+        return _("The task must not contain NUL characters.")
+    if len(task) > context_conf.TASK_MAX_CHARS:
+        return _("The task is %(length)s characters long; the limit is %(limit)s.") % {
+            "length": len(task),
+            "limit": context_conf.TASK_MAX_CHARS,
+        }
+    return ""
+
+
+def freshness_rows(freshness: dict[str, dict]) -> list[dict]:
+    """Sources with their state and last sync as a datetime (the service returns ISO text)."""
+    return [
+        {
+            "name": name,
+            "state": state.get("state"),
+            "last_synced_at": parse_datetime(state.get("last_synced_at") or ""),
+        }
+        for name, state in sorted(freshness.items())
+    ]

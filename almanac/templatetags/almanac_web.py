@@ -1,0 +1,70 @@
+"""Template filters of the employee web UI: safe links and translated enum labels."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django import template
+from django.utils.translation import gettext_lazy as _
+
+register = template.Library()
+
+# Stored values (model choices, source states, warning codes) as readers see them. The
+# models keep their plain values: the API returns those, and changing choices would need a
+# migration for a label.
+LABELS = {
+    "kind": {
+        "customer": _("customer"),
+        "project": _("project"),
+        "person": _("person"),
+        "topic": _("topic"),
+    },
+    "page_status": {
+        "active": _("active"),
+        "open": _("open"),
+        "closed": _("closed"),
+    },
+    "memory_type": {
+        "working": _("working"),
+        "episodic": _("episodic"),
+        "semantic": _("semantic"),
+    },
+    "scope": {
+        "user": _("personal"),
+        "dept": _("department"),
+        "project": _("project"),
+        "tenant": _("company"),
+    },
+    "freshness": {
+        "ok": _("up to date"),
+        "backoff": _("retrying"),
+        "error": _("failing"),
+        "never": _("never synced"),
+    },
+    "warning": {
+        "summarized": _("summarized"),
+        "source_lagging": _("source lagging"),
+        "stale_excluded": _("stale sections left out"),
+        "budget_exceeded": _("over budget"),
+    },
+}
+
+
+@register.filter
+def label(value, group: str):
+    """`{{ page.kind|label:"kind" }}`: the translated label, or the value itself if unknown."""
+    return LABELS.get(group, {}).get(value, value)
+
+
+@register.filter
+def safe_url(value) -> str:
+    """The URL if it is an absolute http(s) link, else "" (a source URL comes from connector
+    input; `javascript:` or `data:` in an href would run in the reader's session)."""
+    url = str(value or "").strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in {"http", "https"} or not parts.netloc:
+        return ""
+    return url
