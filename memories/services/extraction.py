@@ -18,6 +18,7 @@ from almanac.search import embed
 from almanac.selectors import user_group_keys
 from memories import conf
 from memories.constants import (
+    CJK_RE,
     DEPT_CUES_EN,
     DEPT_CUES_ZH,
     JUNK_PHRASES,
@@ -33,6 +34,17 @@ from memories.services.dates import parse_occurred
 from memories.services.memories import DEDUP_CANDIDATES, _my_units, fact_signature, memory_create
 
 BOUNDARY = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
+TURN_END = re.compile(r"\n")
+CLAUSE = re.compile(r"[，、：]|[,:](?!\d)")
+SPACE = re.compile(r"\s+")
+# A number with its unit or currency ("35万元", "$3.5M", "1,200 元", "三十五万"): never cut inside.
+NUMBER = re.compile(
+    r"(?:[$€£¥￥]\s?)?\d(?:[\d,.]*\d)?(?:\s?(?:万元|亿元|千元|万|亿|千|百|元|块|美元|欧元|%|％|"
+    r"[kKmMbB](?![A-Za-z])|USD|RMB|CNY|EUR|million|billion|thousand|dollars?|euros?))?|"
+    r"[〇零一二三四五六七八九十百千万亿两]{2,}(?:元|块)?"
+)
+# A short text is still a fact when it has a number or says who someone is.
+SUBSTANCE = re.compile(r"\d|我叫|我是|我姓|名字|\b(?:call me|my name|i am called|i'm called)\b", re.I)
 TYPE_OF_FACT = {
     "event": Memory.Type.EPISODIC,
     "preference": Memory.Type.SEMANTIC,
@@ -42,28 +54,78 @@ TYPE_OF_FACT = {
 
 
 def chunk_text(text: str, size: int = 256, overlap: int = 32) -> list[str]:
-    """Windows of at most `size` characters overlapping by up to `overlap`, cut at sentence ends when possible."""
+    """Windows of at most `size` characters, cut at a turn's or sentence's end, else at a
+    clause mark (`，、：`) or a space, never inside a number ("35万元"), and at a fixed offset
+    only where there is nothing else. Windows overlap by up to `overlap` characters of whole
+    sentences; one cut inside a sentence or at a turn's end is followed without overlap, so
+    no piece of a sentence is extracted twice (once cut short, once whole)."""
     text = text.strip()
     chunks, start = [], 0
     while start < len(text):
-        end = min(start + size, len(text))
-        if end < len(text):
-            cuts = [m.end() for m in BOUNDARY.finditer(text, start + size // 2, end)]
-            end = cuts[-1] if cuts else end
+        end, how = _cut(text, start, size)
         chunks.append(text[start:end].strip())
         if end >= len(text):
             break
-        # Start the next window inside the overlap, at a sentence start if there is one.
-        nxt = max(end - overlap, start + 1)
-        starts = [m.end() for m in BOUNDARY.finditer(text, nxt, end)]
-        start = starts[0] if starts and starts[0] < end else nxt
+        start = _next_start(text, start, end, overlap, how)
     return [c for c in chunks if c]
 
 
+def _number_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    return [m.span() for m in NUMBER.finditer(text, max(lo - 40, 0), min(hi + 40, len(text)))]
+
+
+def _outside_numbers(spans: list[tuple[int, int]], pos: int, floor: int) -> int:
+    """`pos`, or the start of the number it falls inside (when that is after `floor`)."""
+    for begin, finish in spans:
+        if begin < pos < finish:
+            return begin if begin > floor else pos
+    return pos
+
+
+def _cut(text: str, start: int, size: int) -> tuple[int, str]:
+    """Where the window from `start` ends, and how: "end", "turn", "sentence", "clause" or "fixed".
+
+    A turn's end is taken from a quarter of the window on: windows then begin where turns do,
+    so a turn said twice gives the same chunks (handled once, by digest)."""
+    hi = min(start + size, len(text))
+    if hi == len(text):
+        return hi, "end"
+    spans = _number_spans(text, start, hi)
+    for pattern, floor, how in (
+        (TURN_END, size // 4, "turn"),
+        (BOUNDARY, size // 2, "sentence"),
+        (CLAUSE, size // 2, "clause"),
+        (SPACE, size // 2, "clause"),
+    ):
+        cuts = [m.end() for m in pattern.finditer(text, start + floor, hi)]
+        cuts = [c for c in cuts if _outside_numbers(spans, c, start) == c]
+        if cuts:
+            return cuts[-1], how
+    return _outside_numbers(spans, hi, start), "fixed"
+
+
+def _next_start(text: str, start: int, end: int, overlap: int, how: str) -> int:
+    if how == "sentence":
+        # The next window repeats the last whole sentences that fit in the overlap.
+        starts = [m.end() for m in BOUNDARY.finditer(text, max(end - overlap, start + 1), end)]
+        return starts[0] if starts and starts[0] < end else end
+    if how == "fixed":
+        # Nothing to align to ("xxxx…", CJK without punctuation): a plain overlap, moved
+        # back to the start of a number rather than beginning inside one.
+        nxt = max(end - overlap, start + 1)
+        return _outside_numbers(_number_spans(text, nxt, nxt), nxt, start)
+    return end
+
+
+def _weight(text: str) -> int:
+    """Characters, a CJK one counting two: "我叫李雷" (8) says about as much as "I'm Bob" (5)."""
+    return len(text) + len(CJK_RE.findall(text))
+
+
 def is_junk(text: str) -> bool:
-    """Too short, or nothing but greetings/thanks/acknowledgements (zh + en)."""
+    """Too short (unless it has a number or a name), or nothing but greetings/thanks/acks (zh + en)."""
     stripped = re.sub(r"[\s\W_]+", " ", text or "", flags=re.UNICODE).strip().lower()
-    if len(stripped.replace(" ", "")) < MIN_FACT_CHARS:
+    if _weight(stripped.replace(" ", "")) < MIN_FACT_CHARS and not SUBSTANCE.search(text or ""):
         return True
     if stripped.replace(" ", "") in JUNK_PHRASES or stripped in JUNK_PHRASES:
         return True

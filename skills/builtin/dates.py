@@ -1,8 +1,16 @@
-"""Dates mentioned in a sentence, resolved against the session date.
+"""Dates mentioned in a sentence, resolved against the session date: the one date parser of
+the project (`memories.services.dates.parse_occurred` uses it too).
 
 English (and ISO) spans are parsed by `dateparser` (languages zh+en, RELATIVE_BASE = the
-session date). dateparser 1.5 does not understand "3月12日" or "上周五", so Chinese
-month-day and week-relative forms are resolved here (a few lines of calendar arithmetic).
+session date). dateparser 1.5 does not understand "3月12日", "三月五日" or "上周五", so
+Chinese forms are resolved here (a few lines of calendar arithmetic).
+
+A month-day without a year ("12月1日", "December 1") is the session year's, unless that
+is more than a month after the session date: then it is last year's, because a memory
+mostly reports what happened; when the sentence says future ("计划", "will", "next"...) it
+is the other way round (a date more than a month before the session is next year's).
+"去年/前年/今年/明年 3月5日" shift the year. Recurring times ("每周一", "一周三次",
+"every Monday") are not dates.
 """
 
 from __future__ import annotations
@@ -13,19 +21,51 @@ import unicodedata
 
 import dateparser
 
+_GRACE = dt.timedelta(days=31)
+_ZH_DIGITS = {char: i for i, char in enumerate("〇一二三四五六七八九")} | {"零": 0, "两": 2}
+_ZH_NUMERAL = "〇零一二三四五六七八九十"
 _ZH_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7}
-_ZH_YMD = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
-_NUM_YMD = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b")
-_ZH_WEEKDAY = re.compile(r"(上上|上|下下|下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天1-7])")
+_ZH_REL_YEAR = {"大前年": -3, "前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}
+_MONTH_OR_DAY = rf"\d{{1,2}}|[{_ZH_NUMERAL}]{{1,3}}"
+# (?<!...) rather than \b: a CJK character is a word character, so "2024-03-05上线" has no \b.
+_ZH_YMD = re.compile(
+    rf"(?:(?P<year>\d{{4}}|[〇零一二三四五六七八九]{{4}})\s*年\s*|(?P<rel>大前年|前年|去年|今年|明年|后年)\s*(?:的\s*)?)?"
+    rf"(?<![\d{_ZH_NUMERAL}])(?P<month>{_MONTH_OR_DAY})\s*月\s*(?P<day>{_MONTH_OR_DAY})\s*[日号]"
+)
+_NUM_YMD = re.compile(r"(?<![\d.])(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\.?\d)")
+# Not "一周三次" (three times a week), "每周一" (every Monday), "两周三天": counts and habits.
+_ZH_WEEKDAY = re.compile(
+    r"(?<![一每几两隔])(上上|上|下下|下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天1-7])(?![\d次个遍]|天(?!气))"
+)
 _ZH_RELDAY = {"前天": -2, "昨天": -1, "今天": 0, "明天": 1, "后天": 2}
-_ZH_DAYS_AGO = re.compile(r"(\d+)\s*天前")
+_ZH_DAYS_AGO = re.compile(r"(\d+|[一二三四五六七八九十两]{1,3})\s*天前")
+_WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+RECURRING = re.compile(
+    r"每(?:个)?(?:周|星期|礼拜|天|日|月|年|晚|早)|(?<![上下这本])(?:周|星期|礼拜|天|月)[一二三四五六七八九十两几\d]+(?:次|回|遍)|"
+    r"隔(?:周|天|日)|(?<![昨今明前后])天天|"
+    rf"\b(?:every|each)\s+(?:other\s+)?(?:day|morning|evening|night|week|weekday|weekend|month|year|{_WEEKDAYS_EN})\b|"
+    r"\b(?:daily|weekly|monthly|yearly|biweekly|fortnightly)\b|"
+    r"\b(?:once|twice|\w+\s+times)\s+(?:a|per|each)\s+(?:day|week|month|year)\b|"
+    rf"\bon\s+(?:{_WEEKDAYS_EN})s\b",
+    re.IGNORECASE,
+)
+_FUTURE = re.compile(
+    r"将|即将|计划|打算|预计|准备|截止|到期|届时|下个?月|"
+    r"\b(?:will|going to|plan(?:s|ned)? to|scheduled|upcoming|next|due|deadline|expected to)\b",
+    re.IGNORECASE,
+)
 _EN_SPAN = re.compile(
-    r"\b(?:(?:last|next|this)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    rf"\b(?:(?:last|next|this)\s+(?:{_WEEKDAYS_EN})|"
     r"yesterday|today|tomorrow|\d+\s+(?:days?|weeks?)\s+ago|"
-    r"(?:on\s+)(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    rf"(?:on\s+)(?:{_WEEKDAYS_EN})|"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?|"
     r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*(?:,?\s+\d{4})?)\b",
     re.IGNORECASE,
+)
+# Periods rather than days ("last month", "2 months ago"): dated only when the sentence is
+# already known to be an event; otherwise "our budget this year" would become one.
+_EN_PERIOD = re.compile(
+    r"\b(?:(?:last|next|this)\s+(?:week|month|year)|\d+\s+months?\s+ago)\b", re.IGNORECASE
 )
 _MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
 
@@ -35,6 +75,44 @@ def _safe_date(year: int, month: int, day: int) -> dt.date | None:
         return dt.date(year, month, day)
     except ValueError:
         return None
+
+
+def _zh_int(text: str) -> int | None:
+    """12, "十二", "二十五", "三十一", "二〇二四" -> int; None for what is not a number."""
+    if text.isascii() and text.isdigit():
+        return int(text)
+    try:
+        if "十" in text:
+            tens, _, ones = text.partition("十")
+            return (_ZH_DIGITS[tens] if tens else 1) * 10 + (_ZH_DIGITS[ones] if ones else 0)
+        value = 0
+        for char in text:
+            value = value * 10 + _ZH_DIGITS[char]
+        return value
+    except KeyError:
+        return None
+
+
+def month_day(month: int, day: int, base: dt.date, *, future: bool = False) -> dt.date | None:
+    """A month-day without a year, by the rule in the module docstring."""
+    when = _safe_date(base.year, month, day)
+    if when and not future and when > base + _GRACE:
+        return _safe_date(base.year - 1, month, day)
+    if when and future and when < base - _GRACE:
+        return _safe_date(base.year + 1, month, day)
+    return when
+
+
+def _zh_ymd(match: re.Match, sentence: str, base: dt.date) -> dt.date | None:
+    month, day = _zh_int(match["month"]), _zh_int(match["day"])
+    if month is None or day is None:
+        return None
+    if match["year"]:
+        year = _zh_int(match["year"])
+        return _safe_date(year, month, day) if year else None
+    if match["rel"]:
+        return _safe_date(base.year + _ZH_REL_YEAR[match["rel"]], month, day)
+    return month_day(month, day, base, future=bool(_FUTURE.search(sentence)))
 
 
 def _zh_weekday(prefix: str | None, day: str, base: dt.date) -> dt.date:
@@ -49,22 +127,25 @@ def _zh_weekday(prefix: str | None, day: str, base: dt.date) -> dt.date:
 
 
 def _chinese(sentence: str, base: dt.date) -> dt.date | None:
-    if match := _ZH_YMD.search(sentence):
-        year = int(match.group(1)) if match.group(1) else base.year
-        return _safe_date(year, int(match.group(2)), int(match.group(3)))
+    match = _ZH_YMD.search(sentence)
+    if RECURRING.search(sentence):
+        # "每周一开例会", "每年3月5日": a habit, not a day (one with its year still is one)
+        return _zh_ymd(match, sentence, base) if match and (match["year"] or match["rel"]) else None
+    if match:
+        return _zh_ymd(match, sentence, base)
     if match := _ZH_WEEKDAY.search(sentence):
         return _zh_weekday(match.group(1), match.group(2), base)
     for word, days in _ZH_RELDAY.items():
         if word in sentence:
             return base + dt.timedelta(days=days)
-    if match := _ZH_DAYS_AGO.search(sentence):
-        return base - dt.timedelta(days=int(match.group(1)))
+    if (match := _ZH_DAYS_AGO.search(sentence)) and (days := _zh_int(match.group(1))) is not None:
+        return base - dt.timedelta(days=days)
     return None
 
 
-def _english(sentence: str, base: dt.date) -> dt.date | None:
-    match = _EN_SPAN.search(sentence)
-    if not match:
+def _english(sentence: str, base: dt.date, periods: bool) -> dt.date | None:
+    match = _EN_SPAN.search(sentence) or (periods and _EN_PERIOD.search(sentence))
+    if not match or (RECURRING.search(sentence) and not re.search(r"\d{4}", match.group())):
         return None
     span = re.sub(r"^on\s+", "", match.group(), flags=re.IGNORECASE)
     lower = span.lower()
@@ -79,16 +160,21 @@ def _english(sentence: str, base: dt.date) -> dt.date | None:
             "REQUIRE_PARTS": ["day"] if has_month else [],
         },
     )
+    if when and has_month and not re.search(r"\d{4}", span):
+        return month_day(when.month, when.day, base, future=bool(_FUTURE.search(sentence)))
     return when.date() if when else None
 
 
-def find_date(sentence: str, base: dt.date | None) -> dt.date | None:
-    """The first date the sentence mentions, or None (relative forms need `base`)."""
+def find_date(sentence: str, base: dt.date | None, *, periods: bool = False) -> dt.date | None:
+    """The first date the sentence mentions, or None (relative forms need `base`).
+
+    `periods`: also "last month", "2 months ago" (as that day), for a sentence known to be
+    an event."""
     sentence = unicodedata.normalize("NFKC", sentence)  # fullwidth digits "３月"
     if match := _NUM_YMD.search(sentence):
         return _safe_date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
     base = base or dt.date.today()
-    return _chinese(sentence, base) or _english(sentence, base)
+    return _chinese(sentence, base) or _english(sentence, base, periods)
 
 
 def parse_iso(value) -> dt.date | None:

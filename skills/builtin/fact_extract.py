@@ -6,7 +6,7 @@ import json
 import re
 
 from skills.builtin import text as T
-from skills.builtin.dates import find_date, parse_iso
+from skills.builtin.dates import RECURRING, find_date, parse_iso
 from skills.registry import BaseSkill, register
 
 FACT_TYPES = ("preference", "event", "fact", "decision")
@@ -82,7 +82,7 @@ _NOT_PREFERENCE = re.compile(
     r"\b(?:looks?|sounds?|seems?|feels?) like\b|\b(?:would|'d) like to\b", re.IGNORECASE
 )
 _IDENTITY = re.compile(
-    r"^(?:我叫|我是|我的名字是|my name is|i am called|i'm called|call me)\s*\S", re.IGNORECASE
+    r"^(?:我叫|我是|我姓|我的名字(?:是|叫)|my name is|i am called|i'm called|call me)\s*\S", re.IGNORECASE
 )
 _FILLER_WORDS = frozenset(
     "thanks thank you ok okay sure great good sounds sound looks look cool nice perfect awesome yes yeah yep no nope "
@@ -90,7 +90,9 @@ _FILLER_WORDS = frozenset(
     "really well oh ah hmm the a is was will be all there everyone again for me".split()
 )
 _ZH_FILLER = re.compile(
-    r"好的|谢谢|多谢|感谢|太好了|不错|明白|了解|收到|没问题|可以|行|嗯|哦|哈|对|是的|好|啦|了|呀|啊|吧|的|我|你|您|们|呢|非常|真|很"
+    r"好的|谢谢|多谢|感谢|太好了|不错|明白|了解|知道|收到|没问题|可以|行|嗯|哦|哈|对|是的|好|啦|了|呀|啊|吧|的|我|你|您|们|呢|"
+    r"非常|真|很|帮助|帮忙|稍等|一下|那就这样|就这样|(?:明天|回头|下次|改天)?见|再见|拜拜|晚安|辛苦|麻烦|打扰|不好意思|抱歉|"
+    r"开心|高兴"
 )
 _DECISION = re.compile(
     r"\b(?:decided|decide to|decision|agreed to|agreed on|settled on|resolved to|final call)\b|决定|敲定|拍板|决议|商定|最终选|定下来",
@@ -137,7 +139,7 @@ _REMEMBER = re.compile(
     re.IGNORECASE,
 )
 _LEADING_FILLER = re.compile(
-    r"^(?:(?:oh|ah|well|so|and|also|btw|by the way|actually|ok(?:ay)?|yes|yeah|嗯|哦|对了|另外|还有|顺便说一下|其实|好的)[\s,，、]+)+",
+    r"^(?:(?:oh|ah|well|so|and|also|btw|by the way|actually|ok(?:ay)?|yes|yeah|嗯|哦|对了|另外|还有|顺便说一下|其实|好的|你好|您好|谢谢|多谢)[\s,，、]+)+",
     re.IGNORECASE,
 )
 
@@ -164,13 +166,21 @@ def _clean(sentence: str) -> str:
     return sentence.strip(" ,，、;；:：-")
 
 
+def _size(sentence: str) -> int:
+    """Two per CJK character and two per Latin word or number: "我住在上海" (10) weighs about
+    what "I live in Shanghai" (8) does. (`T.content_size` counts a CJK character as one, which
+    dropped short Chinese facts that their English translations passed.)"""
+    return 2 * len(T.CJK.findall(sentence)) + 2 * len(T.LATIN_WORD.findall(sentence))
+
+
 def _classify(sentence: str, date) -> str | None:
-    size = T.content_size(sentence)
+    size = _size(sentence)
     if _IDENTITY.match(sentence):
         return "fact"
     if size < 5:
         return None
-    event_cue = bool(_EVENT.search(sentence))
+    # "我一周三次健身", "We meet every Monday": a habit or routine, not a dated event
+    event_cue = bool(_EVENT.search(sentence)) and not RECURRING.search(sentence)
     if _DECISION.search(sentence):
         return "decision"
     if date and event_cue:
@@ -181,7 +191,9 @@ def _classify(sentence: str, date) -> str | None:
         return "preference"
     if (date or event_cue) and size >= 6:
         return "event"
-    return "fact" if size >= 8 else None
+    if size >= 8 or re.search(r"\d", sentence):  # "预算5万。", "Budget: 50k." keep their amount
+        return "fact"
+    return None
 
 
 def _importance(kind: str, sentence: str) -> float:
@@ -214,6 +226,8 @@ def _fact_of(raw: str, session_date) -> dict | None:
     if kind is None:
         return None
     sentence = _finish(sentence)
+    if kind == "event" and date is None:
+        date = find_date(sentence, session_date, periods=True)  # "we shipped it last month"
     occurred = date.isoformat() if kind == "event" and date else None
     return {
         "text": sentence,
@@ -278,9 +292,9 @@ def _date_of(value, text: str, kind: str, base) -> str | None:
     without one gets the date its sentence mentions."""
     when = parse_iso(value)
     if when is None and isinstance(value, str) and value.strip():
-        when = find_date(value, base)
+        when = find_date(value, base, periods=True)
     if when is None and kind == "event":
-        when = find_date(text, base)
+        when = find_date(text, base, periods=True)
     return when.isoformat() if when else None
 
 
