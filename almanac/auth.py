@@ -53,12 +53,18 @@ def acting_key(request):
     return key
 
 
+def user_ref(request, ref: str | None) -> str | None:
+    """`user` as the body gave it, else as the query string did (API.md: either works)."""
+    return ref or request.GET.get("user") or None
+
+
 def acting_user(request, ref: str | None):
-    """The user a call acts for.
+    """The user a call acts for: `ref` (the body's `user`, else the `user` query parameter).
 
     Agent key: `ref` (username or e-mail) must name a user of the key's tenant, else 404.
     Session: `ref` may be omitted or name the session user; naming anyone else is a 403.
     """
+    ref = user_ref(request, ref)
     key = acting_key(request)
     if key is not None:
         if not ref:

@@ -8,7 +8,7 @@ from django.http import Http404
 from ninja import Query, Router
 from ninja.responses import Status
 
-from almanac.auth import acting_key, acting_user
+from almanac.auth import acting_key, acting_user, user_ref
 from memories import selectors, services
 from memories.schemas import (
     FeedbackIn,
@@ -124,6 +124,7 @@ def _session(request, session_id: int, ref: str | None):
     which session ids exist.
     """
     key = acting_key(request)
+    ref = user_ref(request, ref)
     if ref or key is None:
         return selectors.session_get_for_user(user=acting_user(request, ref), session_id=session_id)
     return selectors.session_get_in_tenant(tenant=key.tenant, session_id=session_id)

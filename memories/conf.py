@@ -26,10 +26,12 @@ CHUNK_CHARS = envint("MEMORY_CHUNK_CHARS", 256)
 CHUNK_OVERLAP = envint("MEMORY_CHUNK_OVERLAP", 32)
 
 # Compression (memories/services/compression.py): a topic of more than COMPRESS_MIN active
-# semantic memories in one scope becomes one summary; originals are kept KEEP_DAYS.
+# semantic memories in one scope becomes summaries of at most COMPRESS_MAX_TOKENS each (a
+# summary may be as long as what it folds in: a bigger topic is split into groups that
+# fit); originals a summary holds are kept KEEP_DAYS.
 COMPRESS_MIN = envint("MEMORY_COMPRESS_MIN", 20)
 TOPIC_SIMILARITY = envfloat("MEMORY_TOPIC_SIMILARITY", 0.75)
-COMPRESS_MAX_TOKENS = envint("MEMORY_COMPRESS_MAX_TOKENS", 400)
+COMPRESS_MAX_TOKENS = envint("MEMORY_COMPRESS_MAX_TOKENS", 1000)
 COMPRESSED_KEEP_DAYS = envint("MEMORY_COMPRESSED_KEEP_DAYS", 30)
 
 # Quality (feedback)

@@ -14,6 +14,8 @@ from almanac.jsonbody import storable_problem
 MemoryType = Literal["semantic", "episodic", "working"]
 Scope = Literal["user", "dept", "project", "tenant"]
 Status = Literal["active", "compressed", "archived"]
+# What a PATCH may set: `compressed` is compression's own (an original a summary holds).
+SettableStatus = Literal["active", "archived"]
 MAX_META_CHARS = 10_000
 
 
@@ -49,12 +51,22 @@ class MemoryPatch(In):
     user: str | None = None
     content: str | None = None
     importance: float | None = Field(None, ge=0, le=1)
-    status: Status | None = None
+    status: SettableStatus | None = None
     scope: Scope | None = None
     scope_key: str | None = Field(None, max_length=200)
     meta: dict | None = None
 
     _meta = field_validator("meta")(_check_meta)
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _not_compressed(cls, value):
+        if value == "compressed":
+            raise ValueError(
+                "status may be set to 'active' or 'archived' only; 'compressed' is set by "
+                "compression, for memories a summary holds"
+            )
+        return value
 
 
 class MemoryOut(Schema):

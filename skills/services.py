@@ -357,6 +357,19 @@ def skillrun_purge(*, older_than_days: int, batch: int = 5000) -> int:
         total += SkillRun.objects.filter(id__in=ids).delete()[0]
 
 
+def _json_escaped(text: str) -> str:
+    # As PostgreSQL renders a jsonb string as text: `"`, `\` and control characters
+    # escaped, everything else (Chinese included) as itself.
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _json_forms(text: str) -> list[str]:
+    """How `text` reads in a jsonb column cast to text: inside a string value (escaped once)
+    and inside the preview of a truncated input (canonical JSON kept as a string: twice)."""
+    once = _json_escaped(text)
+    return list(dict.fromkeys([once, _json_escaped(once)]))
+
+
 @transaction.atomic
 def skillrun_redact(*, contains: str, tenant=None) -> int:
     """Blank input, output and error of the runs that mention `contains` (a purged memory's
@@ -364,7 +377,10 @@ def skillrun_redact(*, contains: str, tenant=None) -> int:
     if not contains or not contains.strip():
         raise ApplicationError("nothing to redact", status_code=422)
     qs = SkillRun.objects.annotate(_in=Cast("input", TextField()), _out=Cast("output", TextField()))
-    qs = qs.filter(Q(_in__icontains=contains) | Q(_out__icontains=contains) | Q(error__icontains=contains))
+    match = Q(error__icontains=contains)
+    for form in _json_forms(contains):
+        match |= Q(_in__icontains=form) | Q(_out__icontains=form)
+    qs = qs.filter(match)
     if tenant is not None:
         qs = qs.filter(tenant=tenant)
     return SkillRun.objects.filter(id__in=qs.values("id")).update(

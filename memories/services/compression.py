@@ -3,10 +3,12 @@
 A topic is a group of active semantic memories of one scope (one acl key, so the summary
 is visible to exactly the readers of its originals) whose embeddings are close: each joins
 the first topic whose centroid it is at least MEMORY_TOPIC_SIMILARITY to, oldest first.
-A topic with more than MEMORY_COMPRESS_MIN members is merged by the `compress` skill (LLM,
-or the extractive fallback) into one new memory; the originals become `compressed`, are
-linked to it (`compressed_into`) and can be restored for MEMORY_COMPRESSED_KEEP_DAYS,
-after which the daily job deletes them.
+A topic with more than MEMORY_COMPRESS_MIN members is cut into groups that fit one summary
+of MEMORY_COMPRESS_MAX_TOKENS (`summary_groups`); each is merged by the `compress` skill
+(LLM, or the extractive fallback) into one new memory. The originals the summary still
+says (`summary_holds`) become `compressed`, are linked to it (`compressed_into`) and can be
+restored for MEMORY_COMPRESSED_KEEP_DAYS, after which the daily job deletes those its
+summary still holds and puts the others back to active; the rest stay active throughout.
 
 A summary says what its originals said, to the readers of their scope. When an original
 is deleted, purged, moved to another scope or rewritten, `summaries_release` makes its
@@ -24,7 +26,7 @@ from django.db.models import CharField, Count, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from almanac.search import embed
+from almanac.search import count_tokens, embed, segment
 from memories import conf
 from memories.models import Memory, MemoryLink
 from memories.services.common import log, skill_failed_type, skill_run
@@ -34,14 +36,61 @@ from memories.services.memories import (
     _audit,
     _remove,
     history_scrub,
+    key_facts,
     lock_tenant_writes,
     memory_insert,
     memory_set_status,
+    summary_terms,
 )
 
 # The history reason of an original deleted after the keep period: its text then lives on
 # only in its summary.
 EXPIRED_REASON = "job:compressed-expired"
+# The history reason of a compressed original put back to active because no summary holds it.
+KEPT_REASON = "job:compressed-kept"
+# Of the words of an original without names or numbers, the share a summary must still use.
+KEPT_WORDS_SHARE = 0.5
+
+
+def summary_holds(original: str, terms: frozenset[str]) -> bool:
+    """Does a summary (its `summary_terms`) still say `original`: all its key facts (ids,
+    amounts with their units, dates, names) and at least half of its words?"""
+    if not key_facts(original) <= terms:
+        return False
+    words = set(segment(original))
+    return not words or len(words & terms) >= KEPT_WORDS_SHARE * len(words)
+
+
+def _size(text: str) -> int:
+    return count_tokens(text) + 2  # and the line break and full stop it is joined with
+
+
+def _budget(texts: list[str]) -> int:
+    """A summary may be as long as what it folds in (a group fits COMPRESS_MAX_TOKENS):
+    with less, the extractive fallback would have to leave whole memories out."""
+    return max(1, min(conf.COMPRESS_MAX_TOKENS, sum(_size(t) for t in texts)))
+
+
+def summary_groups(memories: list[Memory]) -> list[list[Memory]]:
+    """A topic cut, oldest first, into groups whose text fits one summary of at most
+    COMPRESS_MAX_TOKENS, about equal in size; a memory longer than that alone, or a group of
+    one, is left as it is (a summary of one memory is that memory again)."""
+    cap = conf.COMPRESS_MAX_TOKENS
+    sized = [(m, size) for m in memories if (size := _size(m.content)) <= cap]
+    total = sum(size for _, size in sized)
+    if not total:
+        return []
+    count = -(-total // cap)  # as few groups as fit
+    target = -(-total // count)  # about equal in size
+    groups: list[list[Memory]] = [[]]
+    used = 0
+    for memory, size in sized:
+        if groups[-1] and (used >= target or used + size > cap):
+            groups.append([])
+            used = 0
+        groups[-1].append(memory)
+        used += size
+    return [group for group in groups if len(group) > 1]
 
 
 def topics(memories: list[Memory]) -> list[list[Memory]]:
@@ -75,14 +124,21 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
     where it no longer may. The next run compresses what is there then.
     """
     memories = sorted(memories, key=lambda m: (m.created_at, m.pk))
-    first = memories[0]
+    first, texts = memories[0], [m.content for m in memories]
     out = skill_run(
         name="compress",
-        input={"items": [m.content for m in memories], "max_tokens": conf.COMPRESS_MAX_TOKENS},
+        input={"items": texts, "max_tokens": _budget(texts)},
         trigger=reason,
         tenant=first.tenant,
     )
     summary = (out.get("summary") or "").strip()
+    terms = summary_terms(summary)
+    # Only what the summary still says is compressed; the rest stays active, unlinked (it is
+    # still listed in `compressed_from`: the summary may quote part of it).
+    held = [m for m in memories if summary_holds(m.content, terms)]
+    if not held:
+        log.warning("compress: the summary of %s memories holds none of them; nothing done", len(memories))
+        return None
     vector = embed([summary])[0]  # before the lock: writers of the tenant wait on it
     lock_tenant_writes(first.tenant_id)
     now = {
@@ -95,18 +151,16 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
     # A rename re-keys rows without touching updated_at: the scope is compared as well.
     if any(now.get(m.pk) != [m.updated_at, m.acl, Memory.Status.ACTIVE] for m in memories):
         return None
-    # The summary's owner: whoever wrote most of it (a deleted author only when no one else did).
-    owners = Counter(m.owner_id for m in memories if m.owner_id is not None) or Counter([None])
-    owner_id = max(
-        owners, key=lambda pk: (owners[pk], max(m.created_at for m in memories if m.owner_id == pk))
-    )
-    ids = [m.pk for m in memories]
+    ids, held_ids = [m.pk for m in memories], [m.pk for m in held]
     memory_set_status(
-        memories=Memory.objects.filter(pk__in=ids), status=Memory.Status.COMPRESSED, user=None, reason=reason
+        memories=Memory.objects.filter(pk__in=held_ids),
+        status=Memory.Status.COMPRESSED,
+        user=None,
+        reason=reason,
     )
     merged = memory_insert(
         tenant_id=first.tenant_id,
-        owner_id=owner_id,
+        owner_id=_summary_owner(memories),
         scope=first.scope,
         scope_key=first.scope_key,
         memory_type=Memory.Type.SEMANTIC,
@@ -118,16 +172,22 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
         reason=reason,
     )
     MemoryLink.objects.bulk_create(
-        [MemoryLink(source_id=pk, target=merged, kind=MemoryLink.Kind.COMPRESSED_INTO) for pk in ids]
+        [MemoryLink(source_id=pk, target=merged, kind=MemoryLink.Kind.COMPRESSED_INTO) for pk in held_ids]
     )
     _audit(
         action="memory.compress",
         memory=merged,
         user=None,
         memory_id=merged.pk,
-        detail={"originals": len(ids)},
+        detail={"originals": len(held_ids), "kept_active": len(ids) - len(held_ids)},
     )
     return merged
+
+
+def _summary_owner(memories: list[Memory]) -> int | None:
+    """Whoever wrote most of it (a deleted author only when no one else did)."""
+    owners = Counter(m.owner_id for m in memories if m.owner_id is not None) or Counter([None])
+    return max(owners, key=lambda pk: (owners[pk], max(m.created_at for m in memories if m.owner_id == pk)))
 
 
 def _crowded_scopes():
@@ -155,8 +215,11 @@ def memories_compress() -> int:
             ).order_by("created_at", "id")
         )
         for topic in topics(rows):
-            if len(topic) > conf.COMPRESS_MIN and memory_compress_topic(memories=topic) is not None:
-                made += 1
+            if len(topic) <= conf.COMPRESS_MIN:
+                continue
+            for group in summary_groups(topic):
+                if memory_compress_topic(memories=group) is not None:
+                    made += 1
     return made
 
 
@@ -182,15 +245,28 @@ def memory_restore(*, memories, user, reason: str = "admin:restore") -> int:
 
 
 def compressed_expire() -> int:
-    """Delete originals compressed more than COMPRESSED_KEEP_DAYS ago (their summary stays)."""
+    """Delete originals compressed more than COMPRESSED_KEEP_DAYS ago whose summary still
+    says them (`summary_holds`); returns how many.
+
+    One that no summary holds (no `compressed_into` link: its status set by hand; a summary
+    rewritten since, or an LLM that left a fact out) goes back to active instead: deleting
+    it would lose what it says.
+    """
     cutoff = timezone.now() - timedelta(days=conf.COMPRESSED_KEEP_DAYS)
+    terms: dict[int, frozenset[str]] = {}  # summary id → summary_terms, for this run
     done = 0
-    for memory in Memory.objects.filter(status=Memory.Status.COMPRESSED, updated_at__lt=cutoff):
+    expiring = Memory.objects.filter(status=Memory.Status.COMPRESSED, updated_at__lt=cutoff)
+    for memory_id, tenant_id in expiring.values_list("pk", "tenant_id"):
         with transaction.atomic():
-            memory_id = memory.pk
-            lock_tenant_writes(memory.tenant_id)
+            lock_tenant_writes(tenant_id)
+            memory = expiring.select_for_update().filter(pk=memory_id).first()
+            if memory is None:
+                continue  # removed or restored meanwhile
+            if not _held(memory, terms):
+                _keep(memory)
+                continue
             if not _remove(memory=memory, user=None, reason=EXPIRED_REASON):
-                continue  # removed meanwhile
+                continue
             _audit(
                 action="memory.delete",
                 memory=memory,
@@ -200,6 +276,37 @@ def compressed_expire() -> int:
             )
         done += 1
     return done
+
+
+def _held(memory: Memory, terms: dict[int, frozenset[str]]) -> bool:
+    """Is `memory` linked to a summary that still says it? (`terms` caches summary terms.)"""
+    summary_ids = MemoryLink.objects.filter(
+        source_id=memory.pk, kind=MemoryLink.Kind.COMPRESSED_INTO
+    ).values_list("target_id", flat=True)
+    for pk, content in Memory.objects.filter(pk__in=summary_ids).values_list("pk", "content"):
+        if pk not in terms:
+            terms[pk] = summary_terms(content)
+        if summary_holds(memory.content, terms[pk]):
+            return True
+    return False
+
+
+def _keep(memory: Memory) -> None:
+    """A compressed original no summary holds: back to active, unlinked (audited)."""
+    memory_set_status(
+        memories=Memory.objects.filter(pk=memory.pk),
+        status=Memory.Status.ACTIVE,
+        user=None,
+        reason=KEPT_REASON,
+    )
+    MemoryLink.objects.filter(source_id=memory.pk, kind=MemoryLink.Kind.COMPRESSED_INTO).delete()
+    _audit(
+        action="memory.restore",
+        memory=memory,
+        user=None,
+        memory_id=memory.pk,
+        detail={"reason": "compressed-not-held"},
+    )
 
 
 # --- Summaries that must stop saying what an original said ---------------------------
@@ -359,7 +466,7 @@ def _compress_texts(texts: list[str], *, summary: Memory, reason: str) -> str:
     try:
         out = skill_run(
             name="compress",
-            input={"items": texts, "max_tokens": conf.COMPRESS_MAX_TOKENS},
+            input={"items": texts, "max_tokens": _budget(texts)},
             trigger=reason,
             tenant=summary.tenant,
         )
@@ -369,5 +476,9 @@ def _compress_texts(texts: list[str], *, summary: Memory, reason: str) -> str:
             "compress skill failed while rewriting summary %s: keeping its originals' text", summary.pk
         )
         text = ""
-    # Without a summary the originals' own text is kept, whole: losing it is the one thing not to do.
-    return text or "\n".join(texts)[: conf.MAX_CONTENT_CHARS]
+    # These originals are gone: a summary that leaves out one of their facts would lose it.
+    # Their own text is kept instead, whole: losing it is the one thing not to do.
+    terms = summary_terms(text)
+    if text and all(summary_holds(t, terms) for t in texts):
+        return text
+    return "\n".join(texts)[: conf.MAX_CONTENT_CHARS]

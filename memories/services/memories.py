@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date, datetime
 
 from django.db import connection, transaction
@@ -81,21 +82,115 @@ _ZH_NEGATIONS = frozenset("不 没 没有 未 别 不要 不是 不会 不能 �
 _EN_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|without)\b|n't\b")
 _FACT_TOKEN = re.compile(r"\d|^[一二三四五六七八九十百千万两零]+$")
 
+# What a unit next to a number changes: its magnitude (3万 / 3千, 3 million / 3 billion),
+# currency, percent, time of day, duration, size. Synonyms share one spelling, so "$3
+# million" and "3 million dollars" still say the same. The segmenter drops "%", "$" and
+# "am", and splits "3 pm" into two tokens: they are read from the text itself.
+_MAGNITUDES = {
+    "hundred": "e2", "百": "e2", "k": "e3", "thousand": "e3", "千": "e3", "万": "e4", "十万": "e5",
+    "m": "e6", "mn": "e6", "million": "e6", "百万": "e6", "千万": "e7", "亿": "e8", "bn": "e9",
+    "billion": "e9", "十亿": "e9", "trillion": "e12", "万亿": "e12",
+}  # fmt: skip
+_CURRENCIES = {
+    "$": "usd", "us$": "usd", "usd": "usd", "dollar": "usd", "dollars": "usd", "美元": "usd", "美金": "usd",
+    "¥": "cny", "rmb": "cny", "cny": "cny", "yuan": "cny", "元": "cny", "块": "cny", "人民币": "cny",
+    "€": "eur", "eur": "eur", "euro": "eur", "euros": "eur", "欧元": "eur",
+    "£": "gbp", "gbp": "gbp", "pound": "gbp", "pounds": "gbp", "英镑": "gbp",
+    "jpy": "jpy", "日元": "jpy", "hkd": "hkd", "港元": "hkd", "港币": "hkd",
+}  # fmt: skip
+_UNITS = {
+    **_CURRENCIES,
+    "%": "%", "percent": "%", "pct": "%", "am": "am", "a.m.": "am", "pm": "pm", "p.m.": "pm",
+    "min": "minute", "mins": "minute", "minute": "minute", "minutes": "minute", "分钟": "minute",
+    "h": "hour", "hr": "hour", "hrs": "hour", "hour": "hour", "hours": "hour", "小时": "hour",
+    "day": "day", "days": "day", "天": "day", "日": "日", "号": "日", "week": "week", "weeks": "week",
+    "周": "week", "星期": "week", "month": "month", "months": "month", "个月": "month", "月": "月",
+    "year": "year", "years": "year", "yr": "year", "yrs": "year", "年": "年", "岁": "岁", "点": "点",
+    "kb": "kb", "mb": "mb", "gb": "gb", "tb": "tb", "kg": "kg", "g": "g", "km": "km", "cm": "cm", "mm": "mm",
+}  # fmt: skip
+
+
+def _alternation(words) -> str:
+    # Longest first ("million" before "m"); a Latin word must end where the word ends.
+    return "|".join(
+        re.escape(w) + ("(?![a-z])" if w[-1].isascii() and w[-1].isalpha() else "")
+        for w in sorted(words, key=len, reverse=True)
+    )
+
+
+_CURRENCY_BEFORE = ["$", "us$", "¥", "€", "£", "usd", "rmb", "cny", "eur", "gbp", "hkd", "jpy"]
+_NUMBER_UNIT = re.compile(
+    rf"(?P<pre>{_alternation(_CURRENCY_BEFORE)})?"
+    r"\s?(?P<num>\d+(?:[.,]\d+)*|[一二三四五六七八九十两]+)"
+    rf"\s?(?P<mag>{_alternation(_MAGNITUDES)})?\s?(?P<unit>{_alternation(_UNITS)})?"
+)
+
+
+def _unit_facts(text: str) -> set[str]:
+    """Numbers with what says how much they are (only those that have such a unit):
+    "3·e4·cny" for 3万元, "3·e6·usd" for "$3 million", "3··pm" for "3 pm"."""
+    facts = set()
+    for match in _NUMBER_UNIT.finditer(unicodedata.normalize("NFKC", text).lower()):
+        pre, num, mag, unit = match.group("pre", "num", "mag", "unit")
+        if pre or mag or unit:
+            unit = _UNITS[unit] if unit else _CURRENCIES.get(pre or "", "")
+            facts.add(f"{num.replace(',', '')}·{_MAGNITUDES.get(mag or '', '')}·{unit}")
+    return facts
+
 
 def fact_signature(text: str) -> tuple[frozenset[str], bool]:
     """(the tokens that carry facts, is it negated): equal for restatements of one fact,
-    different for "deploys on Tuesdays" / "on Thursdays", "30k" / "40k", "likes" / "doesn't like"."""
+    different for "deploys on Tuesdays" / "on Thursdays", "30k" / "40k", "3万元" / "3千元",
+    "3 pm" / "3 am", "likes" / "doesn't like"."""
     tokens = segment(text)
-    facts = frozenset(t for t in tokens if _FACT_TOKEN.search(t) or t in _CALENDAR_WORDS)
+    facts = {t for t in tokens if _FACT_TOKEN.search(t) or t in _CALENDAR_WORDS} | _unit_facts(text)
     negated = bool(_EN_NEGATION.search(text.lower())) or any(t in _ZH_NEGATIONS for t in tokens)
-    return facts, negated
+    return frozenset(facts), negated
+
+
+# A name: a capitalized Latin word past a sentence's start ("signed with Acme"), or one
+# with capitals inside it anywhere (GitHub, SOC, McKinsey). A capitalized first word is
+# mostly just a first word; Chinese names cannot be told from other words without NER.
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*")
+_SENTENCE_END = ".!?。！？:：;；\n"
+
+
+def _names(text: str) -> set[str]:
+    names = set()
+    for match in _LATIN_WORD.finditer(text):
+        word = match.group()
+        before = text[max(0, match.start() - 8) : match.start()].rstrip(" \t\"'“‘(（[")
+        starts = not before or before[-1] in _SENTENCE_END
+        if any(c.isupper() for c in word[1:]) or (word[0].isupper() and not starts):
+            names.update(segment(word))
+    return names
+
+
+def key_facts(text: str) -> frozenset[str]:
+    """What a summary of `text` must still say (see `summary_terms`): its fact tokens
+    (numbers with their units, ids, dates, weekdays) and its names."""
+    return fact_signature(text)[0] | _names(text)
+
+
+def summary_terms(text: str) -> frozenset[str]:
+    """The terms of a summary that `key_facts` of what it folds in are looked up in."""
+    return frozenset(segment(text)) | _unit_facts(text)
 
 
 def memory_find_duplicate(
-    *, tenant_id: int, acl_key: str, vector, exclude_id: int | None = None, content: str | None = None
+    *,
+    tenant_id: int,
+    acl_key: str,
+    vector,
+    exclude_id: int | None = None,
+    content: str | None = None,
+    memory_type: str | None = None,
+    occurred_at: date | None = None,
 ) -> Memory | None:
     """An active memory of the same scope that says the same: cosine similarity above the
-    threshold and, when `content` is given, the same facts (`fact_signature`).
+    threshold and, when `content` is given, the same facts (`fact_signature`); for an
+    episodic `memory_type`, also the same `occurred_at` (the same event on another day is
+    another event).
 
     Embeddings put "Apollo deploys on Tuesdays" and "... on Thursdays" above 0.92: without
     the fact check the second would be dropped as a duplicate of the first.
@@ -111,10 +206,14 @@ def memory_find_duplicate(
     ]
     if not close:
         return None
-    rows = Memory.objects.only("id", "content").in_bulk(close)
+    rows = Memory.objects.only("id", "content", "occurred_at").in_bulk(close)
     wanted = fact_signature(content) if content is not None else None
+    dated = memory_type == Memory.Type.EPISODIC
     for pk in close:
-        if pk in rows and (wanted is None or fact_signature(rows[pk].content) == wanted):
+        row = rows.get(pk)
+        if row is None or (dated and row.occurred_at != occurred_at):
+            continue
+        if wanted is None or fact_signature(row.content) == wanted:
             return Memory.objects.get(pk=pk)
     return None
 
@@ -150,8 +249,9 @@ def memory_create(
     """Write a memory, or return the near-duplicate already in the same scope.
 
     Returns `(memory, duplicate_of)`: `duplicate_of` is the existing memory (and `memory`
-    is it too) when one with cosine > MEMORY_DEDUP_THRESHOLD and the same facts (numbers,
-    ids, dates, weekdays, negation) exists in the scope.
+    is it too) when one with cosine > MEMORY_DEDUP_THRESHOLD and the same facts (numbers
+    with their units, ids, dates, weekdays, negation; for an episodic memory the same
+    `occurred_at`) exists in the scope.
     """
     content = clean_text(content, field="content", max_chars=conf.MAX_CONTENT_CHARS)
     if memory_type not in Memory.Type.values:
@@ -162,7 +262,14 @@ def memory_create(
     acl_key = Memory.acl_key(scope, scope_key)
     vector = embedding if embedding is not None else embed([content])[0]
     lock_tenant_writes(tenant_id)
-    existing = memory_find_duplicate(tenant_id=tenant_id, acl_key=acl_key, vector=vector, content=content)
+    existing = memory_find_duplicate(
+        tenant_id=tenant_id,
+        acl_key=acl_key,
+        vector=vector,
+        content=content,
+        memory_type=memory_type,
+        occurred_at=occurred_at,
+    )
     if existing is not None:
         return existing, existing
     memory = memory_insert(
@@ -222,6 +329,23 @@ def _apply_content(memory: Memory, content: str) -> list[str]:
     return ["content", "embedding", *fields]
 
 
+def _apply_status(memory: Memory, status: str) -> list[str]:
+    """`active` or `archived`: `compressed` belongs to compression (an original its summary
+    holds; the daily job deletes those after the keep period). A compressed original set to
+    another status leaves its summary (no longer linked)."""
+    if status not in (Memory.Status.ACTIVE, Memory.Status.ARCHIVED):
+        raise ApplicationError(
+            "status may be set to 'active' or 'archived' only; 'compressed' is set by compression",
+            status_code=422,
+        )
+    if status == memory.status:
+        return []
+    if memory.status == Memory.Status.COMPRESSED:
+        MemoryLink.objects.filter(source_id=memory.pk, kind=MemoryLink.Kind.COMPRESSED_INTO).delete()
+    memory.status = status
+    return ["status"]
+
+
 @transaction.atomic
 def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scope_user=None) -> Memory:
     """Change content (re-embedded, re-indexed), importance, status or scope (acl recomputed).
@@ -242,10 +366,7 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
         memory.importance = _check_importance(data["importance"])
         changed.append("importance")
     if data.get("status") is not None:
-        if data["status"] not in Memory.Status.values:
-            raise ApplicationError(f"unknown status {data['status']!r}", status_code=422)
-        memory.status = data["status"]
-        changed.append("status")
+        changed += _apply_status(memory, data["status"])
     if data.get("scope") is not None or data.get("scope_key") is not None:
         scope = data.get("scope") or memory.scope
         # `user` scope is the owner's private one, whoever moves the memory there.

@@ -36,23 +36,60 @@ def _more_line(n: int, zh: bool) -> str:
     return f"…等 {n} 条" if zh else f"… and {n} more"
 
 
+def _dump(value) -> str:
+    kept = json.dumps(value, ensure_ascii=False, indent=None)
+    if _SURROGATE.search(kept):  # an escaped lone surrogate ("\\ud800") is not text
+        kept = json.dumps(value, indent=None)  # it stays an escape
+    return kept
+
+
+def _longest_list(data: dict) -> tuple[dict, str] | None:
+    """(the object holding it, its key): the longest list value inside a JSON object, at
+    any depth of objects (`{"results": [...], "total": 900}`, `{"data": {"items": [...]}}`)."""
+    best, size = None, -1
+    stack = [data]  # no recursion: the JSON may nest as deep as the parser allowed
+    while stack:
+        obj = stack.pop()
+        for key, value in obj.items():
+            if isinstance(value, list) and len(value) > size:
+                best, size = (obj, key), len(value)
+            elif isinstance(value, dict):
+                stack.append(value)
+    return best
+
+
+def _truncate_json(data, max_items: int, zh: bool) -> str | None:
+    """A JSON list, an object's longest list (else its keys) cut to `max_items`; None when
+    nothing is longer."""
+    if isinstance(data, dict):
+        found = _longest_list(data)
+        if found is not None and len(found[0][found[1]]) > max_items:
+            parent, key = found
+            more = len(parent[key]) - max_items
+            parent[key] = parent[key][:max_items]
+            return f"{_dump(data)}\n{_more_line(more, zh)}"
+        if len(data) <= max_items:
+            return None
+        # No long list, but many keys (a map of id → record): its first keys are its items.
+        return f"{_dump(dict(list(data.items())[:max_items]))}\n{_more_line(len(data) - max_items, zh)}"
+    if len(data) <= max_items:
+        return None
+    return f"{_dump(data[:max_items])}\n{_more_line(len(data) - max_items, zh)}"
+
+
 def tool_output_truncate(content: str, max_items: int | None = None) -> str:
-    """Keep the first TOOL_OUTPUT_MAX_ITEMS items of a long tool output (a JSON list or lines)."""
+    """Keep the first TOOL_OUTPUT_MAX_ITEMS items of a long tool output: of a JSON list, of
+    the longest list in a JSON object (or of its keys), or lines."""
     max_items = max_items or settings.TOOL_OUTPUT_MAX_ITEMS
     zh = lang_of(content) == "zh"
     stripped = content.strip()
-    if stripped.startswith("["):
+    if stripped[:1] in ("[", "{"):
         try:
-            items = json.loads(stripped)
+            data = json.loads(stripped)
         except (ValueError, RecursionError):  # not JSON, or nested too deep to parse: lines
-            items = None
-        if isinstance(items, list) and len(items) > max_items:
-            kept = json.dumps(items[:max_items], ensure_ascii=False, indent=None)
-            if _SURROGATE.search(kept):  # an escaped lone surrogate ("\\ud800") is not text
-                kept = json.dumps(items[:max_items], indent=None)  # it stays an escape
-            return f"{kept}\n{_more_line(len(items) - max_items, zh)}"
-        if isinstance(items, list):
-            return content
+            data = None
+        if isinstance(data, list | dict):
+            return _truncate_json(data, max_items, zh) or content
     lines = [line for line in re.split(r"\r?\n", stripped) if line.strip()]
     if len(lines) > max_items:
         return "\n".join(lines[:max_items]) + "\n" + _more_line(len(lines) - max_items, zh)
