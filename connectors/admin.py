@@ -7,7 +7,7 @@ from almanac.errors import ApplicationError
 from almanac.selectors import user_group_keys
 from connectors import selectors, services
 from connectors.crypto import ENV_PREFIX, credentials_encode
-from connectors.models import Event, ExternalIdentity, Source, SyncCursor
+from connectors.models import Event, ExternalIdentity, MembershipClock, Source, SyncCursor
 from connectors.pollers import is_pollable
 
 
@@ -140,6 +140,17 @@ class SyncCursorAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_filter = ["source__kind"]
     search_fields = ["source__name", "last_error"]
     list_select_related = ["source__tenant"]
+
+
+@admin.register(MembershipClock)
+class MembershipClockAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    """When each source last said who is in a container (ingest's last-write-wins clocks)."""
+
+    tenant_field = "group__tenant"
+    list_display = ["group", "origin", "user", "at"]
+    list_filter = ["origin"]
+    search_fields = ["group__key", "user__username"]
+    list_select_related = ["group", "user"]
 
 
 @admin.register(ExternalIdentity)

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
 from django.db import models
 
-from almanac.models import Tenant
+from almanac.models import AccessGroup, Tenant
+
+# A source's name is the `origin` of the memberships it grants; these origins are taken
+# (almanac.services.BUILTIN, and grants made by hand), and a source called so could grant
+# access that nothing revokes.
+RESERVED_SOURCE_NAMES = frozenset({"builtin", "admin"})
+
+
+def validate_source_name(value: str) -> None:
+    if value.lower() in RESERVED_SOURCE_NAMES:
+        raise ValidationError(f"'{value}' is reserved and cannot name a source")
 
 
 class Source(models.Model):
@@ -20,7 +34,11 @@ class Source(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="sources")
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    name = models.CharField(max_length=100, help_text="the `source` field of events, e.g. slack")
+    name = models.CharField(
+        max_length=100,
+        validators=[validate_source_name],
+        help_text="the `source` field of events, e.g. slack",
+    )
     config = models.JSONField(
         default=dict, blank=True, help_text="non-secret settings: URLs, channels, folders"
     )
@@ -119,6 +137,9 @@ class Event(models.Model):
     tags = models.JSONField(default=dict, blank=True)
     url = models.CharField(max_length=1000, blank=True)
     raw = models.JSONField(default=dict, blank=True)
+    digest = models.CharField(
+        max_length=32, blank=True, editable=False, help_text="of the content, see Event.content_digest"
+    )
     received_at = models.DateTimeField(auto_now_add=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     compiled_at = models.DateTimeField(null=True, blank=True)
@@ -142,3 +163,37 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source.name}:{self.external_id}@{self.version} ({self.kind})"
+
+    def content_digest(self) -> str:
+        """What a redelivery must repeat to be a duplicate: the kind and the content, not the
+        container (its members are applied, never stored as news), nor `raw` (Slack's reply
+        counters and reactions change on every read), nor the time (a version is a time).
+        Stored digests are compared with new ones: migration 0003 holds a copy; keep both equal."""
+        parts = [self.kind, self.author, self.title, self.text, self.tags, self.url, self.thread_key]
+        data = json.dumps(parts, sort_keys=True, default=str)
+        return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
+class MembershipClock(models.Model):
+    """The event time of the latest membership information applied to a source's access
+    group (last write by event time wins): `user` empty, the latest full member list that
+    `origin` sent for the group; `user` set, the latest membership_added/removed of that
+    person (a removal's clock is its tombstone: an older join cannot bring them back)."""
+
+    group = models.ForeignKey(AccessGroup, on_delete=models.CASCADE, related_name="membership_clocks")
+    origin = models.CharField(max_length=64)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
+    at = models.DateTimeField()
+    members_digest = models.CharField(max_length=32, blank=True, help_text="of the member list applied")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["group", "origin", "user"],
+                nulls_distinct=False,
+                name="%(app_label)s_%(class)s_unique_clock",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.group_id}/{self.origin}/{self.user_id or '*'} @ {self.at:%Y-%m-%d %H:%M:%S}"

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
 
 from connectors import conf
-from connectors.models import Event
+from connectors.models import RESERVED_SOURCE_NAMES, Event
 
 SOURCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 CONTAINER_KEY_RE = re.compile(r"^[a-z][a-z0-9_-]*:.+$")
 # Group namespaces that belong to the directory; a connector may never manage them.
 RESERVED_NAMESPACES = ("tenant:", "dept:", "project:", "user:")
 MAX_VERSION = 2**31 - 1
+URL_SCHEMES = ("http", "https")
 
 
 def _no_nul(value):
@@ -111,6 +113,21 @@ class EventIn(Schema):
     def _source(cls, value: str) -> str:
         if not SOURCE_RE.match(value):
             raise ValueError("source must be letters, digits, '_', '.' or '-' (e.g. slack, hubspot)")
+        if value.lower() in RESERVED_SOURCE_NAMES:
+            raise ValueError(f"source '{value}' is a reserved name; pick another (e.g. hubspot)")
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        """Shown as a link in the web UI: only an absolute http(s) address, or nothing."""
+        if not value:
+            return value
+        if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise ValueError("url may not contain spaces or control characters")
+        parts = urlsplit(value)
+        if parts.scheme.lower() not in URL_SCHEMES or not parts.netloc:
+            raise ValueError("url must be an absolute http:// or https:// address (or empty)")
         return value
 
     @field_validator("external_id", "thread_key", "author", "title", "text", "url")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import re
 import time
 
 from django.conf import settings
@@ -30,6 +31,25 @@ log = logging.getLogger(__name__)
 
 SLACK_CONTENT_EVENTS = {"message"}
 SLACK_MEMBER_EVENTS = {"member_joined_channel": True, "member_left_channel": False}
+SLACK_TS_RE = re.compile(r"\d{1,12}(\.\d{1,6})?")  # "1700000000.000100"
+SLACK_ID_RE = re.compile(r"[A-Za-z0-9]{1,64}")  # C…, G…, U…, W…
+SLACK_TS = 'a Slack timestamp string such as "1700000000.000100"'
+# A Unix time in seconds has 10 digits until the year 2286; longer is not a timestamp (and
+# int() of thousands of digits raises ValueError).
+MAX_TIMESTAMP_DIGITS = 12
+
+
+def _signature_matches(expected: str, given: str) -> bool:
+    """Constant-time comparison, as bytes: a header may hold any character, and
+    `compare_digest` raises TypeError on a str that is not ASCII."""
+    return hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace"))
+
+
+def _field_error(what: str, field: str, expected: str) -> ApplicationError:
+    log.warning("refused a %s: %s is not %s", what, field, expected)
+    return ApplicationError(
+        f"the {what} is not in the expected shape: {field} must be {expected}", status_code=400
+    )
 
 
 def _body(request) -> dict:
@@ -71,13 +91,21 @@ def slack_verify(request) -> None:
     timestamp = request.headers.get("X-Slack-Request-Timestamp", "")
     signature = request.headers.get("X-Slack-Signature", "")
     if (
-        not (timestamp.isascii() and timestamp.isdigit())
+        not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= MAX_TIMESTAMP_DIGITS)
         or abs(time.time() - int(timestamp)) > conf.WEBHOOK_MAX_AGE_SECONDS
     ):
         raise ApplicationError(
             "stale or missing X-Slack-Request-Timestamp (replayed request?)", status_code=401
         )
-    if not SignatureVerifier(secret).is_valid(body=request.body, timestamp=timestamp, signature=signature):
+    # slack_sdk decodes the body as UTF-8 and compares str: a body that is not UTF-8 or a
+    # signature that is not ASCII raises instead of failing the check. Neither is Slack's.
+    try:
+        valid = signature.isascii() and SignatureVerifier(secret).is_valid(
+            body=request.body, timestamp=timestamp, signature=signature
+        )
+    except (UnicodeDecodeError, TypeError, ValueError):
+        valid = False
+    if not valid:
         raise ApplicationError("invalid Slack signature", status_code=401)
 
 
@@ -103,33 +131,76 @@ def _slack_channel(
     return sl.SlackChannel(id=channel_id, name=name, public=public, users=users)
 
 
+def _is_slack_ts(value) -> bool:
+    return isinstance(value, str) and SLACK_TS_RE.fullmatch(value) is not None
+
+
+def _slack_check_message(message, prefix: str) -> None:
+    if not isinstance(message, dict):
+        raise _field_error("Slack event", prefix.rstrip("."), "an object")
+    for name in ("ts", "thread_ts"):
+        if message.get(name) is not None and not _is_slack_ts(message[name]):
+            raise _field_error("Slack event", prefix + name, SLACK_TS)
+    for name in ("user", "text", "subtype"):
+        if message.get(name) is not None and not isinstance(message[name], str):
+            raise _field_error("Slack event", prefix + name, "a string")
+    edited = message.get("edited")
+    if edited is not None and not isinstance(edited, dict):
+        raise _field_error("Slack event", prefix + "edited", "an object")
+    if edited and edited.get("ts") not in (None, "") and not _is_slack_ts(edited["ts"]):
+        raise _field_error("Slack event", prefix + "edited.ts", SLACK_TS)
+
+
+def _slack_check(event: dict, kind: str, channel_id) -> None:
+    """Refuse a signed event whose fields this handler uses are of the wrong type (a 400
+    naming the field): the channel and the ts become the stored ids (`<channel>/<ts>`)."""
+    if not (isinstance(channel_id, str) and SLACK_ID_RE.fullmatch(channel_id)):
+        raise _field_error("Slack event", "event.channel", "a Slack channel id such as C0123ABC")
+    if event.get("channel_type") is not None and not isinstance(event["channel_type"], str):
+        raise _field_error("Slack event", "event.channel_type", "a string")
+    if event.get("event_ts") is not None and not _is_slack_ts(event["event_ts"]):
+        raise _field_error("Slack event", "event.event_ts", SLACK_TS)
+    if kind in SLACK_MEMBER_EVENTS:
+        if not (isinstance(event.get("user"), str) and SLACK_ID_RE.fullmatch(event["user"])):
+            raise _field_error("Slack event", "event.user", "a Slack user id such as U0123ABC")
+        return
+    _slack_check_message(event, "event.")
+    if event.get("subtype") == "message_deleted" and not _is_slack_ts(event.get("deleted_ts")):
+        raise _field_error("Slack event", "event.deleted_ts", SLACK_TS)
+    if event.get("subtype") == "message_changed":
+        _slack_check_message(event.get("message"), "event.message.")
+
+
 def slack_payloads(*, source: Source, event: dict) -> list[dict]:
+    if not isinstance(event, dict):
+        raise _field_error("Slack event callback", "event", "an object")
     kind, channel_id = event.get("type"), event.get("channel", "")
+    if not isinstance(kind, str) or kind not in SLACK_CONTENT_EVENTS | set(SLACK_MEMBER_EVENTS):
+        return []
     if isinstance(channel_id, dict):
         channel_id = channel_id.get("id", "")
     if not channel_id or event.get("channel_type") in {"im", "mpim"}:
         return []
+    _slack_check(event, kind, channel_id)
     if kind in SLACK_MEMBER_EVENTS:
         channel = _slack_channel(
             source=source,
             channel_id=channel_id,
             channel_type=event.get("channel_type", ""),
-            user_ids=[event.get("user", "")],
+            user_ids=[event["user"]],
         )
         return [
             sl.membership_payload(
                 source_name=source.name,
                 channel=channel,
-                user_id=event.get("user", ""),
+                user_id=event["user"],
                 joined=SLACK_MEMBER_EVENTS[kind],
                 event_ts=event.get("event_ts") or str(time.time()),
             )
         ]
-    if kind not in SLACK_CONTENT_EVENTS:
-        return []
     subtype = event.get("subtype")
     message = event.get("message", {}) if subtype == "message_changed" else event
-    users = [message.get("user", "")] + sl.MENTION_RE.findall(message.get("text", ""))
+    users = [message.get("user") or ""] + sl.MENTION_RE.findall(message.get("text") or "")
     channel = _slack_channel(
         source=source, channel_id=channel_id, channel_type=event.get("channel_type", ""), user_ids=users
     )
@@ -171,7 +242,7 @@ def github_verify(request) -> None:
     if not secret:
         raise ApplicationError("GitHub webhooks are not enabled: set GITHUB_WEBHOOK_SECRET", status_code=503)
     expected = "sha256=" + hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, request.headers.get("X-Hub-Signature-256", "")):
+    if not _signature_matches(expected, request.headers.get("X-Hub-Signature-256", "")):
         raise ApplicationError("invalid X-Hub-Signature-256", status_code=401)
 
 
@@ -209,10 +280,51 @@ def _github_comment_payloads(*, source: Source, repo: gh.Repo, data: dict) -> li
     return gh.comment_payloads(source_name=source.name, repo=repo, number=number, comment=comment)
 
 
+def _github_object(data: dict, name: str, what: str) -> dict:
+    value = data.get(name)
+    if not isinstance(value, dict):
+        raise _field_error(what, name, "an object")
+    return value
+
+
+def _github_number(item: dict, field: str, what: str) -> None:
+    number = item.get("number")
+    # bool is an int: `true` would be issue #1
+    if not (isinstance(number, int) and not isinstance(number, bool) and number > 0):
+        raise _field_error(what, field, "a positive integer")
+
+
+GITHUB_ITEM = {"issues": "issue", "pull_request": "pull_request", "issue_comment": "issue"}
+
+
+def _github_check(*, event: str, data: dict) -> None:
+    """Refuse a signed payload whose fields this handler uses are of the wrong type (a 400
+    naming the field): the issue number becomes the stored id (`owner/name#<n>`), and a
+    `private` that is not a boolean must not make a repository public."""
+    what = f"GitHub {event} event"
+    repository = _github_object(data, "repository", what)
+    if "private" in repository and not isinstance(repository["private"], bool):
+        raise _field_error(what, "repository.private", "true or false")
+    if data.get("action") is not None and not isinstance(data["action"], str):
+        raise _field_error(what, "action", "a string")
+    item = GITHUB_ITEM.get(event)
+    if item and data.get(item) is not None:
+        _github_number(_github_object(data, item, what), f"{item}.number", what)
+    if event == "issue_comment" and data.get("comment") is not None:
+        comment_id = _github_object(data, "comment", what).get("id")
+        if comment_id is not None and (not isinstance(comment_id, int) or isinstance(comment_id, bool)):
+            raise _field_error(what, "comment.id", "an integer")
+    if event == "member" and data.get("member") is not None:
+        login = _github_object(data, "member", what).get("login")
+        if not isinstance(login, str):
+            raise _field_error(what, "member.login", "a string")
+
+
 def github_payloads(*, source: Source, event: str, data: dict, delivery: str = "") -> list[dict]:
     info = data.get("repository") or {}
     if not info.get("full_name"):
         return []
+    _github_check(event=event, data=data)
     repo = gh.Repo(full_name=info["full_name"], private=bool(info.get("private", True)), members=None)
     if event == "issues" and data.get("issue") and data.get("action") != "deleted":
         return gh.issue_payloads(source_name=source.name, repo=repo, issue=data["issue"])

@@ -95,9 +95,16 @@ def occurred(msg: EmailMessage) -> datetime:
 def _recall_target(
     *, tenant: Tenant, source_name: str, msg: EmailMessage, subject: str, sender: str
 ) -> Event | None:
+    """The message this recall withdraws: one its sender wrote (nobody recalls another
+    person's e-mail), named by X-Almanac-Recall, else by the references, else the sender's
+    latest earlier message with the recalled subject."""
+    if not sender:
+        return None
+    events = Event.objects.filter(
+        tenant=tenant, source__name=source_name, kind=Event.Kind.EMAIL, author__iexact=sender
+    )
     explicit = _ids(msg.get("X-Almanac-Recall"))
     candidates = explicit or list(reversed(_ids(msg.get("In-Reply-To")) + _ids(msg.get("References"))))
-    events = Event.objects.filter(tenant=tenant, source__name=source_name, kind=Event.Kind.EMAIL)
     for ref in candidates:
         found = events.filter(external_id=ref).first()
         if found:
@@ -107,9 +114,7 @@ def _recall_target(
     match = RECALL_RE.match(subject)
     original_subject = clean_subject(match.group(2)) if match else ""
     return (
-        events.filter(author=sender, title=original_subject, occurred_at__lte=occurred(msg))
-        .order_by("-occurred_at")
-        .first()
+        events.filter(title=original_subject, occurred_at__lte=occurred(msg)).order_by("-occurred_at").first()
     )
 
 

@@ -4,7 +4,13 @@
 `github:repo:<owner/name>` (a public repo is public); labels `customer:X` / `project:Y` are tags.
 
 Versions: the item's first version is int(created_at); an update of an open item adds
-int(updated_at); closing adds `issue_closed` at int(closed_at).
+int(updated_at); closing adds `issue_closed` at int(closed_at). A closed item updated after
+it closed adds its content at int(updated_at) and `issue_closed` again one version later, at
+the same time, so the edit shows and the item stays closed (the current version is the
+latest by event time, then version). Two changes within one second share a version: ingest
+stores the second as the next free version (connectors.services.ingest._version_for). Each
+item's events come newest first, so that a re-read older version, which carries today's
+content, finds the newer version stored and is a duplicate, not a change.
 """
 
 from __future__ import annotations
@@ -44,6 +50,12 @@ def _dt(value) -> datetime | None:
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+def _url(value) -> str:
+    """Only http(s) addresses become links; anything else (an odd export) is dropped."""
+    value = str(value or "")
+    return value[:1000] if value.lower().startswith(("https://", "http://")) else ""
 
 
 def _login(data: dict) -> str:
@@ -92,7 +104,7 @@ def issue_payloads(*, source_name: str, repo: Repo, issue: dict) -> list[dict]:
         "title": str(issue.get("title", ""))[:500],
         "text": str(issue.get("body") or ""),
         "tags": _tags(issue),
-        "url": str(_get(issue, "html_url", "url", default=""))[:1000],
+        "url": _url(_get(issue, "html_url", "url", default="")),
         "raw": {
             k: issue.get(k)
             for k in ("number", "state", "title", "created_at", "updated_at", "closed_at")
@@ -102,19 +114,19 @@ def issue_payloads(*, source_name: str, repo: Repo, issue: dict) -> list[dict]:
     first = int(created.timestamp())
     events = [{**base, "version": first, "kind": kind, "occurred_at": iso(created)}]
     if state == "closed" and closed:
-        events.append(
-            {
-                **base,
-                "version": max(int(closed.timestamp()), first + 1),
-                "kind": "issue_closed",
-                "occurred_at": iso(closed),
-            }
-        )
+        closing = {**base, "version": max(int(closed.timestamp()), first + 1), "kind": "issue_closed"}
+        events.insert(0, {**closing, "occurred_at": iso(closed)})
+        if updated and int(updated.timestamp()) > int(closed.timestamp()):
+            edited = max(int(updated.timestamp()), closing["version"] + 1)
+            events[:0] = [
+                {**base, "version": edited, "kind": kind, "occurred_at": iso(updated)},
+                {**closing, "version": edited + 1, "occurred_at": iso(updated)},
+            ]
     elif updated and int(updated.timestamp()) > first:
-        events.append(
-            {**base, "version": int(updated.timestamp()), "kind": kind, "occurred_at": iso(updated)}
+        events.insert(
+            0, {**base, "version": int(updated.timestamp()), "kind": kind, "occurred_at": iso(updated)}
         )
-    return events
+    return events  # newest first: see message_payloads in importers/slack.py
 
 
 def comment_payloads(*, source_name: str, repo: Repo, number: int, comment: dict) -> list[dict]:
@@ -128,20 +140,21 @@ def comment_payloads(*, source_name: str, repo: Repo, number: int, comment: dict
         "thread_key": issue_thread(repo, number),
         "author": _login(comment),
         "text": str(comment.get("body") or ""),
-        "url": str(_get(comment, "html_url", "url", default=""))[:1000],
+        "url": _url(_get(comment, "html_url", "url", default="")),
         "raw": {"id": comment_id, "issue": number},
     }
     events = [{**base, "version": 1, "kind": "message", "occurred_at": iso(created)}]
     if updated and updated > created:
-        events.append(
+        events.insert(
+            0,
             {
                 **base,
                 "version": int(updated.timestamp()),
                 "kind": "message_changed",
                 "occurred_at": iso(updated),
-            }
+            },
         )
-    return events
+    return events  # newest first
 
 
 def issue_number_of_comment(comment: dict) -> int | None:

@@ -1,18 +1,24 @@
 """Meeting notes: a folder of Markdown files with front matter (title, date, attendees,
 customer, project; optional public) — the shape note tools export. Attendees form the
-access group `notes:meeting:<hash of the file path>`; an edited file is a new version."""
+access group `notes:meeting:<hash of the file path>`; an edited file is a new version.
+A file that cannot be read (broken YAML, a field of the wrong type) is logged and skipped:
+it never stops the files after it."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import dateparser
 import frontmatter
+import yaml
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.importers import digest, iso, short_hash, version_for_content
+
+log = logging.getLogger(__name__)
 
 
 def _date(value, fallback: datetime) -> datetime:
@@ -27,12 +33,21 @@ def _date(value, fallback: datetime) -> datetime:
     return fallback
 
 
-def _list(value) -> list[str]:
+def _list(value, field: str) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
         return [v.strip() for v in value.replace("，", ",").split(",") if v.strip()]
-    return [str(v).strip() for v in value if str(v).strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ApplicationError(f"{field} must be a list of e-mails or a comma-separated string")
+    return [v.strip() for v in value if v.strip()]
+
+
+def _public(value) -> bool:
+    # Strict: a stray string ("false", "no") must never make a note readable by everyone.
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise ApplicationError("public must be true or false")
 
 
 def _title(post, path: Path) -> str:
@@ -45,13 +60,23 @@ def _title(post, path: Path) -> str:
 
 
 def note_payload(*, tenant: Tenant, source_name: str, root: Path, path: Path) -> dict:
+    """The file's event. ApplicationError (naming the file) when it cannot be read."""
+    rel = path.relative_to(root).as_posix()
     try:
         post = frontmatter.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ApplicationError(f"{path}: cannot read front matter: {exc}") from exc
-    rel = path.relative_to(root).as_posix()
-    mtime = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-    attendees = [a.lower() if "@" in a else a for a in _list(post.get("attendees"))]
+        mtime = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    except (OSError, ValueError, yaml.YAMLError) as exc:  # UnicodeDecodeError is a ValueError
+        raise ApplicationError(f"{rel}: cannot read the note: {type(exc).__name__}: {exc}") from exc
+    try:
+        return _payload(tenant=tenant, source_name=source_name, rel=rel, post=post, path=path, mtime=mtime)
+    except ApplicationError as exc:
+        raise ApplicationError(f"{rel}: {exc.message}") from exc
+    except (TypeError, ValueError) as exc:  # front matter of an unexpected shape
+        raise ApplicationError(f"{rel}: unexpected front matter: {type(exc).__name__}: {exc}") from exc
+
+
+def _payload(*, tenant: Tenant, source_name: str, rel: str, post, path: Path, mtime: datetime) -> dict:
+    attendees = [a.lower() if "@" in a else a for a in _list(post.get("attendees"), "attendees")]
     key = f"notes:meeting:{short_hash(rel)}"
     tags = {k: post[k] for k in ("customer", "project") if post.get(k)}
     payload = {
@@ -63,7 +88,7 @@ def note_payload(*, tenant: Tenant, source_name: str, root: Path, path: Path) ->
             "key": key,
             "name": _title(post, path)[:300],
             "members": attendees,
-            "public": bool(post.get("public")),
+            "public": _public(post.get("public")),
         },
         "thread_key": key,
         "author": attendees[0] if attendees else "",
@@ -92,4 +117,9 @@ def note_files(folder: str | Path) -> list[Path]:
 def notes_payloads(*, tenant: Tenant, folder: str | Path, source_name: str = "notes"):
     root = Path(folder)
     for path in note_files(root):
-        yield note_payload(tenant=tenant, source_name=source_name, root=root, path=path)
+        try:
+            payload = note_payload(tenant=tenant, source_name=source_name, root=root, path=path)
+        except ApplicationError as exc:
+            log.warning("notes: skipped %s", exc.message)
+            continue
+        yield payload

@@ -129,7 +129,10 @@ def message_payloads(
 ) -> list[dict]:
     """A Slack message as events: `message` (version 1) and, when it was edited,
     `message_changed` at version int(edited.ts) so a later poll/webhook of the same edit
-    is a duplicate. System subtypes (joins, topics) yield nothing."""
+    is a duplicate. System subtypes (joins, topics) yield nothing.
+
+    Newest first: version 1 re-read carries the edited text, and ingest tells that from a
+    second edit within one second (a new version) by the newer version stored before it."""
     if (
         message.get("type", "message") != "message"
         or message.get("subtype") in SKIP_SUBTYPES
@@ -152,14 +155,15 @@ def message_payloads(
     events = [{**base, **body, "version": 1, "kind": "message", "occurred_at": iso(from_ts(ts))}]
     edited = message.get("edited") or {}
     if edited.get("ts"):
-        events.append(
+        events.insert(
+            0,
             {
                 **base,
                 **body,
                 "version": max(int(float(edited["ts"])), 2),
                 "kind": "message_changed",
                 "occurred_at": iso(from_ts(edited["ts"])),
-            }
+            },
         )
     return events
 

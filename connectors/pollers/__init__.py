@@ -5,11 +5,17 @@ stored cursor on, and after every page/batch calls `save(payloads, cursor)`, whi
 those events and the new cursor in one transaction: a crash or a rate limit mid-way resumes
 from the last saved page, and nothing is applied twice. It raises `RateLimited` on HTTP 429
 (with Retry-After) and `PollError` on other failures; both back the source off exponentially.
+
+An item the poller cannot read (a malformed e-mail, a note with broken front matter) must not
+stop it: the poller logs it, moves its cursor past it and calls `save(..., rejected=1)`, so
+it is counted as rejected like an event the validator refuses.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+from email.utils import parsedate_to_datetime
 
 from django.db import transaction
 from django.utils import timezone
@@ -40,13 +46,23 @@ class RateLimited(PollError):
 
 
 def retry_after_seconds(headers) -> float | None:
+    """Retry-After in seconds (delay-seconds or an HTTP-date), or None when absent or not a
+    usable value ("nan", "inf", negative, garbage): the backoff is then exponential."""
     for name, value in dict(headers or {}).items():
         if name.lower() == "retry-after":
-            try:
-                return float(value)
-            except (TypeError, ValueError):
-                return None
+            return _retry_after(str(value))
     return None
+
+
+def _retry_after(value: str) -> float | None:
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:  # an HTTP-date; a naive one (-0000) cannot be compared: TypeError
+            return max((parsedate_to_datetime(value.strip()) - timezone.now()).total_seconds(), 0.0)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def http_error(*, what: str, status: int, headers=None, detail: str = "") -> PollError:
@@ -92,14 +108,17 @@ def poll_source(*, source: Source, force: bool = False) -> dict:
         return {"accepted": 0, "duplicates": 0, "state": "backoff"}
     counts = {"accepted": 0, "duplicates": 0}
 
-    def save(payloads: list[dict], cursor: dict) -> None:
+    def save(payloads: list[dict], cursor: dict, *, rejected: int = 0) -> None:
         with transaction.atomic():
             result = ingest_all(tenant=source.tenant, payloads=payloads)
             sync_cursor_save(source=source, cursor=cursor)
         counts["accepted"] += result["accepted"]
         counts["duplicates"] += result["duplicates"]
-        if result.get("rejected"):  # skipped invalid items: visible in the result and the log
-            counts["rejected"] = counts.get("rejected", 0) + result["rejected"]
+        # Skipped items (refused by the validator, or unreadable to the poller, which logged
+        # them): visible in the result and the log.
+        rejected += result.get("rejected", 0)
+        if rejected:
+            counts["rejected"] = counts.get("rejected", 0) + rejected
 
     poller = import_string(POLLERS[source.kind])
     try:

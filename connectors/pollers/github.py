@@ -2,7 +2,8 @@
 
 Config: {"repos": ["owner/name", ...], "base_url"?: "https://ghe.example/api/v3"}.
 Credentials: a token. Cursor per repo: `issues_since` / `comments_since` (the updated_at of
-the last item stored, read again inclusively), saved after every page.
+the last item stored, read again inclusively), saved after every page; each page is read
+from that mark, never by page number (see `_pages`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from connectors.importers.github import (
 from connectors.pollers import PollError, http_error, secret
 
 DEFAULT_BASE_URL = "https://api.github.com"
-PER_PAGE = 100
+PER_PAGE = MAX_PER_PAGE = 100
 
 
 def client(*, base_url: str, token: str, per_page: int = PER_PAGE, pause: float = 0.25) -> Github:
@@ -60,41 +61,69 @@ def _since(value: str | None):
     return datetime.fromisoformat(value) if value else NotSet
 
 
+def _iso(value: str | None) -> str | None:
+    return value.replace("Z", "+00:00") if value else None
+
+
+def _pages(listing, *, since: str | None, per_page: int):
+    """The items of a `sort=updated&direction=asc` listing, page by page, from `since` on.
+
+    Every page is read as page 1 with `since` = the last updated_at read: walking page
+    numbers skips items, as one updated meanwhile moves to the end and the rest shift back
+    onto a page already read. The items at that updated_at come again (duplicates). When
+    that brings nothing new (a whole page shares one updated_at), the next page number is
+    read with the same `since`, else the same page would come back for ever.
+    """
+    page, previous = 0, None
+    while True:
+        items = [_raw(item) for item in listing(since=_since(since)).get_page(page)]
+        seen = [(item.get("id"), item.get("updated_at")) for item in items]
+        if seen == previous and page > 0:
+            return  # the server ignores the page number: nothing more to be had
+        if seen != previous:
+            yield items
+        if len(items) < per_page:
+            return
+        last = _iso(items[-1].get("updated_at"))
+        if last and last != since and seen != previous:
+            since, page = last, 0
+        else:
+            page += 1
+        previous = seen
+
+
 def repo_chunks(
     *, tenant, gh: Github, source_name: str, full_name: str, state: dict, per_page: int = PER_PAGE
 ):
     """(what, payloads, new high-water mark) per page of issues, then of comments."""
     gh_repo = gh.get_repo(full_name)
     repo = _repo_info(tenant=tenant, gh_repo=gh_repo)
-    issues = gh_repo.get_issues(
-        state="all", sort="updated", direction="asc", since=_since(state.get("issues_since"))
-    )
-    batch, high = [], state.get("issues_since")
-    for issue in issues:
-        batch.extend(issue_payloads(source_name=source_name, repo=repo, issue=_raw(issue)))
-        high = _raw(issue).get("updated_at") or high
-        if len(batch) >= per_page:
-            yield "issues_since", batch, high
-            batch = []
-    yield "issues_since", batch, high
-    comments = gh_repo.get_issues_comments(
-        sort="updated", direction="asc", since=_since(state.get("comments_since"))
-    )
-    batch, high = [], state.get("comments_since")
-    for comment in comments:
-        data = _raw(comment)
-        number = issue_number_of_comment(data)
-        if number is not None:
-            batch.extend(comment_payloads(source_name=source_name, repo=repo, number=number, comment=data))
-        high = data.get("updated_at") or high
-        if len(batch) >= per_page:
-            yield "comments_since", batch, high
-            batch = []
-    yield "comments_since", batch, high
+    high = state.get("issues_since")
 
+    def issues(since):
+        return gh_repo.get_issues(state="all", sort="updated", direction="asc", since=since)
 
-def _iso(value: str | None) -> str | None:
-    return value.replace("Z", "+00:00") if value else None
+    for page in _pages(issues, since=high, per_page=per_page):
+        batch = []
+        for issue in page:
+            batch.extend(issue_payloads(source_name=source_name, repo=repo, issue=issue))
+            high = issue.get("updated_at") or high
+        yield "issues_since", batch, high
+    high = state.get("comments_since")
+
+    def comments(since):
+        return gh_repo.get_issues_comments(sort="updated", direction="asc", since=since)
+
+    for page in _pages(comments, since=high, per_page=per_page):
+        batch = []
+        for comment in page:
+            number = issue_number_of_comment(comment)
+            if number is not None:
+                batch.extend(
+                    comment_payloads(source_name=source_name, repo=repo, number=number, comment=comment)
+                )
+            high = comment.get("updated_at") or high
+        yield "comments_since", batch, high
 
 
 def _translate(exc: GithubException, what: str) -> PollError:
@@ -106,7 +135,8 @@ def poll(*, source, cursor: dict, save) -> None:
     repos = source.config.get("repos") or []
     if not repos:
         raise PollError("github: config.repos is empty")
-    per_page = int(source.config.get("per_page", PER_PAGE))
+    # GitHub serves at most 100 a page; a shorter page than asked for is taken as the last.
+    per_page = max(1, min(int(source.config.get("per_page", PER_PAGE)), MAX_PER_PAGE))
     pause = float(source.config.get("seconds_between_requests", 0.25))
     gh = client(
         base_url=source.config.get("base_url", ""), token=secret(source), per_page=per_page, pause=pause

@@ -2,21 +2,37 @@
 
 Config: {"host", "port"?: 993, "ssl"?: true, "username", "mailbox"?: "INBOX"}.
 Credentials: the password (Gmail: an app password), or {"password"} / {"access_token"} for
-XOAUTH2. Cursor: {"uidvalidity", "last_uid"}; messages are fetched in UID order in batches
-and the cursor saved after each batch. A changed UIDVALIDITY restarts from UID 1 (the
-events are idempotent, so nothing is doubled).
+XOAUTH2. Cursor: {"uidvalidity", "last_uid"}; messages are fetched in UID order and
+stored one by one, the cursor with each. A changed UIDVALIDITY restarts from UID 1 (the
+events are idempotent, so nothing is doubled). A message that cannot be parsed is logged,
+counted as rejected and passed: one bad e-mail never stops the mailbox.
 """
 
 from __future__ import annotations
 
 import contextlib
+import email.errors
 import imaplib
+import logging
 
+from almanac.errors import ApplicationError
 from connectors.crypto import credentials_decode
 from connectors.importers.email import message_payloads, parse_bytes
 from connectors.pollers import PollError
 
-BATCH = 25
+# What the stdlib e-mail parser raises on hostile input (e.g. `To: <a@[1.2.3.4>` is an
+# AttributeError inside the header parser). Not database or connection errors: those must
+# fail the poll, not skip the message for good.
+PARSE_ERRORS = (
+    AttributeError,
+    LookupError,
+    TypeError,
+    ValueError,
+    RecursionError,
+    email.errors.MessageError,
+    ApplicationError,
+)
+log = logging.getLogger(__name__)
 
 
 def _connect(config: dict) -> imaplib.IMAP4:
@@ -59,6 +75,18 @@ def _fetch(conn: imaplib.IMAP4, uid: int) -> bytes | None:
     return None  # expunged meanwhile
 
 
+def _payloads(source, uid: int, raw: bytes) -> tuple[list[dict], int]:
+    """The message's events and 0, or [] and 1 when it cannot be parsed."""
+    try:
+        msg = parse_bytes(raw)
+        return message_payloads(tenant=source.tenant, source_name=source.name, msg=msg), 0
+    except PARSE_ERRORS as exc:
+        log.warning(
+            "imap %s: skipped UID %s, not a readable e-mail: %s: %s", source, uid, type(exc).__name__, exc
+        )
+        return [], 1
+
+
 def poll(*, source, cursor: dict, save) -> None:
     config = source.config
     try:
@@ -78,17 +106,12 @@ def poll(*, source, cursor: dict, save) -> None:
         if cursor.get("uidvalidity") != uidvalidity:
             cursor.update(uidvalidity=uidvalidity, last_uid=0)
         uids = _uids(conn, int(cursor.get("last_uid") or 0))
-        for start in range(0, len(uids), BATCH):
-            payloads = []
-            for uid in uids[start : start + BATCH]:
-                raw = _fetch(conn, uid)
-                if raw:
-                    msg = parse_bytes(raw)
-                    payloads.extend(message_payloads(tenant=source.tenant, source_name=source.name, msg=msg))
-                cursor["last_uid"] = uid
-                # Recalls look up their original in the inbox: store message by message.
-                save(payloads, cursor)
-                payloads = []
+        for uid in uids:
+            raw = _fetch(conn, uid)
+            payloads, rejected = _payloads(source, uid, raw) if raw else ([], 0)
+            cursor["last_uid"] = uid
+            # Recalls look up their original in the inbox: store message by message.
+            save(payloads, cursor, rejected=rejected)
     except imaplib.IMAP4.error as exc:
         raise PollError(f"imap: {exc}") from exc
     except OSError as exc:

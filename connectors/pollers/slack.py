@@ -7,7 +7,8 @@ and oldest bound of an unfinished read, and recent threads. Every poll re-reads 
 that window, so late replies and edits are caught; duplicates are dropped by ingest.
 
 Deletions: the Web API does not list deleted messages, so a poll that read its whole
-window in one go compares it with what the source holds: a top-level message posted in
+re-read window in one go (not a channel's first read, which goes back as far as the API
+keeps history) compares it with what the source holds: a top-level message posted in
 the window, older than the newest message the read returned, that the read no longer
 returned was deleted (a `message_deleted` event, as the Events API would have sent).
 Replies are not checked (history does not return them), nor the newest messages of a
@@ -137,7 +138,10 @@ def _poll_channel(client, source, channel: SlackChannel, cursor: dict, save) -> 
         save(payloads, cursor)
         if not page:
             break
-    if whole_read and returned and source.config.get("detect_deletions", True):
+    # Only a read of the re-read window, never a channel's first read (oldest "0"): that
+    # returns what the API still holds (90 days on a free plan), and messages imported from
+    # an export that are older than that were not deleted.
+    if whole_read and latest and returned and source.config.get("detect_deletions", True):
         save(_vanished(source, channel, after=float(oldest), returned=returned), cursor)
     _reread_threads(client, source, channel, cursor, threads, fresh, max_ts - window, save)
     cursor["channels"][channel.id] = {

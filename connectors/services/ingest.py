@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import defaultdict
+from datetime import datetime
+from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from pydantic import ValidationError
 
 from almanac.errors import ApplicationError
@@ -12,12 +17,20 @@ from almanac.jsonbody import storable_problem
 from almanac.models import AccessGroup, GroupMembership, Tenant
 from almanac.services import BUILTIN, group_ensure
 from connectors import conf
-from connectors.models import Event, Source
-from connectors.schemas import EventIn
+from connectors.models import Event, MembershipClock, Source
+from connectors.schemas import MAX_VERSION, EventIn
 from connectors.services.identity import identity_resolve
 from connectors.services.sources import source_ensure, source_kind_for_name
 
 MEMBERSHIP_KINDS = {Event.Kind.MEMBERSHIP_ADDED, Event.Kind.MEMBERSHIP_REMOVED}
+
+
+class Known(NamedTuple):
+    """A stored version of an item, as `_version_for` needs it."""
+
+    version: int
+    digest: str
+    occurred_at: datetime
 
 
 def _reason(exc: ValidationError) -> str:
@@ -84,37 +97,99 @@ def _group(*, tenant: Tenant, container, cache: dict) -> AccessGroup:
     return group
 
 
-def _membership_apply(*, tenant: Tenant, source: Source, data: EventIn, cache: dict) -> None:
+def _origin(source: Source) -> str:
+    return source.name[: GroupMembership._meta.get_field("origin").max_length]
+
+
+class Clocks(NamedTuple):
+    list_at: datetime | None  # the latest full member list this source applied to the group
+    list_digest: str  # ... and which list it was
+    users: dict[int, datetime]  # user id -> the latest added/removed of that person (any source)
+
+
+def _clocks(*, group: AccessGroup, origin: str) -> Clocks:
+    list_at, list_digest, users = None, "", {}
+    rows = MembershipClock.objects.filter(group=group).filter(Q(user__isnull=False) | Q(origin=origin))
+    for user_id, at, digest in rows.values_list("user_id", "at", "members_digest"):
+        if user_id is None:
+            list_at, list_digest = at, digest
+        else:
+            users[user_id] = max(at, users.get(user_id, at))
+    return Clocks(list_at, list_digest, users)
+
+
+def _members_digest(members: list[str]) -> str:
+    return hashlib.sha256("\n".join(sorted({m.lower() for m in members})).encode()).hexdigest()[:32]
+
+
+def _membership_apply(
+    *, tenant: Tenant, source: Source, data: EventIn, cache: dict, repeated: bool = False
+) -> None:
     """Apply the event's membership to the container's access group, right away.
 
     Content event: `members` is the container's full membership and replaces what this
     source granted before (grants by admins, other sources and the directory stay).
     membership_added / membership_removed: only the listed people change.
+    Last write by event time wins: a member list older than the latest one this source
+    applied changes nothing, and nobody's membership changes on information older than the
+    latest added/removed of that person (a late join cannot undo a later leave).
+    `repeated`: a duplicate event; its list counts only if it differs from the last applied.
     """
     if data.container.members is None:
         return
     group = _group(tenant=tenant, container=data.container, cache=cache)
-    wanted = {
-        u.pk for u in identity_resolve(tenant=tenant, source_kind=source.kind, members=data.container.members)
-    }
-    memberships = GroupMembership.objects.filter(group=group)
-    origin = source.name[: GroupMembership._meta.get_field("origin").max_length]
-    if data.kind == Event.Kind.MEMBERSHIP_REMOVED:
-        if wanted:
-            memberships.filter(user_id__in=wanted).exclude(origin=BUILTIN).delete()
+    origin, at, full = _origin(source), data.occurred_at, data.kind not in MEMBERSHIP_KINDS
+    clocks = _clocks(group=group, origin=origin)
+    if clocks.list_at is not None and at < clocks.list_at:
         return
-    existing = dict(memberships.values_list("user_id", "origin"))
-    missing = wanted - set(existing)
-    if missing:
+    digest = _members_digest(data.container.members) if full else ""
+    if repeated and digest == clocks.list_digest:
+        return  # the list applied last, read again: nothing new (a removal by hand stays)
+    people = identity_resolve(tenant=tenant, source_kind=source.kind, members=data.container.members)
+    wanted = {u.pk for u in people if at >= clocks.users.get(u.pk, at)}
+    if not full:
+        added = data.kind == Event.Kind.MEMBERSHIP_ADDED
+        _members_change(group=group, origin=origin, user_ids=wanted, added=added)
+        _user_clocks_advance(group=group, origin=origin, user_ids=wanted, at=at)
+        return
+    newer = {uid for uid, clock in clocks.users.items() if at < clock}  # left as they are
+    existing = dict(GroupMembership.objects.filter(group=group).values_list("user_id", "origin"))
+    _members_change(group=group, origin=origin, user_ids=wanted - set(existing), added=True)
+    dropped = {uid for uid, by in existing.items() if by == origin and uid not in wanted | newer}
+    _members_change(group=group, origin=origin, user_ids=dropped, added=False)
+    _list_clock_set(group=group, origin=origin, at=at, digest=digest, exists=clocks.list_at is not None)
+
+
+def _list_clock_set(*, group: AccessGroup, origin: str, at: datetime, digest: str, exists: bool) -> None:
+    if exists:  # never back: a concurrent writer may have stored a later list
+        clocks = MembershipClock.objects.filter(group=group, origin=origin, user=None, at__lte=at)
+        clocks.update(at=at, members_digest=digest)
+    else:
+        MembershipClock.objects.bulk_create(
+            [MembershipClock(group=group, origin=origin, at=at, members_digest=digest)], ignore_conflicts=True
+        )
+
+
+def _user_clocks_advance(*, group: AccessGroup, origin: str, user_ids: set[int], at: datetime) -> None:
+    if not user_ids:
+        return
+    MembershipClock.objects.filter(group=group, origin=origin, user_id__in=user_ids, at__lt=at).update(at=at)
+    MembershipClock.objects.bulk_create(
+        [MembershipClock(group=group, origin=origin, user_id=uid, at=at) for uid in sorted(user_ids)],
+        ignore_conflicts=True,
+    )
+
+
+def _members_change(*, group: AccessGroup, origin: str, user_ids: set[int], added: bool) -> None:
+    if not user_ids:
+        return
+    if added:
         GroupMembership.objects.bulk_create(
-            [GroupMembership(user_id=uid, group=group, origin=origin) for uid in missing],
+            [GroupMembership(user_id=uid, group=group, origin=origin) for uid in sorted(user_ids)],
             ignore_conflicts=True,
         )
-    if data.kind == Event.Kind.MEMBERSHIP_ADDED:
-        return
-    dropped = [uid for uid, granted_by in existing.items() if granted_by == origin and uid not in wanted]
-    if dropped:
-        memberships.filter(user_id__in=dropped, origin=origin).delete()
+    else:  # a removal from the source removes whoever granted it, except the directory
+        GroupMembership.objects.filter(group=group, user_id__in=user_ids).exclude(origin=BUILTIN).delete()
 
 
 def _enqueue_compile(event_id: int) -> None:
@@ -130,48 +205,93 @@ def _source(*, tenant: Tenant, name: str, cache: dict) -> Source:
     return cache[key]
 
 
-def _store(*, tenant: Tenant, data: EventIn, cache: dict, checked: bool = False) -> tuple[Event, bool]:
-    """Store one validated event. `checked`: the caller knows it is not stored and retries
-    its whole transaction on a concurrent insert, so no savepoint is needed here."""
-    source = _source(tenant=tenant, name=data.source, cache=cache)
-    if not checked:
-        existing = Event.objects.filter(
-            source=source, external_id=data.external_id, version=data.version
-        ).first()
-        if existing is not None:
-            return existing, False
+def _event_new(*, tenant: Tenant, source: Source, data: EventIn) -> Event:
     container = data.container
-    try:
-        with transaction.atomic(savepoint=not checked):
-            event = Event.objects.create(
-                tenant=tenant,
-                source=source,
-                external_id=data.external_id,
-                version=data.version,
-                kind=data.kind,
-                occurred_at=data.occurred_at,
-                container_key=container.key,
-                container_name=container.name,
-                container_members=container.members,
-                container_public=container.public,
-                thread_key=data.thread_key,
-                author=data.author,
-                title=data.title,
-                text=data.text,
-                tags=_tags(data),
-                url=data.url,
-                raw=data.raw,
-            )
-    except IntegrityError:  # the same triple stored concurrently: a duplicate
-        if checked:
-            raise
-        return Event.objects.get(source=source, external_id=data.external_id, version=data.version), False
+    event = Event(
+        tenant=tenant,
+        source=source,
+        external_id=data.external_id,
+        version=data.version,
+        kind=data.kind,
+        occurred_at=data.occurred_at,
+        container_key=container.key,
+        container_name=container.name,
+        container_members=container.members,
+        container_public=container.public,
+        thread_key=data.thread_key,
+        author=data.author,
+        title=data.title,
+        text=data.text,
+        tags=_tags(data),
+        url=data.url,
+        raw=data.raw,
+    )
+    event.digest = event.content_digest()
+    return event
+
+
+def _version_for(*, event: Event, known: list):
+    """The version to store `event` under (an int), or the stored version it repeats.
+
+    `known`: the item's stored versions (anything with version, digest and occurred_at).
+    Versions are whole seconds, so two changes within one second arrive under one version:
+    a stored version with other content makes this a new version (the next free number),
+    unless that content is stored already (a redelivery) or the event is older than the
+    item's newest version (an old version re-read with today's content, which that newer
+    version holds). Rows stored before digests existed compare equal.
+    """
+    same = next((k for k in known if k.version == event.version), None)
+    if same is None:
+        return event.version
+    if not same.digest or same.digest == event.digest:
+        return same
+    repeated = next((k for k in known if k.digest == event.digest), None)
+    if repeated is not None:
+        return repeated
+    if event.occurred_at < max(k.occurred_at for k in known):
+        return same
+    taken, version = {k.version for k in known}, event.version + 1
+    while version in taken:
+        version += 1
+    return version if version <= MAX_VERSION else same
+
+
+def _stored(*, tenant: Tenant, source: Source, data: EventIn, event: Event, cache: dict) -> None:
+    """What follows a new event: its membership, the container's visibility, the compile."""
     _membership_apply(tenant=tenant, source=source, data=data, cache=cache)
-    if not container.public:
+    if not data.container.public:
         from wiki.services.compiler import container_visibility_at_ingest
 
         container_visibility_at_ingest(event=event)
     _enqueue_compile(event.id)
+
+
+def _repeated(*, tenant: Tenant, source: Source, data: EventIn, cache: dict) -> None:
+    """A duplicate changes nothing, except that a content event's member list is applied
+    again: pollers re-read what they hold with the container's current members, and a
+    removal must not wait for the next new message. (A repeated added/removed tells nothing new.)"""
+    if data.kind not in MEMBERSHIP_KINDS:
+        _membership_apply(tenant=tenant, source=source, data=data, cache=cache, repeated=True)
+
+
+def _store(*, tenant: Tenant, data: EventIn, cache: dict) -> tuple[Event, bool]:
+    """Store one validated event, or return the stored one it repeats."""
+    source = _source(tenant=tenant, name=data.source, cache=cache)
+    event = _event_new(tenant=tenant, source=source, data=data)
+    decided = _version_for(
+        event=event, known=list(Event.objects.filter(source=source, external_id=data.external_id))
+    )
+    if not isinstance(decided, int):
+        _repeated(tenant=tenant, source=source, data=data, cache=cache)
+        return decided, False
+    event.version = decided
+    try:
+        with transaction.atomic():
+            event.save(force_insert=True)
+    except IntegrityError:  # the same triple stored concurrently: a duplicate
+        _repeated(tenant=tenant, source=source, data=data, cache=cache)
+        return Event.objects.get(source=source, external_id=data.external_id, version=decided), False
+    _stored(tenant=tenant, source=source, data=data, event=event, cache=cache)
     return event, True
 
 
@@ -220,19 +340,28 @@ def event_ingest_batch(*, tenant: Tenant, payloads: list) -> dict:
 
 @transaction.atomic
 def _ingest_parsed(*, tenant: Tenant, parsed: list[EventIn]) -> dict:
+    """Store a validated batch. A concurrent insert raises IntegrityError: the caller retries
+    the whole batch, in which that event is then a duplicate (so no savepoint per event)."""
     accepted = duplicates = 0
     cache: dict = {}  # sources and groups, looked up once per batch
-    stored = set(
-        Event.objects.filter(tenant=tenant, external_id__in={d.external_id for d in parsed}).values_list(
-            "source__name", "external_id", "version"
-        )
-    )
+    known = defaultdict(list)  # (source name, external id) -> stored versions
+    rows = Event.objects.filter(tenant=tenant, external_id__in={d.external_id for d in parsed})
+    for name, external_id, *version in rows.values_list(
+        "source__name", "external_id", "version", "digest", "occurred_at"
+    ):
+        known[(name, external_id)].append(Known(*version))
     for data in parsed:
-        triple = (data.source, data.external_id, data.version)
-        if triple in stored:
+        source = _source(tenant=tenant, name=data.source, cache=cache)
+        event = _event_new(tenant=tenant, source=source, data=data)
+        versions = known[(data.source, data.external_id)]
+        decided = _version_for(event=event, known=versions)
+        if not isinstance(decided, int):
             duplicates += 1
+            _repeated(tenant=tenant, source=source, data=data, cache=cache)
             continue
-        _store(tenant=tenant, data=data, cache=cache, checked=True)
-        stored.add(triple)
+        event.version = decided
+        event.save(force_insert=True)
+        versions.append(Known(event.version, event.digest, event.occurred_at))
+        _stored(tenant=tenant, source=source, data=data, event=event, cache=cache)
         accepted += 1
     return {"accepted": accepted, "duplicates": duplicates}

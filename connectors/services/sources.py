@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
@@ -78,12 +79,13 @@ def sync_success(*, source: Source) -> None:
 @transaction.atomic
 def sync_failure(*, source: Source, error: str, retry_after: float | None = None) -> SyncCursor:
     """Record a failed poll and back off: `retry_after` when the source said so (429
-    Retry-After), else exponentially (BASE * 2**(failures-1), capped). Progress in the cursor
-    is kept, so the next poll resumes where this one stopped."""
+    Retry-After), else exponentially (BASE * 2**(failures-1)); capped at BACKOFF_MAX either
+    way. Progress in the cursor is kept, so the next poll resumes where this one stopped."""
     state = _cursor_locked(source)
     state.consecutive_failures += 1
     delay = conf.BACKOFF_BASE_SECONDS * 2 ** min(state.consecutive_failures - 1, 20)
-    if retry_after is not None:
+    # A server's Retry-After may be "nan", "inf" or negative: only a real delay replaces ours.
+    if retry_after is not None and math.isfinite(retry_after) and retry_after >= 0:
         delay = max(float(retry_after), 1.0)
     delay = min(delay, conf.BACKOFF_MAX_SECONDS)
     now = timezone.now()

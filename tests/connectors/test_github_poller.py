@@ -154,7 +154,16 @@ def test_github_poll_issues_prs_comments_and_members(company, github_api):
 
 def test_github_5xx_backs_off_exponentially_and_resumes(company, github_api):
     source = _source(company.tenant, github_api)
-    github_api.api.fail[("/repos/acme/apollo/issues", 2)] = [502]
+    original, calls = github_api.app, {"n": 0}
+
+    def second_issues_page_fails(request):  # every page is read as page 1 from the last updated_at
+        if request["path"] == "/repos/acme/apollo/issues":
+            calls["n"] += 1
+            if calls["n"] == 2:
+                return 502, {}, {"message": "server error"}
+        return original(request)
+
+    github_api.app = second_issues_page_fails
     assert poll_source(source=source)["state"] == "backoff"
     first = SyncCursor.objects.get(source=source)
     assert first.consecutive_failures == 1 and "502" in first.last_error

@@ -79,6 +79,7 @@ def test_membership_removed_event_hides_the_section(api, push, vercel_world, bob
             members=["bob@acme.com"],
             kind="membership_removed",
             ts="1700009999.000100",
+            minutes=10,  # after the list of minute 5: last write by event time wins
         )
     )
     assert SECRET not in _page_contents(api, "bob")
