@@ -52,7 +52,7 @@ def source_labels(sources: list[dict]) -> list[str]:
     'slack #sales 2026-11-01..2026-11-30 ×29' when the container contributed several items."""
     groups: dict[tuple[str, str], list[str]] = {}
     for source in sources:
-        key = (str(source.get("source") or "").strip(), str(source.get("name") or "").strip())
+        key = (single_line(str(source.get("source") or "")), single_line(str(source.get("name") or "")))
         groups.setdefault(key, []).append(day(source.get("occurred_at")))
     labels = []
     for (source, name), days in sorted(groups.items(), key=lambda kv: max(kv[1]), reverse=True):
@@ -78,9 +78,24 @@ def single_line(text: str) -> str:
     return " ".join((text or "").split())
 
 
+# What opens a block or a page in the prompt. Stored text (a Slack message, an e-mail) is
+# anyone's: a line of it that looks like one of these would read as a block of its own (a
+# stranger's message as the user's "[Long-term memory]"), so it is escaped with a backslash.
+_MARKERS = ("#", *sorted({label for labels in LABELS.values() for label in labels.values()}))
+
+
+def inert(text: str) -> str:
+    """`text` with every line that would read as a block label or a page header escaped."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(_MARKERS):
+            lines[i] = "\\" + line.lstrip()
+    return "\n".join(lines)
+
+
 def render_item(item: Item, lang: str) -> str:
     if item.kind == "wiki":
-        return f"## {item.title}{sources_suffix(item.source_labels, lang)}\n{item.text.strip()}"
+        return wiki_header(item, lang) + inert(item.text.strip())
     if item.kind == "episodic":
         when = day(item.occurred_at or item.updated_at)
         return f"- {when} {single_line(item.text)}".rstrip() if when else f"- {single_line(item.text)}"
@@ -91,7 +106,7 @@ def render_item(item: Item, lang: str) -> str:
 
 
 def wiki_header(item: Item, lang: str) -> str:
-    return f"## {item.title}{sources_suffix(item.source_labels, lang)}\n"
+    return f"## {single_line(item.title)}{sources_suffix(item.source_labels, lang)}\n"
 
 
 def render_block(kind: str, items: list[Item], lang: str) -> str:

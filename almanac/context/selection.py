@@ -55,8 +55,7 @@ def task_entities(*, user, tenant, task: str) -> tuple[list, dict[int, int], lis
             .values_list("entity_id", "id")
         )
         entities = [e for e in entities if e.pk in pages]
-    names = [e.name for e in entities]
-    names += [m.group() for m in _ID.finditer(task) if m.group() not in names]
+    names = list(dict.fromkeys([e.name for e in entities] + [m.group() for m in _ID.finditer(task)]))
     return entities, {e.pk: pages[e.pk] for e in entities}, names
 
 
