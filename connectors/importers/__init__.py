@@ -23,14 +23,19 @@ log = logging.getLogger(__name__)
 
 
 def ingest_all(*, tenant: Tenant, payloads: Iterable[dict], progress: bool = False, desc: str = "") -> dict:
-    """Ingest one by one. An event the validator refuses (e.g. a message over the size limit)
-    is skipped, logged and counted in "rejected" (with the last reason), so one bad item
+    """Ingest one by one. An event the validator refuses (e.g. a message over the size limit),
+    or an ApplicationError an importer yields for an item it could not read, is skipped,
+    logged and counted in "rejected" (with the last reason), so one bad item
     cannot block an import or a poller forever; each event is its own transaction."""
     from connectors.services import event_ingest
 
     counts = {"accepted": 0, "duplicates": 0}
     rejected, reason = 0, ""
     for payload in tqdm(payloads, desc=desc or "events", unit="event", disable=not progress, leave=False):
+        if isinstance(payload, ApplicationError):  # an importer's item it could not read
+            rejected, reason = rejected + 1, payload.message
+            log.warning("skipped an item: %s", payload.message)
+            continue
         try:
             _, created = event_ingest(tenant=tenant, payload=payload)
         except ApplicationError as exc:

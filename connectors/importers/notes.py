@@ -118,8 +118,6 @@ def notes_payloads(*, tenant: Tenant, folder: str | Path, source_name: str = "no
     root = Path(folder)
     for path in note_files(root):
         try:
-            payload = note_payload(tenant=tenant, source_name=source_name, root=root, path=path)
+            yield note_payload(tenant=tenant, source_name=source_name, root=root, path=path)
         except ApplicationError as exc:
-            log.warning("notes: skipped %s", exc.message)
-            continue
-        yield payload
+            yield exc  # counted as rejected by ingest_all; the files after it are read

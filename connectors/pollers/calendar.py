@@ -8,7 +8,7 @@ headers and expanded again. (The body is not kept in the cursor: a feed can be m
 
 The feed's URL is often the only secret (Google's "secret address", Outlook's published
 link): errors name only its scheme and host, and httpx's INFO log of every request URL is
-turned off.
+turned off (settings.LOGGING).
 """
 
 from __future__ import annotations
@@ -26,11 +26,6 @@ from connectors.pollers import PollError, http_error
 
 EXPAND_EVERY = timedelta(days=1)
 log = logging.getLogger(__name__)
-
-# httpx logs "HTTP Request: GET <full url>" at INFO, which would write the secret feed URL
-# to the worker's log on every poll. Warnings and errors still come through.
-for _name in ("httpx", "httpcore"):
-    logging.getLogger(_name).setLevel(logging.WARNING)
 
 
 def feed_label(url: str) -> str:

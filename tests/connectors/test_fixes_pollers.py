@@ -238,7 +238,7 @@ def test_notes_poller_skips_bad_files_and_counts_them(company, notes_folder, cap
 
 def test_import_notes_skips_bad_files(company, notes_folder, capsys, caplog):
     call_command("import_notes", str(notes_folder), "--no-progress")
-    assert "notes: 2 new events" in capsys.readouterr().out
+    assert "notes: 2 new events, 0 duplicates, 3 rejected" in capsys.readouterr().out
     assert "b-yaml.md" in caplog.text and "attendees must be" in caplog.text
     assert "public must be true or false" in caplog.text
     assert not Event.objects.filter(title="Leak").exists()
