@@ -158,8 +158,10 @@ def test_prompt_only_skill_renders_its_prompt(chat_server):
     )
     chat_server.script = ['{"report": "All good."}']
     assert skill_run(name="weekly_report", input={"team": "Sales"}) == {"report": "All good."}
-    system = chat_server.requests[0]["messages"][0]["content"]
-    assert system.startswith("Write a weekly report for Sales.") and '"report"' in system
+    system, user = (m["content"] for m in chat_server.requests[0]["messages"])
+    # The input is data in the user message; the system prompt only refers to the field.
+    assert system.startswith('Write a weekly report for the input field "team".') and '"report"' in system
+    assert "Sales" not in system and user == '<input>\n{"team": "Sales"}\n</input>'
 
 
 def test_server_errors_are_retried(chat_server):
