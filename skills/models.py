@@ -14,7 +14,10 @@ class Skill(models.Model):
     output_schema = models.JSONField(default=dict, blank=True)
     prompt = models.TextField(
         blank=True,
-        help_text="Prompt-only skills: the system prompt. {field} is replaced by that input field.",
+        help_text=(
+            "Prompt-only skills: the system prompt. {field} names that input field; the values"
+            " themselves go to the model as delimited data, never as instructions."
+        ),
     )
     events = models.JSONField(
         default=list, blank=True, help_text='Domain events this skill runs on, e.g. ["session.ended"].'
