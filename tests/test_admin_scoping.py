@@ -20,6 +20,7 @@ from memories.models import Memory
 from skills.models import SkillRun
 from skills.services import skill_sync_builtins
 from wiki.models import Page, PageSection
+from wiki.services.compiler import STATUS_REASON
 from wiki.services.summary import summary_digest
 
 pytestmark = pytest.mark.django_db
@@ -248,6 +249,22 @@ def test_scoped_staff_see_no_project_status(client, alice, vercel_page, superadm
     assert client.get("/admin/wiki/page/?status__startswith=c").status_code == 400
     client.force_login(superadmin)
     assert "closed" in client.get(f"/admin/wiki/page/{vercel_page.pk}/change/").content.decode()
+
+
+def test_scoped_staff_do_not_read_a_status_change_in_the_page_history(
+    client, tenant, alice, push, superadmin
+):
+    push(tenant, slack("Apollo kickoff notes for everyone", customer="Apollo"))
+    page = Page.objects.get(tenant=tenant, slug="apollo")
+    page.status, page.status_container = "closed", "github:repo:acme/secret"
+    page._change_reason = STATUS_REASON  # as the compiler writes it
+    page.save()
+    make_staff(alice, "wiki.view_page", "wiki.change_page")
+    client.force_login(alice)
+    body = client.get(f"/admin/wiki/page/{page.pk}/history/").content.decode()
+    assert "Change history: apollo" in body and STATUS_REASON not in body and "closed" not in body
+    client.force_login(superadmin)
+    assert STATUS_REASON in client.get(f"/admin/wiki/page/{page.pk}/history/").content.decode()
 
 
 def test_page_history_hides_a_summary_of_private_sections(client, alice, vercel_page):

@@ -15,6 +15,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from almanac.admin import HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin
 from wiki import selectors, services
 from wiki.models import Entity, Page, PageSection
+from wiki.services.compiler import STATUS_REASON
 
 SECTION_READONLY = [
     "tenant",
@@ -131,6 +132,12 @@ class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdm
 
     def get_history_hidden_fields(self, request):
         return [] if request.user.is_superuser else [*SUMMARY_FIELDS, *STATUS_FIELDS]
+
+    def get_history_queryset(self, request, history_manager, pk_name, object_id):
+        # A row that only changed the status would say when an issue moved, in its reason
+        # and its time: not shown to scoped staff at all.
+        qs = super().get_history_queryset(request, history_manager, pk_name, object_id)
+        return qs if request.user.is_superuser else qs.exclude(history_change_reason=STATUS_REASON)
 
     @admin.display(description="summary")
     def reader_summary(self, obj) -> str:

@@ -206,6 +206,11 @@ def thread_plan(
     return {pk: (entity, drafts) for pk, entity in entities.items()}
 
 
+# The reason on a page's history row for a status change: it says no more than the row's
+# hidden fields (wiki.admin hides those rows from staff who are not superusers).
+STATUS_REASON = "issue status"
+
+
 def _issue_status(items: list[Item]):
     """(event time, status, container key) of the latest open/close transition among the
     thread's issues."""
@@ -231,7 +236,7 @@ def page_status_apply(*, page: Page, transition, drafts: list[SectionDraft]) -> 
     if (page.status, page.status_at, page.status_container) == (status, at, container_key):
         return False
     page.status, page.status_at, page.status_container = status, at, container_key
-    page._change_reason = f"issue {status}"
+    page._change_reason = STATUS_REASON  # not "issue closed": the history is read by staff too
     page.save(update_fields=["status", "status_at", "status_container", "updated_at"])
     return True
 
