@@ -10,6 +10,7 @@ caller's request history in the shared throttle object, which is not safe with t
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
@@ -18,6 +19,7 @@ from django.conf import settings
 from django.core.cache import cache
 from ninja.throttling import BaseThrottle
 
+log = logging.getLogger(__name__)
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d*)\s*(s|sec|m|min|h|hour|d|day)?\s*$")
 _UNIT = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
 
@@ -46,7 +48,11 @@ class CallerRateThrottle(BaseThrottle):
     def _limit(self, request) -> tuple[str, tuple[int, int] | None]:
         key = getattr(request, "agent_key", None)
         if key is not None:
-            return f"key:{key.pk}", rate_parse(key.rate_limit or settings.API_RATE_LIMIT)
+            try:
+                return f"key:{key.pk}", rate_parse(key.rate_limit or settings.API_RATE_LIMIT)
+            except ValueError:  # written around the validators (a raw UPDATE): the default holds
+                log.warning("agent key %s has an unreadable rate_limit %r", key.pk, key.rate_limit)
+                return f"key:{key.pk}", rate_parse(settings.API_RATE_LIMIT)
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
             return f"user:{user.pk}", rate_parse(settings.API_RATE_LIMIT)
@@ -60,12 +66,16 @@ class CallerRateThrottle(BaseThrottle):
         now = time.time()
         window = int(now // period)
         name = f"throttle:{ident}:{period}:{window}"
-        cache.add(name, 0, timeout=period + 1)
         try:
-            used = cache.incr(name)
-        except ValueError:  # evicted between add and incr: count this one afresh
-            cache.add(name, 1, timeout=period + 1)
-            used = 1
+            cache.add(name, 0, timeout=period + 1)
+            try:
+                used = cache.incr(name)
+            except ValueError:  # evicted between add and incr: count this one afresh
+                cache.add(name, 1, timeout=period + 1)
+                used = 1
+        except Exception:  # the cache (Redis) is down: serve the request unlimited, not a 500
+            log.warning("rate limit not counted: the cache is unavailable", exc_info=True)
+            return True
         if used <= count:
             return True
         self._local.wait = (window + 1) * period - now

@@ -77,3 +77,22 @@ def test_the_admin_validates_a_keys_rate(client, tenant):
         == 302
     )
     assert AgentKey.objects.get(pk=key.pk).rate_limit == "30/s"
+
+
+def test_an_unreadable_stored_rate_falls_back_to_the_default(client, settings, tenant, alice):
+    settings.API_RATE_LIMIT = "1/h"
+    key, raw = agentkey_create(tenant=tenant, name="raw-update")
+    AgentKey.objects.filter(pk=key.pk).update(rate_limit="600 per minute")  # past the validators
+    assert [_call(client, raw).status_code for _ in range(2)] == [200, 429]
+
+
+def test_a_cache_outage_lets_requests_through(client, settings, tenant, alice, monkeypatch):
+    from almanac import throttling
+
+    def down(*args, **kwargs):
+        raise ConnectionError("redis is down")
+
+    settings.API_RATE_LIMIT = "1/h"
+    monkeypatch.setattr(throttling.cache, "add", down)
+    key = agentkey_create(tenant=tenant, name="no-cache")[1]
+    assert {_call(client, key).status_code for _ in range(3)} == {200}
