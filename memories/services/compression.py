@@ -32,14 +32,17 @@ from memories.models import Memory, MemoryLink
 from memories.services.common import log, skill_failed_type, skill_run
 from memories.services.memories import (
     PURGED,
+    SummaryTerms,
     _apply_content,
     _audit,
     _remove,
     history_scrub,
+    is_negated,
     key_facts,
     lock_tenant_writes,
     memory_insert,
     memory_set_status,
+    sentences,
     summary_terms,
 )
 
@@ -48,17 +51,33 @@ from memories.services.memories import (
 EXPIRED_REASON = "job:compressed-expired"
 # The history reason of a compressed original put back to active because no summary holds it.
 KEPT_REASON = "job:compressed-kept"
-# Of the words of an original without names or numbers, the share a summary must still use.
-KEPT_WORDS_SHARE = 0.5
+# Of the words of an original, the share a summary must still use (stemmed, stopwords
+# left out): "allergic to peanuts, shellfish and sesame" is not held by "allergic to peanuts".
+KEPT_WORDS_SHARE = 0.9
 
 
-def summary_holds(original: str, terms: frozenset[str]) -> bool:
+def summary_holds(original: str, summary: SummaryTerms) -> bool:
     """Does a summary (its `summary_terms`) still say `original`: all its key facts (ids,
-    amounts with their units, dates, names) and at least half of its words?"""
-    if not key_facts(original) <= terms:
+    amounts with their units, dates, names), nine in ten of its words, and each of its
+    sentences as negated as the summary sentences closest to it ("does not eat pork" is not
+    held by "eats pork")?"""
+    if not key_facts(original) <= summary.terms:
         return False
     words = set(segment(original))
-    return not words or len(words & terms) >= KEPT_WORDS_SHARE * len(words)
+    if len(words & summary.terms) < KEPT_WORDS_SHARE * len(words):
+        return False
+    return all(_said_alike(sentence, summary) for sentence in sentences(original))
+
+
+def _said_alike(sentence: str, summary: SummaryTerms) -> bool:
+    """Is one of the summary sentences sharing most words with `sentence` negated as it is?"""
+    words = segment(sentence)
+    negated = is_negated(sentence, words)
+    if not summary.sentences:
+        return not negated
+    overlap = [(len(summary_words.intersection(words)), neg) for summary_words, neg in summary.sentences]
+    best = max(n for n, _ in overlap)
+    return any(neg == negated for n, neg in overlap if n == best)
 
 
 def _size(text: str) -> int:
@@ -253,7 +272,7 @@ def compressed_expire() -> int:
     it would lose what it says.
     """
     cutoff = timezone.now() - timedelta(days=conf.COMPRESSED_KEEP_DAYS)
-    terms: dict[int, frozenset[str]] = {}  # summary id → summary_terms, for this run
+    terms: dict[int, SummaryTerms] = {}  # summary id → summary_terms, for this run
     done = 0
     expiring = Memory.objects.filter(status=Memory.Status.COMPRESSED, updated_at__lt=cutoff)
     for memory_id, tenant_id in expiring.values_list("pk", "tenant_id"):
@@ -278,7 +297,7 @@ def compressed_expire() -> int:
     return done
 
 
-def _held(memory: Memory, terms: dict[int, frozenset[str]]) -> bool:
+def _held(memory: Memory, terms: dict[int, SummaryTerms]) -> bool:
     """Is `memory` linked to a summary that still says it? (`terms` caches summary terms.)"""
     summary_ids = MemoryLink.objects.filter(
         source_id=memory.pk, kind=MemoryLink.Kind.COMPRESSED_INTO

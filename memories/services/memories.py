@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django_q.tasks import async_task
 
@@ -122,59 +125,140 @@ _CURRENCY_BEFORE = ["$", "us$", "¥", "€", "£", "usd", "rmb", "cny", "eur", "
 _NUMBER_UNIT = re.compile(
     rf"(?P<pre>{_alternation(_CURRENCY_BEFORE)})?"
     r"\s?(?P<num>\d+(?:[.,]\d+)*|[一二三四五六七八九十两]+)"
-    rf"\s?(?P<mag>{_alternation(_MAGNITUDES)})?\s?(?P<unit>{_alternation(_UNITS)})?"
+    rf"\s?(?P<mag>{_alternation(_MAGNITUDES)})?\s?(?P<unit>{_alternation(_UNITS)})?",
+    re.IGNORECASE,
 )
+# "30 years old" and "30岁" say what "Alice is 30" does: an age is its bare number.
+_AGE_AFTER = re.compile(r"\s*old\b", re.IGNORECASE)
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
 
 
-def _unit_facts(text: str) -> set[str]:
-    """Numbers with what says how much they are (only those that have such a unit):
-    "3·e4·cny" for 3万元, "3·e6·usd" for "$3 million", "3··pm" for "3 pm"."""
-    facts = set()
-    for match in _NUMBER_UNIT.finditer(unicodedata.normalize("NFKC", text).lower()):
-        pre, num, mag, unit = match.group("pre", "num", "mag", "unit")
-        if pre or mag or unit:
-            unit = _UNITS[unit] if unit else _CURRENCIES.get(pre or "", "")
-            facts.add(f"{num.replace(',', '')}·{_MAGNITUDES.get(mag or '', '')}·{unit}")
-    return facts
+def _zh_number(text: str) -> int | None:
+    """三 → 3, 十 → 10, 二十五 → 25, 三十 → 30, 一二 → 12; None for what is not one."""
+    try:
+        if "十" in text:
+            tens, _, ones = text.partition("十")
+            if len(tens) > 1 or len(ones) > 1:
+                return None
+            return (_ZH_DIGIT[tens] if tens else 1) * 10 + (_ZH_DIGIT[ones] if ones else 0)
+        value = 0
+        for char in text:
+            value = value * 10 + _ZH_DIGIT[char]
+        return value
+    except KeyError:
+        return None
+
+
+def _amount(num: str, magnitude: str = "") -> str:
+    """A number written out in digits with its magnitude multiplied in: ("3", "e4") →
+    "30000", ("三", "e4") → "30000", ("3.5", "e6") → "3500000"; as written when unreadable."""
+    if num.isascii():
+        try:
+            value = Decimal(num.replace(",", ""))
+        except InvalidOperation:
+            return num
+    else:
+        whole = _zh_number(num)
+        if whole is None:
+            return num
+        value = Decimal(whole)
+    if magnitude:
+        value = value.scaleb(int(magnitude[1:]))
+    return format(value.normalize(), "f")
+
+
+def _unit_facts(text: str) -> tuple[set[str], str]:
+    """(numbers with what says how much they are, as one spelling: "30000·cny" for 3万元,
+    三万元 and 30000元, "3000000·usd" for "$3M" and "$3 million", "3·pm" for "3pm" and
+    "3 pm"; the text without them, whose numbers are facts as they stand)."""
+    facts, rest, pos = set(), [], 0
+    for match in _NUMBER_UNIT.finditer(text):
+        pre, num, mag, unit = (g.lower() if g else g for g in match.group("pre", "num", "mag", "unit"))
+        if not (pre or mag or unit):
+            continue
+        unit = _UNITS[unit] if unit else _CURRENCIES.get(pre or "", "")
+        if unit == "岁" or (unit == "year" and _AGE_AFTER.match(text, match.end())):
+            unit = ""
+        amount = _amount(num, _MAGNITUDES.get(mag or "", ""))
+        facts.add(f"{amount}·{unit}" if unit else amount)
+        rest.append(text[pos : match.start()])
+        pos = match.end()
+    rest.append(text[pos:])
+    return facts, " ".join(rest)
+
+
+def is_negated(text: str, tokens: list[str] | None = None) -> bool:
+    """Does `text` say not (not, never, n't; 不, 没有, 未...)?"""
+    tokens = segment(text) if tokens is None else tokens
+    return bool(_EN_NEGATION.search(text.lower())) or any(t in _ZH_NEGATIONS for t in tokens)
 
 
 def fact_signature(text: str) -> tuple[frozenset[str], bool]:
-    """(the tokens that carry facts, is it negated): equal for restatements of one fact,
-    different for "deploys on Tuesdays" / "on Thursdays", "30k" / "40k", "3万元" / "3千元",
-    "3 pm" / "3 am", "likes" / "doesn't like"."""
-    tokens = segment(text)
-    facts = {t for t in tokens if _FACT_TOKEN.search(t) or t in _CALENDAR_WORDS} | _unit_facts(text)
-    negated = bool(_EN_NEGATION.search(text.lower())) or any(t in _ZH_NEGATIONS for t in tokens)
-    return frozenset(facts), negated
+    """(the facts it states, is it negated): equal for restatements of one fact ("$3M" /
+    "$3 million", "3万元" / "三万元" / "30000元", "3pm" / "3 pm", "Alice is 30" / "30 years
+    old"), different for "deploys on Tuesdays" / "on Thursdays", "30k" / "40k", "3万元" /
+    "3千元", "3 pm" / "3 am", "likes" / "doesn't like".
+
+    Numbers with a unit or magnitude are compared by amount and unit only; the other fact
+    tokens (ids, dates, bare numbers, weekdays) as the segmenter writes them, a bare Chinese
+    numeral in digits."""
+    text = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
+    facts, rest = _unit_facts(text)
+    tokens = segment(rest)
+    for token in tokens:
+        if token in _CALENDAR_WORDS or re.search(r"\d", token):
+            facts.add(token)
+        elif _FACT_TOKEN.search(token):
+            facts.add(_amount(token))
+    return frozenset(facts), is_negated(text, tokens)
 
 
-# A name: a capitalized Latin word past a sentence's start ("signed with Acme"), or one
-# with capitals inside it anywhere (GitHub, SOC, McKinsey). A capitalized first word is
-# mostly just a first word; Chinese names cannot be told from other words without NER.
+# A name: a Latin word with a capital ("signed with Acme", "Alice prefers", GitHub, SOC),
+# wherever it stands: a summary that drops the first word of a memory may drop its subject.
+# Chinese names cannot be told from other words without NER.
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*")
-_SENTENCE_END = ".!?。！？:：;；\n"
 
 
 def _names(text: str) -> set[str]:
     names = set()
     for match in _LATIN_WORD.finditer(text):
         word = match.group()
-        before = text[max(0, match.start() - 8) : match.start()].rstrip(" \t\"'“‘(（[")
-        starts = not before or before[-1] in _SENTENCE_END
-        if any(c.isupper() for c in word[1:]) or (word[0].isupper() and not starts):
+        if any(c.isupper() for c in word):
             names.update(segment(word))
     return names
 
 
 def key_facts(text: str) -> frozenset[str]:
-    """What a summary of `text` must still say (see `summary_terms`): its fact tokens
-    (numbers with their units, ids, dates, weekdays) and its names."""
+    """What a summary of `text` must still say (see `summary_terms`): its facts (numbers
+    with their units, ids, dates, weekdays) and its names."""
     return fact_signature(text)[0] | _names(text)
 
 
-def summary_terms(text: str) -> frozenset[str]:
-    """The terms of a summary that `key_facts` of what it folds in are looked up in."""
-    return frozenset(segment(text)) | _unit_facts(text)
+# Sentences, for where a summary says "not": "3.5" is not the end of one.
+_SENTENCE_SPLIT = re.compile(r"[。！？；;!?\n]+|\.(?=\s|$)")
+
+
+def sentences(text: str) -> list[str]:
+    return [part for part in _SENTENCE_SPLIT.split(text) if part.strip()]
+
+
+@dataclass(frozen=True)
+class SummaryTerms:
+    """What `summary_holds` looks things up in: every term of a summary (its words and its
+    facts, spelt as `key_facts` spells them) and, per sentence, its words and whether it is
+    negated."""
+
+    terms: frozenset[str]
+    sentences: tuple[tuple[frozenset[str], bool], ...]
+
+
+def summary_terms(text: str) -> SummaryTerms:
+    parts = []
+    for sentence in sentences(text):
+        tokens = segment(sentence)
+        parts.append((frozenset(tokens), is_negated(sentence, tokens)))
+    return SummaryTerms(terms=frozenset(segment(text)) | fact_signature(text)[0], sentences=tuple(parts))
 
 
 def memory_find_duplicate(
@@ -449,7 +533,8 @@ def memory_remove(*, memory: Memory, user, reason: str, purge: bool = False) -> 
 @transaction.atomic
 def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
     """Delete a sensitive memory and what still says it (DESIGN §8): its history rows keep
-    who changed what and when but lose the text and meta, skill runs that quote it are
+    who changed what and when but lose the text and meta, so do the history rows of the
+    summaries that ever folded it in, skill runs that quote any text it ever had are
     redacted, and an audit event without the content records the purge.
 
     Same permission as delete. The conversation turns a session memory came from are the
@@ -459,12 +544,21 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
 
     if not can_modify(user=user, memory=memory, perm="delete_memory"):
         raise ApplicationError("only the owner or a governor may purge this memory", status_code=403)
-    memory_id, content = memory.pk, memory.content
+    memory_id = memory.pk
+    # 1. Every text it ever had: an edit before the purge leaves the old one in the run log
+    #    (the compress run that folded it in) and in the history of its summary.
+    texts = _texts_ever(memory)
+    # 2. Delete it; the summaries that fold it in now are rewritten or retired, history scrubbed.
     if not memory_remove(memory=memory, user=user, reason=reason, purge=True):
         raise ApplicationError("memory not found (deleted meanwhile)", status_code=404)
+    # 3. Its own history, and that of summaries it left earlier (released by that edit).
     history = history_scrub(memory_id=memory_id, reason=reason)
-    runs = skillrun_redact(contains=content, tenant=memory.tenant) if content.strip() else 0
-    counts = {"history_rows": history, "skill_runs": runs}
+    scrubbed, summary_texts = _summaries_history_scrub(
+        tenant_id=memory.tenant_id, memory_id=memory_id, texts=texts, reason=reason
+    )
+    # 4. The skill runs that quote any of it.
+    runs = sum(skillrun_redact(contains=text, tenant=memory.tenant) for text in texts | summary_texts)
+    counts = {"history_rows": history + scrubbed, "skill_runs": runs}
     _audit(
         action="memory.purge",
         memory=memory,
@@ -473,6 +567,43 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
         detail={"reason": reason, **counts},
     )
     return counts
+
+
+def _said(text: str | None) -> bool:
+    return bool(text and text.strip()) and text != PURGED
+
+
+def _texts_ever(memory: Memory) -> set[str]:
+    """The distinct contents `memory` has had: now and in its history."""
+    past = Memory.history.filter(id=memory.pk).values_list("content", flat=True).distinct()
+    return {text for text in [memory.content, *past] if _said(text)}
+
+
+def _summaries_history_scrub(
+    *, tenant_id: int, memory_id: int, texts: set[str], reason: str
+) -> tuple[int, set[str]]:
+    """Scrub the history rows of compression summaries that folded `memory_id` in (directly,
+    or through a summary that did) or quote one of `texts`; returns (how many, their texts).
+
+    A summary keeps its meta (ids only) so that a later purge still finds what it folded in.
+    """
+    rows = Memory.history.filter(tenant_id=tenant_id, meta__source="compression")
+    folded, frontier = set(), {memory_id}
+    while frontier:  # summaries of summaries
+        listing = Q()
+        for pk in frontier:
+            listing |= Q(meta__compressed_from__contains=[pk])
+        found = set(rows.filter(listing).values_list("id", flat=True)) - folded
+        folded |= found
+        frontier = found
+    folding = Q()
+    for pk in folded | {memory_id}:
+        folding |= Q(meta__compressed_from__contains=[pk])
+    for text in texts:
+        folding |= Q(content__contains=text)
+    saying = rows.filter(folding).exclude(content=PURGED)
+    summary_texts = {text for text in saying.values_list("content", flat=True).distinct() if _said(text)}
+    return saying.update(content=PURGED, history_change_reason=reason), summary_texts
 
 
 @transaction.atomic

@@ -89,7 +89,10 @@ def tool_output_truncate(content: str, max_items: int | None = None) -> str:
         except (ValueError, RecursionError):  # not JSON, or nested too deep to parse: lines
             data = None
         if isinstance(data, list | dict):
-            return _truncate_json(data, max_items, zh) or content
+            try:
+                return _truncate_json(data, max_items, zh) or content
+            except (RecursionError, ValueError):  # parsed, but nested too deep to write back: lines
+                pass
     lines = [line for line in re.split(r"\r?\n", stripped) if line.strip()]
     if len(lines) > max_items:
         return "\n".join(lines[:max_items]) + "\n" + _more_line(len(lines) - max_items, zh)

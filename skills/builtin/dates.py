@@ -33,6 +33,9 @@ _ZH_YMD = re.compile(
     rf"(?<![\d{_ZH_NUMERAL}])(?P<month>{_MONTH_OR_DAY})\s*月\s*(?P<day>{_MONTH_OR_DAY})\s*[日号]"
 )
 _NUM_YMD = re.compile(r"(?<![\d.])(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\.?\d)")
+# "03/05/2026": day/month or month/day. Read only when just one order is a date (a part
+# over 12 is the day) or both read alike; "03/05/2026" itself is ambiguous and skipped.
+_NUM_MDY = re.compile(r"(?<![\d./])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
 # Not "一周三次" (three times a week), "每周一" (every Monday), "两周三天": counts and habits.
 _ZH_WEEKDAY = re.compile(
     r"(?<![一每几两隔])(上上|上|下下|下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天1-7])(?![\d次个遍]|天(?!气))"
@@ -49,9 +52,17 @@ RECURRING = re.compile(
     rf"\bon\s+(?:{_WEEKDAYS_EN})s\b",
     re.IGNORECASE,
 )
+# 会/要 say future as verbs ("我们会在5月2日上线", "要在6月1日交付"), not inside words
+# (会议, 开会, 机会, 会上; 要求, 重要, 主要, 要是). "is ...ing" is a plan ("we're
+# launching on May 2"), except for -ing words that are no verb ("is nothing", "is during").
 _FUTURE = re.compile(
     r"将|即将|计划|打算|预计|准备|截止|到期|届时|下个?月|"
-    r"\b(?:will|going to|plan(?:s|ned)? to|scheduled|upcoming|next|due|deadline|expected to)\b",
+    r"(?<![开学社机晚协聚大约年例宴茶酒峰体理省都领误交融附照再工商国总分早周班夜舞演音博运庙展])"
+    r"会(?![议计员场谈话长所馆客见晤面签务考演展战师标徽费期后儿子]|上(?!线))|"
+    r"(?<![重主摘纪概提必只首简机])要(?![求点素闻害是么紧命件员职账价])|"
+    r"(?:\b(?:will|shall|going to|plan(?:s|ned)? to|scheduled|upcoming|next|due|deadline|expected to)|"
+    r"['’]ll|\b(?:am|is|are)\s+(?!(?:no|some|any|every)thing\b|during\b|morning\b|evening\b)\w+ing|"
+    r"['’](?:re|m)\s+(?!(?:no|some|any|every)thing\b|during\b)\w+ing)\b",
     re.IGNORECASE,
 )
 _EN_SPAN = re.compile(
@@ -165,6 +176,12 @@ def _english(sentence: str, base: dt.date, periods: bool) -> dt.date | None:
     return when.date() if when else None
 
 
+def _slash_date(first: int, second: int, year: int) -> dt.date | None:
+    """A d/m/y or m/d/y date when only one reading is a date, or both are the same day."""
+    readings = {when for when in (_safe_date(year, first, second), _safe_date(year, second, first)) if when}
+    return readings.pop() if len(readings) == 1 else None
+
+
 def find_date(sentence: str, base: dt.date | None, *, periods: bool = False) -> dt.date | None:
     """The first date the sentence mentions, or None (relative forms need `base`).
 
@@ -173,6 +190,8 @@ def find_date(sentence: str, base: dt.date | None, *, periods: bool = False) -> 
     sentence = unicodedata.normalize("NFKC", sentence)  # fullwidth digits "３月"
     if match := _NUM_YMD.search(sentence):
         return _safe_date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    if (match := _NUM_MDY.search(sentence)) and (when := _slash_date(*map(int, match.groups()))):
+        return when
     base = base or dt.date.today()
     return _chinese(sentence, base) or _english(sentence, base, periods)
 

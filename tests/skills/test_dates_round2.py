@@ -1,0 +1,59 @@
+"""Dates of plans land in the future; numeric d/m/y and m/d/y dates when only one reading is one."""
+
+from datetime import date
+
+import pytest
+
+from memories.services.dates import parse_occurred
+from skills.builtin.dates import find_date
+
+SESSION = date(2026, 3, 20)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'll call Acme on May 2", date(2026, 5, 2)),
+        ("I’ll call Acme on May 2", date(2026, 5, 2)),
+        ("We shall sign on May 2", date(2026, 5, 2)),
+        ("We're launching on May 2", date(2026, 5, 2)),
+        ("We are launching the beta on May 2", date(2026, 5, 2)),
+        ("我们会在5月2日上线", date(2026, 5, 2)),
+        ("要在6月1日交付", date(2026, 6, 1)),
+        ("我们将要在6月1日交付", date(2026, 6, 1)),
+        ("我们会上线于5月2日", date(2026, 5, 2)),
+    ],
+)
+def test_a_plan_is_dated_in_the_future(text, expected):
+    assert find_date(text, SESSION) == expected
+    assert parse_occurred(text, SESSION) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I called Acme on May 2",
+        "5月2日的会议上我们决定了预算",
+        "5月2日开会讨论了预算",
+        "客户在5月2日提出了要求",
+        "这很重要，5月2日签了合同",
+        "The review on May 2 was nothing special",
+        "John's meeting on May 2 went well",
+    ],
+)
+def test_a_report_stays_in_the_past(text):
+    assert find_date(text, SESSION) == date(2025, 5, 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Signed on 13/05/2026", date(2026, 5, 13)),
+        ("Signed on 05/13/2026", date(2026, 5, 13)),
+        ("Signed on 05/05/2026", date(2026, 5, 5)),
+        ("Signed on 03/05/2026", None),  # 3 May or March 5: ambiguous
+        ("Signed on 31/31/2026", None),
+    ],
+)
+def test_slash_dates_when_only_one_reading_is_a_date(text, expected):
+    assert find_date(text, SESSION) == expected
