@@ -167,9 +167,12 @@ class Event(models.Model):
     def content_digest(self) -> str:
         """What a redelivery must repeat to be a duplicate: the kind and the content, not the
         container (its members are applied, never stored as news), nor `raw` (Slack's reply
-        counters and reactions change on every read), nor the time (a version is a time).
-        Stored digests are compared with new ones: migration 0003 holds a copy; keep both equal."""
-        parts = [self.kind, self.author, self.title, self.text, self.tags, self.url, self.thread_key]
+        counters and reactions change on every read), nor the time (a version is a time), nor
+        the author: an item's author never changes, but how a path names them does (the Slack
+        Events API knows a guest only by user id, the poller by the e-mail of users.list), and
+        a re-read must not become a version. Rows stored before digests existed have none and
+        compare equal to anything (`_version_for`), so changing this needs no migration."""
+        parts = [self.kind, self.title, self.text, self.tags, self.url, self.thread_key]
         data = json.dumps(parts, sort_keys=True, default=str)
         return hashlib.sha256(data.encode()).hexdigest()[:32]
 

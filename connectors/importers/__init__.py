@@ -13,6 +13,8 @@ import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from django.db import DataError
+from django.utils import timezone
 from tqdm import tqdm
 
 from almanac.errors import ApplicationError
@@ -22,13 +24,26 @@ from connectors.models import Event
 log = logging.getLogger(__name__)
 
 
-def ingest_all(*, tenant: Tenant, payloads: Iterable[dict], progress: bool = False, desc: str = "") -> dict:
+def ingest_all(
+    *,
+    tenant: Tenant,
+    payloads: Iterable[dict],
+    progress: bool = False,
+    desc: str = "",
+    members_observed_at: datetime | None = None,
+) -> dict:
     """Ingest one by one. An event the validator refuses (e.g. a message over the size limit),
-    or an ApplicationError an importer yields for an item it could not read, is skipped,
-    logged and counted in "rejected" (with the last reason), so one bad item
-    cannot block an import or a poller forever; each event is its own transaction."""
+    one the database refuses (DataError: a value PostgreSQL cannot store), or an
+    ApplicationError an importer yields for an item it could not read, is skipped, logged
+    and counted in "rejected" (with the last reason), so one bad item cannot block an import
+    or a poller forever; each event is its own transaction (a savepoint inside a poll page).
+
+    Member lists are dated by `members_observed_at` (a poller passes the start of its poll),
+    else by the start of this call: a list shows who is in the container when it is read,
+    whatever the age of the item it came with (docs/connectors.md)."""
     from connectors.services import event_ingest
 
+    observed = members_observed_at or timezone.now()
     counts = {"accepted": 0, "duplicates": 0}
     rejected, reason = 0, ""
     for payload in tqdm(payloads, desc=desc or "events", unit="event", disable=not progress, leave=False):
@@ -37,15 +52,22 @@ def ingest_all(*, tenant: Tenant, payloads: Iterable[dict], progress: bool = Fal
             log.warning("skipped an item: %s", payload.message)
             continue
         try:
-            _, created = event_ingest(tenant=tenant, payload=payload)
-        except ApplicationError as exc:
-            rejected, reason = rejected + 1, exc.message
-            log.warning("skipped %s %s: %s", payload.get("source"), payload.get("external_id"), exc.message)
+            _, created = event_ingest(tenant=tenant, payload=payload, members_observed_at=observed)
+        except (ApplicationError, DataError) as exc:
+            message = exc.message if isinstance(exc, ApplicationError) else _first_line(exc)
+            rejected, reason = rejected + 1, message
+            log.warning("skipped %s %s: %s", payload.get("source"), payload.get("external_id"), message)
             continue
         counts["accepted" if created else "duplicates"] += 1
     if rejected:
         counts.update(rejected=rejected, last_rejection=reason)
     return counts
+
+
+def _first_line(exc: Exception) -> str:
+    # The database's reason, without the SQL statement it quotes.
+    text = str(exc.__cause__ or exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
 def digest(*parts) -> str:
@@ -58,7 +80,11 @@ def short_hash(value: str, n: int = 16) -> str:
 
 def version_for_content(*, tenant: Tenant, source_name: str, external_id: str, content_digest: str) -> int:
     """A version for sources without one (notes, calendar files): the stored version with the
-    same content (a re-import is a duplicate), else one past the latest (an edit)."""
+    same content (a re-import is a duplicate), else one past the latest (an edit). An id with
+    a NUL byte is never stored (PostgreSQL refuses it in text): version 1, without a lookup,
+    and the validator rejects the event."""
+    if "\x00" in external_id or "\x00" in source_name:
+        return 1
     versions = list(
         Event.objects.filter(tenant=tenant, source__name=source_name, external_id=external_id).values_list(
             "version", "raw__digest"

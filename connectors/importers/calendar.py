@@ -15,6 +15,7 @@ from dateutil.rrule import rruleset, rrulestr
 from django.utils import timezone
 from icalendar import Calendar
 
+from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from almanac.settings import envint
 from connectors.importers import digest, iso, version_for_content
@@ -151,6 +152,8 @@ def event_payload(
 def ics_payloads(
     *, tenant: Tenant, data: bytes | str, source_name: str = "calendar", now: datetime | None = None
 ):
+    """The feed's events; an ApplicationError for an event that cannot be stored (counted as
+    rejected by `ingest_all`)."""
     now = now or timezone.now()
     components = list(Calendar.from_ical(data).walk("VEVENT"))
     # Occurrences a RECURRENCE-ID override replaces (moved, renamed or cancelled ones).
@@ -162,6 +165,9 @@ def ics_payloads(
     for component in components:
         starts = [None] if component.get("RECURRENCE-ID") is not None else occurrences(component, now=now)
         uid = str(component.get("UID") or "").strip()
+        if "\x00" in uid:  # never stored, nor looked up (PostgreSQL refuses NUL in text)
+            yield ApplicationError("calendar event UID contains a NUL byte")
+            continue
         for occurrence in starts or [None]:
             if occurrence is not None and (uid, occurrence) in overridden:
                 continue

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from django.utils import timezone
 
+from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.importers import digest, iso, short_hash
 from connectors.models import Event
@@ -27,6 +28,7 @@ SUBJECT_PREFIX_RE = re.compile(r"^\s*((re|fw|fwd|aw|sv|答复|回复|转发)\s*[
 RECALL_RE = re.compile(r"^\s*(recall|召回|撤回)\s*[:：]\s*(.*)$", re.IGNORECASE | re.DOTALL)
 TAG_RE = re.compile(r"<[^>]+>")
 RECALL_VERSION = 2
+NUL = "\x00"
 
 
 def parse_bytes(data: bytes) -> EmailMessage:
@@ -98,21 +100,23 @@ def _recall_target(
     """The message this recall withdraws: one its sender wrote (nobody recalls another
     person's e-mail), named by X-Almanac-Recall, else by the references, else the sender's
     latest earlier message with the recalled subject."""
-    if not sender:
-        return None
+    if not sender or NUL in sender:
+        return None  # a stored author never holds a NUL byte (nor can PostgreSQL look one up)
     events = Event.objects.filter(
         tenant=tenant, source__name=source_name, kind=Event.Kind.EMAIL, author__iexact=sender
     )
     explicit = _ids(msg.get("X-Almanac-Recall"))
     candidates = explicit or list(reversed(_ids(msg.get("In-Reply-To")) + _ids(msg.get("References"))))
     for ref in candidates:
-        found = events.filter(external_id=ref).first()
+        found = events.filter(external_id=ref).first() if NUL not in ref else None
         if found:
             return found
     if explicit:
         return None
     match = RECALL_RE.match(subject)
     original_subject = clean_subject(match.group(2)) if match else ""
+    if NUL in original_subject:
+        return None
     return (
         events.filter(title=original_subject, occurred_at__lte=occurred(msg)).order_by("-occurred_at").first()
     )
@@ -143,6 +147,8 @@ def message_payloads(*, tenant: Tenant, source_name: str, msg: EmailMessage) -> 
     (or, for a recall, `email_recalled` on the original; nothing if the original is unknown)."""
     subject = str(msg.get("Subject") or "")
     sender = (addresses(msg, "From") or [""])[0]
+    if NUL in message_id(msg):  # an id PostgreSQL cannot store nor look up: the item is refused
+        raise ApplicationError("the e-mail's Message-ID contains a NUL byte")
     if is_recall(msg):
         original = _recall_target(
             tenant=tenant, source_name=source_name, msg=msg, subject=subject, sender=sender
@@ -206,4 +212,7 @@ def mailbox_payloads(*, tenant: Tenant, path: str | Path, source_name: str = "em
     """Events of a mailbox in date order (so replies and recalls follow their originals)."""
     messages = sorted(read_messages(path), key=occurred)
     for msg in messages:
-        yield from message_payloads(tenant=tenant, source_name=source_name, msg=msg)
+        try:
+            yield from message_payloads(tenant=tenant, source_name=source_name, msg=msg)
+        except ApplicationError as exc:
+            yield exc  # counted as rejected by ingest_all; the messages after it are read

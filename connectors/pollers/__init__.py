@@ -17,7 +17,7 @@ import logging
 import math
 from email.utils import parsedate_to_datetime
 
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -94,24 +94,47 @@ def is_pollable(source: Source) -> bool:
     return source.kind in POLLERS and REQUIRED[source.kind](source)
 
 
+def _page_store(*, source: Source, payloads: list, cursor: dict, observed) -> dict:
+    """Store a page's events and the cursor in one transaction. The groups whose members the
+    page sets are locked first, in key order; a deadlock with another writer rolls the page
+    back, and it is stored again (ATTEMPTS in all, then the poll fails and backs off)."""
+    from connectors.importers import ingest_all
+    from connectors.services import sync_cursor_save
+    from connectors.services.ingest import ATTEMPTS, deadlock_pause, event_groups_lock, is_deadlock
+
+    for attempt in range(ATTEMPTS):
+        try:
+            with transaction.atomic():
+                event_groups_lock(tenant=source.tenant, payloads=payloads)
+                result = ingest_all(tenant=source.tenant, payloads=payloads, members_observed_at=observed)
+                sync_cursor_save(source=source, cursor=cursor)
+            return result
+        except OperationalError as exc:
+            if not is_deadlock(exc) or attempt == ATTEMPTS - 1:
+                raise
+            log.info("poll of %s: a page met a concurrent writer (deadlock), storing it again", source)
+            deadlock_pause(attempt)
+    raise AssertionError("unreachable")
+
+
 def poll_source(*, source: Source, force: bool = False) -> dict:
     """Run the source's poller once and record success or failure (with backoff).
 
     Returns {"accepted", "duplicates", "state"} (+ "rejected" when items were skipped as
     invalid). Skips a source in backoff unless `force`.
     """
-    from connectors.importers import ingest_all
-    from connectors.services import sync_cursor_save, sync_failure, sync_success
+    from connectors.services import sync_failure, sync_success
 
     state, _ = SyncCursor.objects.get_or_create(source=source)
     if not force and state.backoff_until and state.backoff_until > timezone.now():
         return {"accepted": 0, "duplicates": 0, "state": "backoff"}
     counts = {"accepted": 0, "duplicates": 0}
+    # Member lists read in this poll show the containers as they are now, whatever the age
+    # of the items they come with: they are dated by the poll's start (read before any list).
+    observed = timezone.now()
 
     def save(payloads: list[dict], cursor: dict, *, rejected: int = 0) -> None:
-        with transaction.atomic():
-            result = ingest_all(tenant=source.tenant, payloads=payloads)
-            sync_cursor_save(source=source, cursor=cursor)
+        result = _page_store(source=source, payloads=list(payloads), cursor=cursor, observed=observed)
         counts["accepted"] += result["accepted"]
         counts["duplicates"] += result["duplicates"]
         # Skipped items (refused by the validator, or unreadable to the poller, which logged

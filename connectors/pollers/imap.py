@@ -15,14 +15,17 @@ import email.errors
 import imaplib
 import logging
 
+from django.db import DataError, transaction
+
 from almanac.errors import ApplicationError
 from connectors.crypto import credentials_decode
 from connectors.importers.email import message_payloads, parse_bytes
 from connectors.pollers import PollError
 
 # What the stdlib e-mail parser raises on hostile input (e.g. `To: <a@[1.2.3.4>` is an
-# AttributeError inside the header parser). Not database or connection errors: those must
-# fail the poll, not skip the message for good.
+# AttributeError inside the header parser). Not connection errors: those must fail the poll,
+# not skip the message for good. (A DataError, a header value the database refuses in a
+# lookup, is the message's fault: it is skipped too, see `_payloads`.)
 PARSE_ERRORS = (
     AttributeError,
     LookupError,
@@ -79,8 +82,9 @@ def _payloads(source, uid: int, raw: bytes) -> tuple[list[dict], int]:
     """The message's events and 0, or [] and 1 when it cannot be parsed."""
     try:
         msg = parse_bytes(raw)
-        return message_payloads(tenant=source.tenant, source_name=source.name, msg=msg), 0
-    except PARSE_ERRORS as exc:
+        with transaction.atomic():  # a lookup the database refuses must not end the poll's transaction
+            return message_payloads(tenant=source.tenant, source_name=source.name, msg=msg), 0
+    except (*PARSE_ERRORS, DataError) as exc:
         log.warning(
             "imap %s: skipped UID %s, not a readable e-mail: %s: %s", source, uid, type(exc).__name__, exc
         )

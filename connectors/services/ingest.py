@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
+import time
 from collections import defaultdict
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db import IntegrityError, OperationalError, transaction
 from pydantic import ValidationError
 
 from almanac.errors import ApplicationError
@@ -23,6 +24,8 @@ from connectors.services.identity import identity_resolve
 from connectors.services.sources import source_ensure, source_kind_for_name
 
 MEMBERSHIP_KINDS = {Event.Kind.MEMBERSHIP_ADDED, Event.Kind.MEMBERSHIP_REMOVED}
+DEADLOCK = "40P01"  # SQLSTATE deadlock_detected
+ATTEMPTS = 3  # of a batch or poll page that meets a concurrent writer
 
 
 class Known(NamedTuple):
@@ -101,21 +104,94 @@ def _origin(source: Source) -> str:
     return source.name[: GroupMembership._meta.get_field("origin").max_length]
 
 
-class Clocks(NamedTuple):
-    list_at: datetime | None  # the latest full member list this source applied to the group
-    list_digest: str  # ... and which list it was
-    users: dict[int, datetime]  # user id -> the latest added/removed of that person (any source)
+class Clocks:
+    """A locked group's membership clocks, read once per batch and written back once
+    (`_clocks_flush`): the group's row lock keeps every other writer out meanwhile."""
+
+    def __init__(self, group: AccessGroup):
+        self.group = group
+        self.lists: dict[str, tuple[datetime, str]] = {}  # origin -> (time, digest) of its latest list
+        self.stored: dict[str, tuple[datetime, str]] = {}  # ... as the database holds it
+        self.users: dict[int, datetime] = {}  # user id -> latest added/removed of that person (any origin)
+
+    def flush(self) -> None:
+        for origin, (at, digest) in self.lists.items():
+            if self.stored.get(origin) == (at, digest):
+                continue  # nothing new since it was read: no write
+            if origin in self.stored:
+                rows = MembershipClock.objects.filter(group=self.group, origin=origin, user=None)
+                rows.update(at=at, members_digest=digest)
+            else:
+                clock = MembershipClock(group=self.group, origin=origin, at=at, members_digest=digest)
+                MembershipClock.objects.bulk_create([clock], ignore_conflicts=True)
+            self.stored[origin] = (at, digest)
 
 
-def _clocks(*, group: AccessGroup, origin: str) -> Clocks:
-    list_at, list_digest, users = None, "", {}
-    rows = MembershipClock.objects.filter(group=group).filter(Q(user__isnull=False) | Q(origin=origin))
-    for user_id, at, digest in rows.values_list("user_id", "at", "members_digest"):
+def _groups_lock(*, tenant: Tenant, containers: list, cache: dict) -> None:
+    """Lock the access groups whose membership these containers set (FOR NO KEY UPDATE), in
+    key order, creating missing ones, and read their clocks: two queries per batch.
+
+    Every writer of a source group's memberships holds its row lock first, so last write wins
+    holds under concurrency (no writer decides on clocks another is changing), and the key
+    order means two batches touching the same groups wait for each other instead of
+    deadlocking. Missing groups are created (in key order) after the existing ones are locked."""
+    names: dict[str, str] = {}
+    for container in containers:
+        if container.members is not None and ("clocks", container.key) not in cache:
+            names.setdefault(container.key, container.name)
+    if not names:
+        return
+    keys = sorted(names)
+    found = _groups_locked(tenant=tenant, keys=keys)
+    missing = [key for key in keys if key not in found]
+    for key in missing:
+        group_ensure(tenant=tenant, key=key, kind=AccessGroup.Kind.SOURCE, name=names[key], builtin=False)
+    if missing:  # created here, or meanwhile by a writer that has committed since
+        found.update(_groups_locked(tenant=tenant, keys=missing))
+    clocks = {group.pk: Clocks(group) for group in found.values()}
+    rows = MembershipClock.objects.filter(group__in=list(found.values()))
+    for group_id, origin, user_id, at, digest in rows.values_list(
+        "group_id", "origin", "user_id", "at", "members_digest"
+    ):
+        clock = clocks[group_id]
         if user_id is None:
-            list_at, list_digest = at, digest
+            clock.lists[origin] = clock.stored[origin] = (at, digest)
         else:
-            users[user_id] = max(at, users.get(user_id, at))
-    return Clocks(list_at, list_digest, users)
+            clock.users[user_id] = max(at, clock.users.get(user_id, at))
+    for key, group in found.items():
+        cache.setdefault(key, group)
+        cache[("clocks", key)] = clocks[group.pk]
+
+
+def _groups_locked(*, tenant: Tenant, keys: list[str]) -> dict[str, AccessGroup]:
+    groups = AccessGroup.objects.select_for_update(no_key=True).filter(tenant=tenant, key__in=keys)
+    return {group.key: group for group in groups.order_by("key")}
+
+
+def _clocks_flush(cache: dict) -> None:
+    for key, value in cache.items():
+        if isinstance(key, tuple) and key[0] == "clocks":
+            value.flush()
+
+
+def event_groups_lock(*, tenant: Tenant, payloads: list) -> None:
+    """Lock, in key order, the groups whose membership these payloads set, before they are
+    stored one by one in this transaction (`ingest_all` in a poll page): each event then
+    finds its group locked already, so the page takes its locks in key order, not in the
+    order of its items. Payloads that will be refused are passed over."""
+    containers, kinds = [], {}
+    for payload in payloads:
+        if not (isinstance(payload, dict) and isinstance(payload.get("container"), dict)):
+            continue
+        if payload["container"].get("members") is None:
+            continue
+        try:
+            data = event_validate(payload)
+            _check_namespace(tenant=tenant, data=data, kinds=kinds)
+        except ApplicationError:
+            continue
+        containers.append(data.container)
+    _groups_lock(tenant=tenant, containers=containers, cache={})
 
 
 def _members_digest(members: list[str]) -> str:
@@ -123,51 +199,67 @@ def _members_digest(members: list[str]) -> str:
 
 
 def _membership_apply(
-    *, tenant: Tenant, source: Source, data: EventIn, cache: dict, repeated: bool = False
+    *,
+    tenant: Tenant,
+    source: Source,
+    data: EventIn,
+    cache: dict,
+    observed_at: datetime | None = None,
+    repeated: bool = False,
 ) -> None:
     """Apply the event's membership to the container's access group, right away.
 
     Content event: `members` is the container's full membership and replaces what this
     source granted before (grants by admins, other sources and the directory stay).
     membership_added / membership_removed: only the listed people change.
-    Last write by event time wins: a member list older than the latest one this source
-    applied changes nothing, and nobody's membership changes on information older than the
-    latest added/removed of that person (a late join cannot undo a later leave).
+
+    Last write wins, by two clocks (docs/connectors.md):
+    - a full list is dated by when it was observed: `observed_at` (the start of the poll or
+      import that read it), or the event's time when the caller has none (a push). A list
+      older than the latest list this source applied changes nothing;
+    - an added/removed is dated by its own `occurred_at`. It changes nothing when older than
+      the latest list this source applied (that list was read after it, so it shows its
+      effect), and nobody's membership changes on information older than the latest
+      added/removed of that person (a late join cannot undo a later leave; a list read
+      before a leave does not undo it).
     `repeated`: a duplicate event; its list counts only if it differs from the last applied.
     """
     if data.container.members is None:
         return
+    _groups_lock(tenant=tenant, containers=[data.container], cache=cache)
     group = _group(tenant=tenant, container=data.container, cache=cache)
-    origin, at, full = _origin(source), data.occurred_at, data.kind not in MEMBERSHIP_KINDS
-    clocks = _clocks(group=group, origin=origin)
-    if clocks.list_at is not None and at < clocks.list_at:
+    clocks: Clocks = cache[("clocks", data.container.key)]
+    origin, full = _origin(source), data.kind not in MEMBERSHIP_KINDS
+    at = (observed_at or data.occurred_at) if full else data.occurred_at
+    listed = clocks.lists.get(origin)
+    if listed is not None and at < listed[0]:
         return
-    digest = _members_digest(data.container.members) if full else ""
-    if repeated and digest == clocks.list_digest:
-        return  # the list applied last, read again: nothing new (a removal by hand stays)
-    people = identity_resolve(tenant=tenant, source_kind=source.kind, members=data.container.members)
-    wanted = {u.pk for u in people if at >= clocks.users.get(u.pk, at)}
     if not full:
+        people = identity_resolve(tenant=tenant, source_kind=source.kind, members=data.container.members)
+        wanted = {u.pk for u in people if at >= clocks.users.get(u.pk, at)}
         added = data.kind == Event.Kind.MEMBERSHIP_ADDED
         _members_change(group=group, origin=origin, user_ids=wanted, added=added)
         _user_clocks_advance(group=group, origin=origin, user_ids=wanted, at=at)
+        clocks.users.update(dict.fromkeys(wanted, at))
         return
+    digest = _members_digest(data.container.members)
+    if not (repeated and listed is not None and digest == listed[1]):
+        # (a list applied last, read again, changes nothing: a removal by hand stays)
+        _list_apply(tenant=tenant, source=source, group=group, data=data, clocks=clocks, at=at)
+    clocks.lists[origin] = (at, digest)  # written once per batch, when it changed
+
+
+def _list_apply(
+    *, tenant: Tenant, source: Source, group: AccessGroup, data: EventIn, clocks: Clocks, at: datetime
+) -> None:
+    origin = _origin(source)
+    people = identity_resolve(tenant=tenant, source_kind=source.kind, members=data.container.members)
+    wanted = {u.pk for u in people if at >= clocks.users.get(u.pk, at)}
     newer = {uid for uid, clock in clocks.users.items() if at < clock}  # left as they are
     existing = dict(GroupMembership.objects.filter(group=group).values_list("user_id", "origin"))
     _members_change(group=group, origin=origin, user_ids=wanted - set(existing), added=True)
     dropped = {uid for uid, by in existing.items() if by == origin and uid not in wanted | newer}
     _members_change(group=group, origin=origin, user_ids=dropped, added=False)
-    _list_clock_set(group=group, origin=origin, at=at, digest=digest, exists=clocks.list_at is not None)
-
-
-def _list_clock_set(*, group: AccessGroup, origin: str, at: datetime, digest: str, exists: bool) -> None:
-    if exists:  # never back: a concurrent writer may have stored a later list
-        clocks = MembershipClock.objects.filter(group=group, origin=origin, user=None, at__lte=at)
-        clocks.update(at=at, members_digest=digest)
-    else:
-        MembershipClock.objects.bulk_create(
-            [MembershipClock(group=group, origin=origin, at=at, members_digest=digest)], ignore_conflicts=True
-        )
 
 
 def _user_clocks_advance(*, group: AccessGroup, origin: str, user_ids: set[int], at: datetime) -> None:
@@ -256,9 +348,11 @@ def _version_for(*, event: Event, known: list):
     return version if version <= MAX_VERSION else same
 
 
-def _stored(*, tenant: Tenant, source: Source, data: EventIn, event: Event, cache: dict) -> None:
+def _stored(
+    *, tenant: Tenant, source: Source, data: EventIn, event: Event, cache: dict, observed_at=None
+) -> None:
     """What follows a new event: its membership, the container's visibility, the compile."""
-    _membership_apply(tenant=tenant, source=source, data=data, cache=cache)
+    _membership_apply(tenant=tenant, source=source, data=data, cache=cache, observed_at=observed_at)
     if not data.container.public:
         from wiki.services.compiler import container_visibility_at_ingest
 
@@ -266,54 +360,80 @@ def _stored(*, tenant: Tenant, source: Source, data: EventIn, event: Event, cach
     _enqueue_compile(event.id)
 
 
-def _repeated(*, tenant: Tenant, source: Source, data: EventIn, cache: dict) -> None:
+def _repeated(*, tenant: Tenant, source: Source, data: EventIn, cache: dict, observed_at=None) -> None:
     """A duplicate changes nothing, except that a content event's member list is applied
     again: pollers re-read what they hold with the container's current members, and a
     removal must not wait for the next new message. (A repeated added/removed tells nothing new.)"""
     if data.kind not in MEMBERSHIP_KINDS:
-        _membership_apply(tenant=tenant, source=source, data=data, cache=cache, repeated=True)
+        _membership_apply(
+            tenant=tenant, source=source, data=data, cache=cache, observed_at=observed_at, repeated=True
+        )
 
 
-def _store(*, tenant: Tenant, data: EventIn, cache: dict) -> tuple[Event, bool]:
+def _store(*, tenant: Tenant, data: EventIn, cache: dict, observed_at=None) -> tuple[Event, bool]:
     """Store one validated event, or return the stored one it repeats."""
     source = _source(tenant=tenant, name=data.source, cache=cache)
+    _groups_lock(tenant=tenant, containers=[data.container], cache=cache)  # before any other write
     event = _event_new(tenant=tenant, source=source, data=data)
     decided = _version_for(
         event=event, known=list(Event.objects.filter(source=source, external_id=data.external_id))
     )
+    after = {"tenant": tenant, "source": source, "data": data, "cache": cache, "observed_at": observed_at}
     if not isinstance(decided, int):
-        _repeated(tenant=tenant, source=source, data=data, cache=cache)
+        _repeated(**after)
         return decided, False
     event.version = decided
     try:
         with transaction.atomic():
             event.save(force_insert=True)
     except IntegrityError:  # the same triple stored concurrently: a duplicate
-        _repeated(tenant=tenant, source=source, data=data, cache=cache)
+        _repeated(**after)
         return Event.objects.get(source=source, external_id=data.external_id, version=decided), False
-    _stored(tenant=tenant, source=source, data=data, event=event, cache=cache)
+    _stored(event=event, **after)
     return event, True
 
 
 @transaction.atomic
-def event_ingest(*, tenant: Tenant, payload: dict) -> tuple[Event, bool]:
+def event_ingest(
+    *, tenant: Tenant, payload: dict, members_observed_at: datetime | None = None
+) -> tuple[Event, bool]:
     """Store one normalized event (API.md shape) and return it with `created`.
 
     1. validate (ApplicationError 422 with the reason; nothing is written);
     2. a duplicate `(source, external_id, version)` returns the stored event, created=False,
-       and changes nothing;
+       and changes nothing (but for a content event's member list, see `_repeated`);
     3. create the Source on first use, store the event, apply its membership to the
        container's AccessGroup (unknown members are recorded, never granted);
     4. after commit, enqueue `wiki.tasks.compile_event_task(event.id)`.
+
+    `members_observed_at`: when a poller or importer read the container's member list (the
+    start of its poll or import); the list is dated by it, not by the item's time. Without
+    it (a push) the list is dated by the event's `occurred_at`.
     """
     data = event_validate(payload)
     _check_namespace(tenant=tenant, data=data)
-    return _store(tenant=tenant, data=data, cache={})
+    cache: dict = {}
+    stored = _store(tenant=tenant, data=data, cache=cache, observed_at=members_observed_at)
+    _clocks_flush(cache)
+    return stored
 
 
-def event_ingest_batch(*, tenant: Tenant, payloads: list) -> dict:
+def is_deadlock(exc: BaseException) -> bool:
+    """PostgreSQL broke a deadlock by failing this transaction (SQLSTATE 40P01): run it again."""
+    return isinstance(exc, OperationalError) and getattr(exc.__cause__, "sqlstate", None) == DEADLOCK
+
+
+def deadlock_pause(attempt: int) -> None:
+    """A short random wait before the next attempt, so the two writers do not meet again."""
+    time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))  # noqa: S311 - jitter, not a secret
+
+
+def event_ingest_batch(
+    *, tenant: Tenant, payloads: list, members_observed_at: datetime | None = None
+) -> dict:
     """Ingest many events in one transaction; all are validated first, and one bad event
-    rejects the whole batch (the error names its index)."""
+    rejects the whole batch (the error names its index). A batch that still meets a
+    concurrent writer after ATTEMPTS tries is refused with a 503 (retry later), never a 500."""
     if not isinstance(payloads, list):
         raise ApplicationError("'events' must be a list", status_code=422)
     if len(payloads) > conf.EVENT_MAX_BATCH:
@@ -327,23 +447,37 @@ def event_ingest_batch(*, tenant: Tenant, payloads: list) -> dict:
             raise ApplicationError(
                 f"events[{index}]: {exc.message}", {"index": index}, status_code=422
             ) from exc
-    for attempt in range(3):
+    for attempt in range(ATTEMPTS):
         try:
-            return _ingest_parsed(tenant=tenant, parsed=parsed)
+            return _ingest_parsed(tenant=tenant, parsed=parsed, observed_at=members_observed_at)
         except IntegrityError:
             # Another writer stored one of these events meanwhile; the batch rolled back
             # (with its on_commit callbacks) and is read again: it is now a duplicate.
-            if attempt == 2:
+            if attempt == ATTEMPTS - 1:
                 raise
+        except OperationalError as exc:
+            # A deadlock with a writer outside this ordering (e.g. two batches recording the
+            # same new identities): the batch rolled back and runs again.
+            if not is_deadlock(exc):
+                raise
+            if attempt == ATTEMPTS - 1:
+                raise ApplicationError(
+                    "events not stored: a concurrent write to the same containers; retry the batch",
+                    status_code=503,
+                ) from exc
+            deadlock_pause(attempt)
     raise AssertionError("unreachable")
 
 
 @transaction.atomic
-def _ingest_parsed(*, tenant: Tenant, parsed: list[EventIn]) -> dict:
+def _ingest_parsed(*, tenant: Tenant, parsed: list[EventIn], observed_at: datetime | None) -> dict:
     """Store a validated batch. A concurrent insert raises IntegrityError: the caller retries
-    the whole batch, in which that event is then a duplicate (so no savepoint per event)."""
+    the whole batch, in which that event is then a duplicate (so no savepoint per event).
+    The batch's groups are locked first, in key order; their clocks are read once and
+    written once, at the end."""
     accepted = duplicates = 0
-    cache: dict = {}  # sources and groups, looked up once per batch
+    cache: dict = {}  # sources, groups and their clocks, looked up once per batch
+    _groups_lock(tenant=tenant, containers=[d.container for d in parsed], cache=cache)
     known = defaultdict(list)  # (source name, external id) -> stored versions
     rows = Event.objects.filter(tenant=tenant, external_id__in={d.external_id for d in parsed})
     for name, external_id, *version in rows.values_list(
@@ -355,13 +489,15 @@ def _ingest_parsed(*, tenant: Tenant, parsed: list[EventIn]) -> dict:
         event = _event_new(tenant=tenant, source=source, data=data)
         versions = known[(data.source, data.external_id)]
         decided = _version_for(event=event, known=versions)
+        after = {"tenant": tenant, "source": source, "data": data, "cache": cache, "observed_at": observed_at}
         if not isinstance(decided, int):
             duplicates += 1
-            _repeated(tenant=tenant, source=source, data=data, cache=cache)
+            _repeated(**after)
             continue
         event.version = decided
         event.save(force_insert=True)
         versions.append(Known(event.version, event.digest, event.occurred_at))
-        _stored(tenant=tenant, source=source, data=data, event=event, cache=cache)
+        _stored(event=event, **after)
         accepted += 1
+    _clocks_flush(cache)
     return {"accepted": accepted, "duplicates": duplicates}
