@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import time
@@ -15,15 +14,18 @@ from pydantic import ValidationError
 
 from almanac.errors import ApplicationError
 from almanac.jsonbody import storable_problem
-from almanac.models import AccessGroup, GroupMembership, Tenant
-from almanac.services import BUILTIN, group_ensure
+from almanac.models import Tenant
 from connectors import conf
-from connectors.models import Event, MembershipClock, Source
+from connectors.models import Event, Source
 from connectors.schemas import MAX_VERSION, EventIn
-from connectors.services.identity import identity_resolve
+from connectors.services.membership import (
+    MEMBERSHIP_KINDS,
+    clocks_flush,
+    groups_lock,
+    membership_apply,
+)
 from connectors.services.sources import source_ensure, source_kind_for_name
 
-MEMBERSHIP_KINDS = {Event.Kind.MEMBERSHIP_ADDED, Event.Kind.MEMBERSHIP_REMOVED}
 DEADLOCK = "40P01"  # SQLSTATE deadlock_detected
 ATTEMPTS = 3  # of a batch or poll page that meets a concurrent writer
 
@@ -87,93 +89,6 @@ def _tags(data: EventIn) -> dict:
     return {k: v for k, v in data.tags.model_dump().items() if v not in (None, "", [])}
 
 
-def _group(*, tenant: Tenant, container, cache: dict) -> AccessGroup:
-    group = cache.get(container.key)
-    if group is None:
-        group = group_ensure(
-            tenant=tenant, key=container.key, kind=AccessGroup.Kind.SOURCE, name=container.name, builtin=False
-        )
-        if container.name and group.name != container.name:
-            group.name = container.name
-            group.save(update_fields=["name"])
-        cache[container.key] = group
-    return group
-
-
-def _origin(source: Source) -> str:
-    return source.name[: GroupMembership._meta.get_field("origin").max_length]
-
-
-class Clocks:
-    """A locked group's membership clocks, read once per batch and written back once
-    (`_clocks_flush`): the group's row lock keeps every other writer out meanwhile."""
-
-    def __init__(self, group: AccessGroup):
-        self.group = group
-        self.lists: dict[str, tuple[datetime, str]] = {}  # origin -> (time, digest) of its latest list
-        self.stored: dict[str, tuple[datetime, str]] = {}  # ... as the database holds it
-        self.users: dict[int, datetime] = {}  # user id -> latest added/removed of that person (any origin)
-
-    def flush(self) -> None:
-        for origin, (at, digest) in self.lists.items():
-            if self.stored.get(origin) == (at, digest):
-                continue  # nothing new since it was read: no write
-            if origin in self.stored:
-                rows = MembershipClock.objects.filter(group=self.group, origin=origin, user=None)
-                rows.update(at=at, members_digest=digest)
-            else:
-                clock = MembershipClock(group=self.group, origin=origin, at=at, members_digest=digest)
-                MembershipClock.objects.bulk_create([clock], ignore_conflicts=True)
-            self.stored[origin] = (at, digest)
-
-
-def _groups_lock(*, tenant: Tenant, containers: list, cache: dict) -> None:
-    """Lock the access groups whose membership these containers set (FOR NO KEY UPDATE), in
-    key order, creating missing ones, and read their clocks: two queries per batch.
-
-    Every writer of a source group's memberships holds its row lock first, so last write wins
-    holds under concurrency (no writer decides on clocks another is changing), and the key
-    order means two batches touching the same groups wait for each other instead of
-    deadlocking. Missing groups are created (in key order) after the existing ones are locked."""
-    names: dict[str, str] = {}
-    for container in containers:
-        if container.members is not None and ("clocks", container.key) not in cache:
-            names.setdefault(container.key, container.name)
-    if not names:
-        return
-    keys = sorted(names)
-    found = _groups_locked(tenant=tenant, keys=keys)
-    missing = [key for key in keys if key not in found]
-    for key in missing:
-        group_ensure(tenant=tenant, key=key, kind=AccessGroup.Kind.SOURCE, name=names[key], builtin=False)
-    if missing:  # created here, or meanwhile by a writer that has committed since
-        found.update(_groups_locked(tenant=tenant, keys=missing))
-    clocks = {group.pk: Clocks(group) for group in found.values()}
-    rows = MembershipClock.objects.filter(group__in=list(found.values()))
-    for group_id, origin, user_id, at, digest in rows.values_list(
-        "group_id", "origin", "user_id", "at", "members_digest"
-    ):
-        clock = clocks[group_id]
-        if user_id is None:
-            clock.lists[origin] = clock.stored[origin] = (at, digest)
-        else:
-            clock.users[user_id] = max(at, clock.users.get(user_id, at))
-    for key, group in found.items():
-        cache.setdefault(key, group)
-        cache[("clocks", key)] = clocks[group.pk]
-
-
-def _groups_locked(*, tenant: Tenant, keys: list[str]) -> dict[str, AccessGroup]:
-    groups = AccessGroup.objects.select_for_update(no_key=True).filter(tenant=tenant, key__in=keys)
-    return {group.key: group for group in groups.order_by("key")}
-
-
-def _clocks_flush(cache: dict) -> None:
-    for key, value in cache.items():
-        if isinstance(key, tuple) and key[0] == "clocks":
-            value.flush()
-
-
 def event_groups_lock(*, tenant: Tenant, payloads: list) -> None:
     """Lock, in key order, the groups whose membership these payloads set, before they are
     stored one by one in this transaction (`ingest_all` in a poll page): each event then
@@ -191,97 +106,7 @@ def event_groups_lock(*, tenant: Tenant, payloads: list) -> None:
         except ApplicationError:
             continue
         containers.append(data.container)
-    _groups_lock(tenant=tenant, containers=containers, cache={})
-
-
-def _members_digest(members: list[str]) -> str:
-    return hashlib.sha256("\n".join(sorted({m.lower() for m in members})).encode()).hexdigest()[:32]
-
-
-def _membership_apply(
-    *,
-    tenant: Tenant,
-    source: Source,
-    data: EventIn,
-    cache: dict,
-    observed_at: datetime | None = None,
-    repeated: bool = False,
-) -> None:
-    """Apply the event's membership to the container's access group, right away.
-
-    Content event: `members` is the container's full membership and replaces what this
-    source granted before (grants by admins, other sources and the directory stay).
-    membership_added / membership_removed: only the listed people change.
-
-    Last write wins, by two clocks (docs/connectors.md):
-    - a full list is dated by when it was observed: `observed_at` (the start of the poll or
-      import that read it), or the event's time when the caller has none (a push). A list
-      older than the latest list this source applied changes nothing;
-    - an added/removed is dated by its own `occurred_at`. It changes nothing when older than
-      the latest list this source applied (that list was read after it, so it shows its
-      effect), and nobody's membership changes on information older than the latest
-      added/removed of that person (a late join cannot undo a later leave; a list read
-      before a leave does not undo it).
-    `repeated`: a duplicate event; its list counts only if it differs from the last applied.
-    """
-    if data.container.members is None:
-        return
-    _groups_lock(tenant=tenant, containers=[data.container], cache=cache)
-    group = _group(tenant=tenant, container=data.container, cache=cache)
-    clocks: Clocks = cache[("clocks", data.container.key)]
-    origin, full = _origin(source), data.kind not in MEMBERSHIP_KINDS
-    at = (observed_at or data.occurred_at) if full else data.occurred_at
-    listed = clocks.lists.get(origin)
-    if listed is not None and at < listed[0]:
-        return
-    if not full:
-        people = identity_resolve(tenant=tenant, source_kind=source.kind, members=data.container.members)
-        wanted = {u.pk for u in people if at >= clocks.users.get(u.pk, at)}
-        added = data.kind == Event.Kind.MEMBERSHIP_ADDED
-        _members_change(group=group, origin=origin, user_ids=wanted, added=added)
-        _user_clocks_advance(group=group, origin=origin, user_ids=wanted, at=at)
-        clocks.users.update(dict.fromkeys(wanted, at))
-        return
-    digest = _members_digest(data.container.members)
-    if not (repeated and listed is not None and digest == listed[1]):
-        # (a list applied last, read again, changes nothing: a removal by hand stays)
-        _list_apply(tenant=tenant, source=source, group=group, data=data, clocks=clocks, at=at)
-    clocks.lists[origin] = (at, digest)  # written once per batch, when it changed
-
-
-def _list_apply(
-    *, tenant: Tenant, source: Source, group: AccessGroup, data: EventIn, clocks: Clocks, at: datetime
-) -> None:
-    origin = _origin(source)
-    people = identity_resolve(tenant=tenant, source_kind=source.kind, members=data.container.members)
-    wanted = {u.pk for u in people if at >= clocks.users.get(u.pk, at)}
-    newer = {uid for uid, clock in clocks.users.items() if at < clock}  # left as they are
-    existing = dict(GroupMembership.objects.filter(group=group).values_list("user_id", "origin"))
-    _members_change(group=group, origin=origin, user_ids=wanted - set(existing), added=True)
-    dropped = {uid for uid, by in existing.items() if by == origin and uid not in wanted | newer}
-    _members_change(group=group, origin=origin, user_ids=dropped, added=False)
-
-
-def _user_clocks_advance(*, group: AccessGroup, origin: str, user_ids: set[int], at: datetime) -> None:
-    if not user_ids:
-        return
-    MembershipClock.objects.filter(group=group, origin=origin, user_id__in=user_ids, at__lt=at).update(at=at)
-    MembershipClock.objects.bulk_create(
-        [MembershipClock(group=group, origin=origin, user_id=uid, at=at) for uid in sorted(user_ids)],
-        ignore_conflicts=True,
-    )
-
-
-def _members_change(*, group: AccessGroup, origin: str, user_ids: set[int], added: bool) -> None:
-    if not user_ids:
-        return
-    if added:
-        GroupMembership.objects.bulk_create(
-            [GroupMembership(user_id=uid, group=group, origin=origin) for uid in sorted(user_ids)],
-            ignore_conflicts=True,
-        )
-    else:  # a removal from the source removes whoever granted it, except the directory
-        GroupMembership.objects.filter(group=group, user_id__in=user_ids).exclude(origin=BUILTIN).delete()
+    groups_lock(tenant=tenant, containers=containers, cache={})
 
 
 def _enqueue_compile(event_id: int) -> None:
@@ -352,7 +177,7 @@ def _stored(
     *, tenant: Tenant, source: Source, data: EventIn, event: Event, cache: dict, observed_at=None
 ) -> None:
     """What follows a new event: its membership, the container's visibility, the compile."""
-    _membership_apply(tenant=tenant, source=source, data=data, cache=cache, observed_at=observed_at)
+    membership_apply(tenant=tenant, source=source, data=data, cache=cache, observed_at=observed_at)
     if not data.container.public:
         from wiki.services.compiler import container_visibility_at_ingest
 
@@ -365,7 +190,7 @@ def _repeated(*, tenant: Tenant, source: Source, data: EventIn, cache: dict, obs
     again: pollers re-read what they hold with the container's current members, and a
     removal must not wait for the next new message. (A repeated added/removed tells nothing new.)"""
     if data.kind not in MEMBERSHIP_KINDS:
-        _membership_apply(
+        membership_apply(
             tenant=tenant, source=source, data=data, cache=cache, observed_at=observed_at, repeated=True
         )
 
@@ -373,7 +198,7 @@ def _repeated(*, tenant: Tenant, source: Source, data: EventIn, cache: dict, obs
 def _store(*, tenant: Tenant, data: EventIn, cache: dict, observed_at=None) -> tuple[Event, bool]:
     """Store one validated event, or return the stored one it repeats."""
     source = _source(tenant=tenant, name=data.source, cache=cache)
-    _groups_lock(tenant=tenant, containers=[data.container], cache=cache)  # before any other write
+    groups_lock(tenant=tenant, containers=[data.container], cache=cache)  # before any other write
     event = _event_new(tenant=tenant, source=source, data=data)
     decided = _version_for(
         event=event, known=list(Event.objects.filter(source=source, external_id=data.external_id))
@@ -414,7 +239,7 @@ def event_ingest(
     _check_namespace(tenant=tenant, data=data)
     cache: dict = {}
     stored = _store(tenant=tenant, data=data, cache=cache, observed_at=members_observed_at)
-    _clocks_flush(cache)
+    clocks_flush(cache)
     return stored
 
 
@@ -477,7 +302,7 @@ def _ingest_parsed(*, tenant: Tenant, parsed: list[EventIn], observed_at: dateti
     written once, at the end."""
     accepted = duplicates = 0
     cache: dict = {}  # sources, groups and their clocks, looked up once per batch
-    _groups_lock(tenant=tenant, containers=[d.container for d in parsed], cache=cache)
+    groups_lock(tenant=tenant, containers=[d.container for d in parsed], cache=cache)
     known = defaultdict(list)  # (source name, external id) -> stored versions
     rows = Event.objects.filter(tenant=tenant, external_id__in={d.external_id for d in parsed})
     for name, external_id, *version in rows.values_list(
@@ -499,5 +324,5 @@ def _ingest_parsed(*, tenant: Tenant, parsed: list[EventIn], observed_at: dateti
         versions.append(Known(event.version, event.digest, event.occurred_at))
         _stored(event=event, **after)
         accepted += 1
-    _clocks_flush(cache)
+    clocks_flush(cache)
     return {"accepted": accepted, "duplicates": duplicates}
