@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from django.db import DataError
-from django.utils import timezone
 from tqdm import tqdm
 
 from almanac.errors import ApplicationError
@@ -38,12 +37,12 @@ def ingest_all(
     and counted in "rejected" (with the last reason), so one bad item cannot block an import
     or a poller forever; each event is its own transaction (a savepoint inside a poll page).
 
-    Member lists are dated by `members_observed_at` (a poller passes the start of its poll),
-    else by the start of this call: a list shows who is in the container when it is read,
-    whatever the age of the item it came with (docs/connectors.md)."""
+    Member lists are dated by `members_observed_at` when the caller read them live (a poller
+    passes the start of its poll), else by their item's own time: an export's lists are as
+    old as the export, and must not undo a removal made since (docs/connectors.md)."""
     from connectors.services import event_ingest
 
-    observed = members_observed_at or timezone.now()
+    observed = members_observed_at
     counts = {"accepted": 0, "duplicates": 0}
     rejected, reason = 0, ""
     for payload in tqdm(payloads, desc=desc or "events", unit="event", disable=not progress, leave=False):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
+from django.utils import timezone
+
 from almanac.models import AccessGroup, GroupMembership, Tenant
 from almanac.services import BUILTIN, group_ensure
 from connectors.models import Event, MembershipClock, Source
@@ -144,7 +146,8 @@ def membership_apply(
     group = _group(tenant=tenant, container=data.container, cache=cache)
     clocks: Clocks = cache[("clocks", data.container.key)]
     origin, full = _origin(source), data.kind not in MEMBERSHIP_KINDS
-    at = (observed_at or data.occurred_at) if full else data.occurred_at
+    # No membership is observed in the future: a calendar item's time is its meeting's start.
+    at = min((observed_at or data.occurred_at) if full else data.occurred_at, timezone.now())
     listed = clocks.lists.get(origin)
     if listed is not None and at < listed[0]:
         return

@@ -8,6 +8,7 @@ import psycopg
 import pytest
 from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from almanac.selectors import group_members, user_group_keys
 from connectors import services, webhooks
@@ -63,16 +64,40 @@ def _ics(*vevents: list) -> bytes:
 
 @pytest.mark.django_db
 def test_calendar_meeting_moved_earlier_without_bob_removes_bob(company):
+    # As the calendar poller reads the feed: its lists are dated by the poll, not the meeting.
     tenant, key = company.tenant, "calendar:event:review-1@acme.example"
-    first = _ics(_vevent("20261220T100000Z", ["bob@acme.example"], 0))
-    assert (
-        ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=first))["accepted"] == 1
-    )
+
+    def poll(data):
+        payloads = calendar.ics_payloads(tenant=tenant, data=data)
+        return ingest_all(tenant=tenant, payloads=payloads, members_observed_at=timezone.now())
+
+    assert poll(_ics(_vevent("20261220T100000Z", ["bob@acme.example"], 0)))["accepted"] == 1
     assert group_members(tenant=tenant, key=key) == ["alice", "bob"]
-    moved = _ics(_vevent("20261213T100000Z", [], 1))  # a week earlier, and bob is no longer invited
-    assert (
-        ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=moved))["accepted"] == 1
-    )
+    # A week earlier, and bob is no longer invited.
+    assert poll(_ics(_vevent("20261213T100000Z", [], 1)))["accepted"] == 1
+    assert group_members(tenant=tenant, key=key) == ["alice"]
+
+
+@pytest.mark.django_db
+def test_an_old_export_does_not_undo_a_later_removal(company):
+    from datetime import timedelta
+
+    tenant, key = company.tenant, "calendar:event:review-1@acme.example"
+    now = timezone.now()
+    current = _ics(_vevent((now + timedelta(days=2)).strftime("%Y%m%dT%H%M%SZ"), ["bob@acme.example"], 1))
+    assert ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=current))["accepted"]
+    removal = {
+        "source": "calendar",
+        "external_id": "review-1/bob-left",
+        "kind": "membership_removed",
+        "occurred_at": (now + timedelta(days=1)).isoformat(),
+        "container": {"key": key, "name": "Review", "members": ["bob@acme.example"], "public": False},
+        "thread_key": key,
+    }
+    ingest_all(tenant=tenant, payloads=[{**removal, "version": 1, "text": "", "title": "", "tags": {}}])
+    assert group_members(tenant=tenant, key=key) == ["alice"]
+    old = _ics(_vevent((now - timedelta(days=30)).strftime("%Y%m%dT%H%M%SZ"), ["bob@acme.example"], 0))
+    ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=old))  # an old export
     assert group_members(tenant=tenant, key=key) == ["alice"]
 
 
