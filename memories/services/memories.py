@@ -557,7 +557,9 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
         tenant_id=memory.tenant_id, memory_id=memory_id, texts=texts, reason=reason
     )
     # 4. The skill runs that quote any of it.
-    runs = sum(skillrun_redact(contains=text, tenant=memory.tenant) for text in texts | summary_texts)
+    #    A short text ("ok") would match runs that never saw this memory: not searched for.
+    quoted = {text for text in texts if _specific(text)} | summary_texts
+    runs = sum(skillrun_redact(contains=text, tenant=memory.tenant) for text in quoted)
     counts = {"history_rows": history + scrubbed, "skill_runs": runs}
     _audit(
         action="memory.purge",
@@ -567,6 +569,14 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
         detail={"reason": reason, **counts},
     )
     return counts
+
+
+# Below this (a CJK character counting 2), a text is too common to find by containment.
+MIN_REDACT_WEIGHT = 8
+
+
+def _specific(text: str) -> bool:
+    return sum(2 if "\u3400" <= c <= "\u9fff" else 1 for c in text.strip()) >= MIN_REDACT_WEIGHT
 
 
 def _said(text: str | None) -> bool:
@@ -583,7 +593,9 @@ def _summaries_history_scrub(
     *, tenant_id: int, memory_id: int, texts: set[str], reason: str
 ) -> tuple[int, set[str]]:
     """Scrub the history rows of compression summaries that folded `memory_id` in (directly,
-    or through a summary that did) or quote one of `texts`; returns (how many, their texts).
+    or through a summary that did): the versions that list it, and their other versions
+    that quote one of `texts`; returns (how many, their texts). Other summaries are not
+    touched, whatever they say: a text can be another memory's words too.
 
     A summary keeps its meta (ids only) so that a later purge still finds what it folded in.
     """
@@ -599,8 +611,8 @@ def _summaries_history_scrub(
     folding = Q()
     for pk in folded | {memory_id}:
         folding |= Q(meta__compressed_from__contains=[pk])
-    for text in texts:
-        folding |= Q(content__contains=text)
+    for text in texts:  # their other versions that still quote it (rewritten, released)
+        folding |= Q(id__in=folded, content__contains=text)
     saying = rows.filter(folding).exclude(content=PURGED)
     summary_texts = {text for text in saying.values_list("content", flat=True).distinct() if _said(text)}
     return saying.update(content=PURGED, history_change_reason=reason), summary_texts

@@ -52,17 +52,20 @@ RECURRING = re.compile(
     rf"\bon\s+(?:{_WEEKDAYS_EN})s\b",
     re.IGNORECASE,
 )
-# 会/要 say future as verbs ("我们会在5月2日上线", "要在6月1日交付"), not inside words
-# (会议, 开会, 机会, 会上; 要求, 重要, 主要, 要是). "is ...ing" is a plan ("we're
-# launching on May 2"), except for -ing words that are no verb ("is nothing", "is during").
+# What follows 会/要 when they say "will" (a verb, a place or a time to come).
+_ZH_PLAN_VERB = (
+    r"在|去|来|把|给|于|向|跟|和|与|开始|上线|发布|交付|完成|提交|召开|举行|进行|推出|签|到|参加|出席|"
+    r"通知|安排|启动|部署|发|[0-9０-９]|[一二三四五六七八九十]+月|下"
+)
 _FUTURE = re.compile(
     r"将|即将|计划|打算|预计|准备|截止|到期|届时|下个?月|"
-    r"(?<![开学社机晚协聚大约年例宴茶酒峰体理省都领误交融附照再工商国总分早周班夜舞演音博运庙展])"
-    r"会(?![议计员场谈话长所馆客见晤面签务考演展战师标徽费期后儿子]|上(?!线))|"
-    r"(?<![重主摘纪概提必只首简机])要(?![求点素闻害是么紧命件员职账价])|"
+    # 会/要 as "will": only before what is done next (会在…上线, 要在6月1日交付), never as a
+    # noun's end (董事会批准, 发布会很成功, 开了个会) or a want (需要的, 想要, 要了一份).
+    rf"(?<![事布讨乐例年大晚协工学社开机聚宴峰体理省都领误交商国总分早周班夜舞演博运庙展茶酒约])会(?={_ZH_PLAN_VERB})|"
+    rf"(?<![需想只重主摘纪概提必首简机不])要(?={_ZH_PLAN_VERB})|"
     r"(?:\b(?:will|shall|going to|plan(?:s|ned)? to|scheduled|upcoming|next|due|deadline|expected to)|"
-    r"['’]ll|\b(?:am|is|are)\s+(?!(?:no|some|any|every)thing\b|during\b|morning\b|evening\b)\w+ing|"
-    r"['’](?:re|m)\s+(?!(?:no|some|any|every)thing\b|during\b)\w+ing)\b",
+    # "we're launching on May 2", not "the invoice is outstanding"
+    r"['’]ll|(?:\b(?:am|is|are)|['’](?:re|m))\s+\w+ing(?:\s+\w+){0,3}?\s+(?:on|in|by|at|next|this)\b)\b",
     re.IGNORECASE,
 )
 _EN_SPAN = re.compile(

@@ -73,6 +73,22 @@ def test_purge_keeps_the_history_of_summaries_that_never_held_it(alice):
     assert set(Memory.history.filter(id=lone.pk).values_list("content", flat=True)) == {"[purged]"}
 
 
+def test_purging_words_another_summary_quotes_leaves_that_summary_alone(alice, bob):
+    # alice's summary says "verify build"; bob's own memories say it too, and he purges them.
+    _topic(alice, FILLER, scope="project", scope_key="Apollo")
+    assert services.memories_compress() == 1
+    summary = Memory.objects.get(meta__source="compression")
+    runs = {r.pk: r.output for r in _quoting("verify build 2")}
+    assert runs
+    short = services.memory_create(owner=bob, content="build")[0]
+    services.memory_purge(memory=short, user=bob)  # too common a text to look for anywhere
+    assert {r.pk: r.output for r in _quoting("verify build 2")} == runs
+    mine = services.memory_create(owner=bob, content="verify build 3 before stage 4")[0]
+    services.memory_purge(memory=mine, user=bob)
+    # The summary's history is alice's (a skill run quoting the text itself is redacted: a log).
+    assert "[purged]" not in Memory.history.filter(id=summary.pk).values_list("content", flat=True)
+
+
 # --- 2. compression holds no lossy or inverted summary ------------------------------------
 
 HELD = [

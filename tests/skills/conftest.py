@@ -88,3 +88,16 @@ def chat_server(settings):
     yield server
     server.httpd.shutdown()
     server.httpd.server_close()
+
+
+@pytest.fixture
+def llm_sleeps(monkeypatch):
+    """What the LLM client sleeps, recorded instead of slept. Only skills.llm's view of `time`
+    changes: test servers' threads (still trickling after their test) sleep for real."""
+    import types
+
+    import skills.llm
+
+    slept: list[float] = []
+    monkeypatch.setattr(skills.llm, "time", types.SimpleNamespace(sleep=slept.append, monotonic=time.monotonic))
+    return slept

@@ -39,6 +39,17 @@ def test_a_plan_is_dated_in_the_future(text, expected):
         "这很重要，5月2日签了合同",
         "The review on May 2 was nothing special",
         "John's meeting on May 2 went well",
+        "董事会在5月2日批准了预算",
+        "5月2日董事会批准了预算",
+        "5月2日的发布会很成功",
+        "5月2日我参加了研讨会",
+        "5月2日开了个会",
+        "5月2日买了需要的服务器",
+        "5月2日她要了一份合同",
+        "5月2日买到了想要的东西",
+        "The invoice from May 2 is outstanding",
+        "The receipt from May 2 is missing",
+        "The report from May 2 is interesting",
     ],
 )
 def test_a_report_stays_in_the_past(text):

@@ -171,11 +171,7 @@ def test_server_errors_are_retried(chat_server):
     assert (run.status, run.attempts) == ("success", 2)
 
 
-def test_rate_limit_honours_retry_after_bounded(chat_server, monkeypatch):
-    import skills.llm
-
-    slept = []
-    monkeypatch.setattr(skills.llm.time, "sleep", slept.append)
+def test_rate_limit_honours_retry_after_bounded(chat_server, llm_sleeps):
     chat_server.script = [
         {"status": 429, "body": "slow down", "headers": {"Retry-After": "0.01"}},
         {"status": 429, "body": "slow down", "headers": {"Retry-After": "30"}},
@@ -183,7 +179,7 @@ def test_rate_limit_honours_retry_after_bounded(chat_server, monkeypatch):
     ]
     assert skill_run(name="fact_extract", input=FACT_INPUT) == GOOD
     # 0.01 s as asked; 30 s is bounded by LLM_RETRY_AFTER_MAX (0.05 s in these tests).
-    assert slept == [0.01, 0.05]
+    assert llm_sleeps == [0.01, 0.05]
     assert len(chat_server.requests) == 3
 
 

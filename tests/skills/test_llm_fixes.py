@@ -132,15 +132,11 @@ def test_content_of_another_shape_is_an_invalid_reply(chat_server, content):
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-5"])
-def test_unusable_retry_after_keeps_the_backoff(chat_server, monkeypatch, value):
-    import skills.llm
-
-    slept = []
-    monkeypatch.setattr(skills.llm.time, "sleep", slept.append)
+def test_unusable_retry_after_keeps_the_backoff(chat_server, llm_sleeps, value):
     chat_server.script = [{"status": 429, "body": "slow down", "headers": {"Retry-After": value}}, '{"a": 1}']
     client = LLMClient.from_settings()
     assert client.complete_json(ASK, schema=SCHEMA) == {"a": 1}
-    assert slept == [0.0]  # LLM_BACKOFF is 0 in these tests
+    assert llm_sleeps == [0.0]  # LLM_BACKOFF is 0 in these tests
 
 
 # --- 4. secrets stay out of errors and logs --------------------------------------------------
