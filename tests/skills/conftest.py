@@ -99,5 +99,7 @@ def llm_sleeps(monkeypatch):
     import skills.llm
 
     slept: list[float] = []
-    monkeypatch.setattr(skills.llm, "time", types.SimpleNamespace(sleep=slept.append, monotonic=time.monotonic))
+    monkeypatch.setattr(
+        skills.llm, "time", types.SimpleNamespace(sleep=slept.append, monotonic=time.monotonic)
+    )
     return slept
