@@ -135,17 +135,15 @@ _ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 
 
 
 def _zh_number(text: str) -> int | None:
-    """三 → 3, 十 → 10, 二十五 → 25, 三十 → 30, 一二 → 12; None for what is not one."""
+    """三 → 3, 十 → 10, 二十五 → 25, 三十 → 30; None for what is not one number, such as the
+    ranges that adjacent digits say (一两天 "a day or two", 两三万 "20–30 thousand", 三四十)."""
     try:
         if "十" in text:
             tens, _, ones = text.partition("十")
             if len(tens) > 1 or len(ones) > 1:
                 return None
             return (_ZH_DIGIT[tens] if tens else 1) * 10 + (_ZH_DIGIT[ones] if ones else 0)
-        value = 0
-        for char in text:
-            value = value * 10 + _ZH_DIGIT[char]
-        return value
+        return _ZH_DIGIT[text] if len(text) == 1 else None
     except KeyError:
         return None
 

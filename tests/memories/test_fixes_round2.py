@@ -158,6 +158,7 @@ def test_the_offline_summary_still_holds_its_originals(alice):
         ("预算是十万元", "预算是10万元"),
         ("Alice is 30", "Alice is 30 years old"),
         ("他今年30岁", "他今年30"),
+        ("他今年二十五岁", "他今年25岁"),
         ("budget of 30,000 USD", "budget of 30k USD"),
     ],
 )
@@ -175,6 +176,13 @@ def test_restatements_share_a_fact_signature(a, b):
         ("the call is at 3pm", "the call is at 3am"),
         ("Alice is 30 years old", "Alice has worked here for 30 years"),
         ("the server has 16GB of RAM", "the server has 16TB of RAM"),
+        # adjacent Chinese digits are a range, not a number read digit by digit
+        ("上线还要一两天", "上线还要12天"),
+        ("预算两三万元", "预算23万元"),
+        ("项目需要三四个人", "项目需要34个人"),
+        ("孩子五六岁", "孩子56岁"),
+        ("出差七八天", "出差78天"),
+        ("团队有三四十人", "团队有34人"),
     ],
 )
 def test_other_amounts_keep_their_signatures_apart(a, b):
