@@ -109,10 +109,82 @@ def test_demo_is_idempotent():
 def test_backup_writes_a_restorable_dump(tmp_path, tenant):
     import subprocess
 
-    from almanac.management.commands.backup import pg_tool
+    from almanac.pgtools import pg_tool
 
     target = tmp_path / "almanac.dump"
     assert "wrote" in run("backup", str(target))
     listing = subprocess.run([pg_tool("pg_restore"), "--list", str(target)], capture_output=True, text=True)
     assert listing.returncode == 0
     assert "almanac_tenant" in listing.stdout
+
+
+@pytest.fixture
+def spare_database():
+    """An empty database beside the test database, dropped afterwards."""
+    import uuid
+
+    import psycopg
+
+    from almanac.pgtools import conninfo
+
+    name = f"restore_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(**conninfo("postgres"), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield name
+    with psycopg.connect(**conninfo("postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.mark.django_db(transaction=True)
+def test_restore_brings_a_backup_back_all_or_nothing(tmp_path, spare_database):
+    import psycopg
+
+    from almanac.pgtools import conninfo
+
+    def query(sql):
+        with psycopg.connect(**conninfo(spare_database)) as conn:
+            cursor = conn.execute(sql)
+            return cursor.fetchall() if cursor.description else None
+
+    Tenant.objects.create(slug="initech", name="Initech")
+    dump = tmp_path / "almanac.dump"
+    run("backup", str(dump))
+
+    assert "restored" in run("restore", str(dump), "--database", spare_database)
+    assert query("SELECT slug FROM almanac_tenant") == [("initech",)]
+    # the audit log stays append-only in the restored copy
+    assert query("SELECT tgname FROM pg_trigger WHERE tgname = 'almanac_audit_no_update'") != []
+
+    with pytest.raises(CommandError, match="is not empty"):
+        run("restore", str(dump), "--database", spare_database)
+
+    # --clean replaces everything, tables the dump does not know included
+    query("CREATE TABLE stray (id int)")
+    query("UPDATE almanac_tenant SET name = 'changed' RETURNING 1")
+    run("restore", str(dump), "--database", spare_database, "--clean")
+    assert query("SELECT slug, name FROM almanac_tenant") == [("initech", "Initech")]
+    assert query("SELECT count(*) FROM pg_tables WHERE tablename = 'stray'") == [(0,)]
+
+    # a cut-off dump changes nothing, even with --clean
+    cut = tmp_path / "cut.dump"
+    cut.write_bytes(dump.read_bytes()[: dump.stat().st_size // 2])
+    with pytest.raises(CommandError, match="nothing was changed"):
+        run("restore", str(cut), "--database", spare_database, "--clean")
+    assert query("SELECT slug FROM almanac_tenant") == [("initech",)]
+
+    with pytest.raises(CommandError, match="no such file"):
+        run("restore", str(tmp_path / "missing.dump"))
+
+
+def test_client_tools_get_the_ssl_settings_of_the_database(monkeypatch):
+    from django.db import connections
+
+    from almanac.pgtools import libpq_env
+
+    options = connections["default"].settings_dict.setdefault("OPTIONS", {})
+    monkeypatch.setitem(options, "sslmode", "verify-full")
+    monkeypatch.setitem(options, "sslrootcert", "/etc/ssl/db-ca.pem")
+    env = libpq_env()
+    assert (env["PGSSLMODE"], env["PGSSLROOTCERT"]) == ("verify-full", "/etc/ssl/db-ca.pem")
+    assert env["PGDATABASE"] == connections["default"].settings_dict["NAME"]
+    assert "hnsw" not in " ".join(env.values())  # our session settings are for the app's connections
