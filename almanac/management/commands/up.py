@@ -1,12 +1,13 @@
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 
 class Command(BaseCommand):
@@ -17,32 +18,32 @@ class Command(BaseCommand):
         parser.add_argument("--no-worker", action="store_true")
 
     def handle(self, addr, no_worker, **options):
+        check_free(addr)
         call_command("migrate", interactive=False, verbosity=0)
         call_command("setup_schedules", verbosity=0)
         manage = [sys.executable, "manage.py"]
-        procs = []
+        procs = {}
         if not no_worker:
-            procs.append(subprocess.Popen([*manage, "qcluster"], start_new_session=True))
-        procs.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "almanac.wsgi:application",
-                    "--bind",
-                    addr,
-                    "--workers",
-                    str(settings.WEB_WORKERS),
-                    "--threads",
-                    str(settings.WEB_THREADS),
-                    "--access-logfile",
-                    "-",
-                    "--graceful-timeout",
-                    "10",
-                ],
-                start_new_session=True,
-            )
+            procs["worker"] = subprocess.Popen([*manage, "qcluster"], start_new_session=True)
+        procs["web server"] = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "almanac.wsgi:application",
+                "--bind",
+                addr,
+                "--workers",
+                str(settings.WEB_WORKERS),
+                "--threads",
+                str(settings.WEB_THREADS),
+                "--access-logfile",
+                "-",
+                "--graceful-timeout",
+                "10",
+                "--no-control-socket",  # one per user by default: a second instance would take it over
+            ],
+            start_new_session=True,
         )
         self.stdout.write(f"Almanac on http://{addr}/  (admin /admin/, API docs /api/v1/docs) — Ctrl-C stops")
         stopping = False
@@ -51,18 +52,38 @@ class Command(BaseCommand):
             nonlocal stopping
             stopping = True
 
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
-        while not stopping and all(p.poll() is None for p in procs):
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # HUP: the terminal closed
+            signal.signal(signum, stop)
+        while not stopping and all(p.poll() is None for p in procs.values()):
             time.sleep(0.5)
+        failed = {name: p.returncode for name, p in procs.items() if p.poll() is not None}
         # Children run in their own sessions, so a terminal Ctrl-C reaches only us and each
         # child gets exactly one SIGTERM (a second signal deadlocks django-q2's shutdown).
-        for p in procs:
+        for p in procs.values():
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
-        for p in procs:
+        for p in procs.values():
             try:
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+        if failed and not stopping:
+            what = ", ".join(f"the {name} exited ({code})" for name, code in failed.items())
+            raise CommandError(f"{what}; stopped the rest")
         self.stdout.write("stopped")
+
+
+def check_free(addr: str) -> None:
+    """Refuse at once, before migrating, when something (another Almanac?) listens on addr."""
+    host, sep, port = addr.rpartition(":")
+    if not sep or not port.isdigit() or host.startswith("unix"):
+        return  # a unix socket or a form gunicorn will judge
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host.strip("[]") or "0.0.0.0", int(port)))  # noqa: S104 - a probe, closed at once
+        except OSError as exc:
+            raise CommandError(
+                f"cannot listen on {addr} ({exc.strerror}): is Almanac already running? "
+                "Stop it, or pass --addr / set ALMANAC_ADDR to another host:port"
+            ) from exc

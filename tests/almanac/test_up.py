@@ -1,0 +1,94 @@
+"""`manage.py up` supervises the web server and the worker: it refuses a taken address at
+once, stops its children when its terminal hangs up, and fails when a child dies."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+from django.db import connection
+
+from almanac.management.commands.up import check_free
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.django_db
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_up(port: int) -> subprocess.Popen:
+    env = {**os.environ, "ALMANAC_DB_NAME": connection.settings_dict["NAME"], "WEB_WORKERS": "1"}
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "up", "--no-worker", "--addr", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_serving(port: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=2)
+            return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    raise AssertionError("the web server did not come up")
+
+
+def gunicorn_master(proc: subprocess.Popen) -> psutil.Process:
+    (master,) = [c for c in psutil.Process(proc.pid).children() if "gunicorn" in " ".join(c.cmdline())]
+    return master
+
+
+def test_a_taken_address_is_refused_at_once():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = start_up(port)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert "already running" in err
+    check_free(f"127.0.0.1:{port}")  # and once it is closed, the address is free again
+
+
+def test_a_hangup_stops_the_web_server():
+    port = free_port()
+    proc = start_up(port)
+    try:
+        wait_serving(port, proc)
+        master = gunicorn_master(proc)
+        proc.send_signal(signal.SIGHUP)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and "stopped" in out
+    assert not master.is_running() or master.status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_web_server_that_dies_fails_up():
+    port = free_port()
+    proc = start_up(port)
+    try:
+        wait_serving(port, proc)
+        gunicorn_master(proc).kill()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1
+    assert "the web server exited" in err
