@@ -3,7 +3,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from almanac.management.commands.reembed import current_dimension
+from almanac.embedding_columns import current_dimension
 from memories.models import Memory
 from memories.selectors import memory_search
 from memories.services.memories import memory_create
@@ -29,3 +29,35 @@ def test_reembed_changes_the_dimension(settings, alice, embedding_server):
     assert "memories.Memory: 1 rows embedded at 4 dimensions" in out.getvalue()
     assert current_dimension(Memory._meta.db_table) == 4
     assert len(Memory.objects.get().embedding) == 4
+
+
+def test_a_fresh_install_with_another_dimension_gets_columns_of_that_size(settings, alice, embedding_server):
+    from wiki.models import PageSection
+
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.EMBEDDING_URL = embedding_server[0]
+    settings.EMBEDDING_MODEL = "tiny"
+    settings.EMBEDDING_DIM = 4
+    call_command("migrate", verbosity=0)  # nothing to migrate: post_migrate fits the empty columns
+    assert current_dimension(Memory._meta.db_table) == 4
+    assert current_dimension(PageSection._meta.db_table) == 4
+    memory, _ = memory_create(owner=alice, content="Invoices for Vercel go out on the 5th")
+    assert memory_search(user=alice, query="Vercel invoices")[0].memory.pk == memory.pk
+
+
+def test_columns_holding_vectors_of_another_size_wait_for_reembed(settings, alice, capsys):
+    from almanac.embedding_columns import empty_columns_fit
+
+    memory_create(owner=alice, content="Invoices for Vercel go out on the 5th")
+    settings.EMBEDDING_DIM = 4
+    assert empty_columns_fit() == [Memory._meta.db_table]
+    assert current_dimension(Memory._meta.db_table) == 512  # the rows' vectors are kept
+    call_command("migrate", verbosity=0)
+    assert "run `manage.py reembed`" in capsys.readouterr().err
+
+
+def test_reembed_refuses_a_batch_below_one():
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="--batch must be 1 or more"):
+        call_command("reembed", "--batch", "0", stdout=StringIO())

@@ -1,0 +1,72 @@
+"""The vector columns' dimension follows EMBEDDING_DIM.
+
+Migrations create `vector(512)` columns (the built-in model's size). `reembed` retypes them
+and re-embeds every row; on a fresh install with another EMBEDDING_DIM, `migrate` retypes
+the still empty columns itself (post_migrate), so the first write does not fail."""
+
+from __future__ import annotations
+
+from django.apps import apps
+from django.conf import settings
+from django.db import connection, transaction
+from pgvector.django import HnswIndex, VectorField
+
+
+def embedded_models():
+    """(model, field) for each model with an `embedding` vector column computed from its `content`."""
+    for model in apps.get_models():
+        field = next((f for f in model._meta.fields if f.name == "embedding"), None)
+        if isinstance(field, VectorField) and any(f.name == "content" for f in model._meta.fields):
+            yield model, field
+
+
+def current_dimension(table: str) -> int | None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'embedding'",
+            [table],
+        )
+        row = cursor.fetchone()
+    return row[0] if row and row[0] > 0 else None
+
+
+def hnsw_indexes(model) -> list[HnswIndex]:
+    return [i for i in model._meta.indexes if isinstance(i, HnswIndex)]
+
+
+def column_retype(model, dim: int) -> None:
+    """Drop the HNSW indexes and retype the column, its values NULL (re-embed them next)."""
+    with connection.schema_editor() as editor:
+        editor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER refuses pending deferred checks
+        for index in hnsw_indexes(model):
+            editor.remove_index(model, index)
+        table = editor.quote_name(model._meta.db_table)
+        editor.execute(f"ALTER TABLE {table} ALTER COLUMN embedding DROP NOT NULL")
+        editor.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({dim}) USING NULL")
+
+
+def column_restore(model, nullable: bool) -> None:
+    """NOT NULL and the HNSW indexes back, once every row has its vector again."""
+    with connection.schema_editor() as editor:
+        if not nullable:
+            table = editor.quote_name(model._meta.db_table)
+            editor.execute(f"ALTER TABLE {table} ALTER COLUMN embedding SET NOT NULL")
+        for index in hnsw_indexes(model):
+            editor.add_index(model, index)
+
+
+def empty_columns_fit() -> list[str]:
+    """Retype the empty vector columns whose dimension is not EMBEDDING_DIM; returns the
+    tables that hold rows at another dimension (those need `reembed`)."""
+    dim, stale = settings.EMBEDDING_DIM, []
+    for model, field in embedded_models():
+        table = model._meta.db_table
+        if current_dimension(table) in (None, dim):
+            continue
+        with transaction.atomic():
+            if model.objects.exists():
+                stale.append(table)
+                continue
+            column_retype(model, dim)
+            column_restore(model, field.null)
+    return stale
