@@ -6,6 +6,9 @@ import re
 import secrets
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
@@ -25,12 +28,20 @@ from almanac.signals import personal_key_changed
 User = get_user_model()
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 BUILTIN = "builtin"
+NAME_MAX = 200  # names and titles of tenants, departments, projects and profiles
+
+
+def name_check(what: str, name: str) -> str:
+    if len(name) > NAME_MAX:
+        raise ApplicationError(f"{what} is {len(name)} characters long; at most {NAME_MAX}")
+    return name
 
 
 def tenant_create(*, slug: str, name: str = "") -> tuple[Tenant, bool]:
     """Create a tenant (idempotent on slug) and its `tenant:` group."""
     if not SLUG_RE.match(slug or ""):
         raise ApplicationError(f"invalid tenant slug {slug!r}: use lower-case letters, digits and '-'")
+    name_check("tenant name", name)
     with transaction.atomic():
         tenant, created = Tenant.objects.get_or_create(slug=slug, defaults={"name": name or slug})
         if name and tenant.name != name:
@@ -51,6 +62,7 @@ def department_ensure(*, tenant: Tenant, name: str) -> Department:
     name = name.strip()
     if not name:
         raise ApplicationError("department name may not be empty")
+    name_check("department name", name)
     dept, _ = Department.objects.get_or_create(tenant=tenant, key=key_part(name), defaults={"name": name})
     group_ensure(tenant=tenant, key=dept.group_key, kind=AccessGroup.Kind.DEPARTMENT, name=dept.name)
     return dept
@@ -60,6 +72,7 @@ def project_ensure(*, tenant: Tenant, name: str) -> Project:
     name = name.strip()
     if not name:
         raise ApplicationError("project name may not be empty")
+    name_check("project name", name)
     project, _ = Project.objects.get_or_create(tenant=tenant, key=key_part(name), defaults={"name": name})
     group_ensure(tenant=tenant, key=project.group_key, kind=AccessGroup.Kind.PROJECT, name=project.name)
     return project
@@ -260,6 +273,7 @@ def _personal_key_retire(*, group: AccessGroup, user) -> None:
 
 
 @transaction.atomic
+@transaction.atomic  # a refused department name leaves no half-made user
 def user_create(
     *,
     tenant: Tenant,
@@ -282,9 +296,19 @@ def user_create(
             raise ApplicationError(f"user {username!r} already belongs to tenant {profile.tenant.slug!r}")
     else:
         user = User(username=username)
+    name_check("display name", display_name)
+    name_check("title", title)
     if email:
+        try:
+            validate_email(email)
+        except ValidationError as exc:
+            raise ApplicationError(f"invalid email {email!r}") from exc
         user.email = email
     if password:
+        try:
+            validate_password(password, user)
+        except ValidationError as exc:
+            raise ApplicationError("password refused: " + " ".join(exc.messages)) from exc
         user.set_password(password)
     elif not user.pk:
         user.set_unusable_password()

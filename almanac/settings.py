@@ -45,7 +45,10 @@ def envfloat(name: str, default: float) -> float:
 def envsecret(name: str, default: str = "") -> str:
     path = os.environ.get(f"{name}_FILE")
     if path:
-        return Path(path).read_text().strip()
+        try:
+            return Path(path).read_text().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ImproperlyConfigured(f"{name}_FILE: cannot read {path}: {exc}") from exc
     return os.environ.get(name, default)
 
 

@@ -188,3 +188,43 @@ def test_client_tools_get_the_ssl_settings_of_the_database(monkeypatch):
     assert (env["PGSSLMODE"], env["PGSSLROOTCERT"]) == ("verify-full", "/etc/ssl/db-ca.pem")
     assert env["PGDATABASE"] == connections["default"].settings_dict["NAME"]
     assert "hnsw" not in " ".join(env.values())  # our session settings are for the app's connections
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (("tenant_create", "initech", "--name", "x" * 201), "tenant name is 201 characters long"),
+        (("user_create", "acme", "peter", "--email", "not-an-email"), "invalid email"),
+        (
+            ("user_create", "acme", "peter", "--password", "short"),
+            "password refused: This password is too short",
+        ),
+        (("user_create", "acme", "peter", "--dept", "部" * 201), "department name is 201 characters long"),
+        (("reembed", "--batch", "-5"), "--batch must be 1 or more"),
+    ],
+)
+def test_bad_command_input_is_a_clear_error_that_changes_nothing(tenant, args, error):
+    from django.contrib.auth import get_user_model
+
+    with pytest.raises(CommandError, match=error):
+        run(*args)
+    assert not get_user_model().objects.filter(username="peter").exists()
+    assert not Tenant.objects.filter(slug="initech").exists()
+
+
+def test_an_unreadable_secret_file_is_named_in_the_error(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "SECRET_KEY_FILE": str(tmp_path / "missing")}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0
+    assert f"SECRET_KEY_FILE: cannot read {tmp_path / 'missing'}" in result.stderr
