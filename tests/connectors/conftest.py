@@ -61,3 +61,15 @@ def slack_zip(tmp_path):
         for file in sorted((DEMO / "slack").rglob("*.json")):
             archive.write(file, file.relative_to(DEMO / "slack").as_posix())
     return path
+
+
+@pytest.fixture
+def slack_api():
+    """A local Slack Web API over real HTTP; `slack_api.api` is what it serves."""
+    from tests.connectors.servers import http_server
+    from tests.connectors.test_slack_poller import SlackApi
+
+    api = SlackApi()
+    with http_server(api) as server:
+        server.api = api
+        yield server

@@ -13,22 +13,12 @@ from connectors.importers import ingest_all, slack
 from connectors.models import Event
 from connectors.pollers import poll_source
 from tests.connectors.conftest import make_event
-from tests.connectors.servers import http_server
-from tests.connectors.test_slack_poller import SlackApi
 from tests.connectors.test_slack_poller import _source as slack_source
 from wiki.models import Page, PageSection
 
 pytestmark = pytest.mark.django_db
 
 CHANNEL = "slack:channel:C123"
-
-
-@pytest.fixture
-def slack_api():
-    api = SlackApi()
-    with http_server(api) as server:
-        server.api = api
-        yield server
 
 
 def _pushed(push, *events):

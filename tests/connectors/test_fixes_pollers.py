@@ -18,8 +18,8 @@ from connectors.importers import slack as sl
 from connectors.models import Event, SyncCursor
 from connectors.pollers import poll_source
 from tests.connectors.servers import Mailbox, http_server, imap_server
-from tests.connectors.test_github_poller import GitHubApi, issue
-from tests.connectors.test_imap_poller import mail
+from tests.connectors.test_github_poller import GitHubApi, issue, second_issues_request_fails
+from tests.connectors.test_imap_poller import imap_source, mail
 from tests.connectors.test_slack_poller import NOW, SlackApi
 from tests.connectors.test_webhooks import (
     GITHUB_SECRET,
@@ -177,17 +177,6 @@ def test_slack_events_of_other_types_are_still_ignored(client, slack_source):
 # --- 3. IMAP: one malformed e-mail ------------------------------------------------------
 
 
-def _imap_source(tenant, port):
-    source = services.source_ensure(
-        tenant=tenant,
-        name="email",
-        config={"host": "127.0.0.1", "port": port, "ssl": False, "username": "bot"},
-    )
-    source.credentials = "env:TEST_IMAP_PASSWORD"
-    source.save(update_fields=["credentials"])
-    return source
-
-
 def test_imap_malformed_message_is_rejected_and_the_rest_stored(company, monkeypatch, caplog):
     monkeypatch.setenv("TEST_IMAP_PASSWORD", "pw")
     box = Mailbox(
@@ -198,7 +187,7 @@ def test_imap_malformed_message_is_rejected_and_the_rest_stored(company, monkeyp
         }
     )
     with imap_server(box) as port:
-        source = _imap_source(company.tenant, port)
+        source = imap_source(company.tenant, port)
         result = poll_source(source=source)
         assert result["state"] == "ok" and result["rejected"] == 1
         state = SyncCursor.objects.get(source=source)
@@ -362,17 +351,7 @@ def test_github_more_issues_at_one_updated_at_than_a_page_ends(company, moving_a
 def test_github_5xx_mid_way_resumes_from_the_saved_mark(company, moving_api):
     api = moving_api.api
     api.moved = True
-    original = api.__call__
-    calls = {"issues": 0}
-
-    def second_issues_request_fails(request):
-        if request["path"] == "/repos/acme/apollo/issues":
-            calls["issues"] += 1
-            if calls["issues"] == 2:
-                return 502, {}, {"message": "server error"}
-        return original(request)
-
-    moving_api.app = second_issues_request_fails
+    moving_api.app = second_issues_request_fails(api.__call__)
     source = _github_source(company.tenant, moving_api)
     assert poll_source(source=source)["state"] == "backoff"
     state = SyncCursor.objects.get(source=source)

@@ -18,10 +18,10 @@ from connectors.models import Event, SyncCursor
 from connectors.pollers import poll_source
 from connectors.services import ingest
 from tests.connectors.conftest import make_event
-from tests.connectors.servers import Mailbox, http_server, imap_server
-from tests.connectors.test_imap_poller import mail
-from tests.connectors.test_slack_poller import SlackApi, ts
+from tests.connectors.servers import Mailbox, imap_server
+from tests.connectors.test_imap_poller import imap_source, mail
 from tests.connectors.test_slack_poller import _source as slack_source
+from tests.connectors.test_slack_poller import ts
 from tests.locking import while_locked
 
 A, B = "slack:channel:CA", "slack:channel:CB"
@@ -99,14 +99,6 @@ def test_an_old_export_does_not_undo_a_later_removal(company):
     old = _ics(_vevent((now - timedelta(days=30)).strftime("%Y%m%dT%H%M%SZ"), ["bob@acme.example"], 0))
     ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=old))  # an old export
     assert group_members(tenant=tenant, key=key) == ["alice"]
-
-
-@pytest.fixture
-def slack_api():
-    api = SlackApi()
-    with http_server(api) as server:
-        server.api = api
-        yield server
 
 
 @pytest.mark.django_db
@@ -238,17 +230,6 @@ def test_older_list_waiting_on_a_newer_one_does_not_regrant(tenant, alice, bob):
 # --- 4. NUL bytes in ids never block a poller -------------------------------------------
 
 
-def _imap_source(tenant, port):
-    source = services.source_ensure(
-        tenant=tenant,
-        name="email",
-        config={"host": "127.0.0.1", "port": port, "ssl": False, "username": "bot"},
-    )
-    source.credentials = "env:TEST_IMAP_PASSWORD"
-    source.save(update_fields=["credentials"])
-    return source
-
-
 def _with_header(raw: bytes, header: bytes) -> bytes:
     return header + b"\r\n" + raw
 
@@ -271,7 +252,7 @@ def test_imap_messages_with_nul_ids_are_rejected_and_passed(company, monkeypatch
         }
     )
     with imap_server(box) as port:
-        source = _imap_source(company.tenant, port)
+        source = imap_source(company.tenant, port)
         result = poll_source(source=source)
     assert result["state"] == "ok" and result.get("rejected", 0) >= 1
     state = SyncCursor.objects.get(source=source)

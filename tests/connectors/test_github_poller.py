@@ -152,18 +152,24 @@ def test_github_poll_issues_prs_comments_and_members(company, github_api):
     assert "ghp_test" not in source.credentials  # stored encrypted
 
 
+def second_issues_request_fails(app):
+    """`app` with its second request for acme/apollo's issues answered by a 502."""
+    calls = {"issues": 0}
+
+    def serve(request):
+        if request["path"] == "/repos/acme/apollo/issues":
+            calls["issues"] += 1
+            if calls["issues"] == 2:
+                return 502, {}, {"message": "server error"}
+        return app(request)
+
+    return serve
+
+
 def test_github_5xx_backs_off_exponentially_and_resumes(company, github_api):
     source = _source(company.tenant, github_api)
-    original, calls = github_api.app, {"n": 0}
-
-    def second_issues_page_fails(request):  # every page is read as page 1 from the last updated_at
-        if request["path"] == "/repos/acme/apollo/issues":
-            calls["n"] += 1
-            if calls["n"] == 2:
-                return 502, {}, {"message": "server error"}
-        return original(request)
-
-    github_api.app = second_issues_page_fails
+    # every page is read as page 1 from the last updated_at
+    github_api.app = second_issues_request_fails(github_api.app)
     assert poll_source(source=source)["state"] == "backoff"
     first = SyncCursor.objects.get(source=source)
     assert first.consecutive_failures == 1 and "502" in first.last_error

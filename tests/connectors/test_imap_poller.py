@@ -51,7 +51,8 @@ def mailbox():
     )
 
 
-def _source(tenant, port):
+def imap_source(tenant, port):
+    """The "email" source reading the local IMAP server as bot (password: $TEST_IMAP_PASSWORD)."""
     source = services.source_ensure(
         tenant=tenant,
         name="email",
@@ -65,7 +66,7 @@ def _source(tenant, port):
 def test_imap_poll_threads_participants_and_recall(company, mailbox, monkeypatch):
     monkeypatch.setenv("TEST_IMAP_PASSWORD", "pw")
     with imap_server(mailbox) as port:
-        source = _source(company.tenant, port)
+        source = imap_source(company.tenant, port)
         assert poll_source(source=source)["state"] == "ok"
     emails = Event.objects.filter(kind="email")
     assert set(emails.values_list("external_id", flat=True)) == {"m1@acme.example", "m2@vercel.example"}
@@ -81,7 +82,7 @@ def test_imap_connection_lost_resumes_from_last_uid(company, mailbox, monkeypatc
     monkeypatch.setenv("TEST_IMAP_PASSWORD", "pw")
     mailbox.drop_at_uid = 9
     with imap_server(mailbox) as port:
-        source = _source(company.tenant, port)
+        source = imap_source(company.tenant, port)
         assert poll_source(source=source)["state"] == "backoff"
         state = SyncCursor.objects.get(source=source)
         assert state.cursor["last_uid"] == 5 and "imap" in state.last_error
@@ -104,7 +105,7 @@ def test_imap_connection_lost_resumes_from_last_uid(company, mailbox, monkeypatc
 def test_imap_wrong_password_is_an_error(company, mailbox, monkeypatch):
     monkeypatch.setenv("TEST_IMAP_PASSWORD", "nope")
     with imap_server(mailbox) as port:
-        source = _source(company.tenant, port)
+        source = imap_source(company.tenant, port)
         assert poll_source(source=source)["state"] == "backoff"
     assert "AUTHENTICATIONFAILED" in SyncCursor.objects.get(source=source).last_error
     assert Event.objects.count() == 0
@@ -113,7 +114,7 @@ def test_imap_wrong_password_is_an_error(company, mailbox, monkeypatch):
 def test_imap_uidvalidity_change_rereads_without_doubling(company, mailbox, monkeypatch):
     monkeypatch.setenv("TEST_IMAP_PASSWORD", "pw")
     with imap_server(mailbox) as port:
-        source = _source(company.tenant, port)
+        source = imap_source(company.tenant, port)
         poll_source(source=source)
         count = Event.objects.count()
         mailbox.uidvalidity = 8

@@ -7,7 +7,6 @@ from almanac.selectors import group_members
 from connectors import services
 from connectors.models import Event, SyncCursor
 from connectors.pollers import poll_source
-from tests.connectors.servers import http_server
 
 pytestmark = pytest.mark.django_db
 
@@ -93,14 +92,6 @@ class SlackApi:
     def _paged(key, pages, page):
         nxt = str(page + 1) if page + 1 < len(pages) else ""
         return 200, {}, {"ok": True, key: pages[page], "response_metadata": {"next_cursor": nxt}}
-
-
-@pytest.fixture
-def slack_api():
-    api = SlackApi()
-    with http_server(api) as server:
-        server.api = api
-        yield server
 
 
 def _source(tenant, server):
