@@ -11,6 +11,25 @@ from django.conf import settings
 from django.db import connection, transaction
 from pgvector.django import HnswIndex, VectorField
 
+MIGRATED_DIM = 512  # the size the migrations create
+
+
+class EmbeddingField(VectorField):
+    """A vector column of EMBEDDING_DIM dimensions that the migrations know as `vector(512)`.
+
+    The column follows the setting through `migrate` (empty columns) and `reembed` (filled
+    ones), not through a migration: whatever EMBEDDING_DIM is, the field deconstructs as
+    the migrations wrote it, so `makemigrations --check` stays clean on every install."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("dimensions", settings.EMBEDDING_DIM)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, _, args, kwargs = super().deconstruct()
+        kwargs["dimensions"] = MIGRATED_DIM
+        return name, "pgvector.django.vector.VectorField", args, kwargs
+
 
 def embedded_models():
     """(model, field) for each model with an `embedding` vector column computed from its `content`."""

@@ -8,10 +8,11 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HnswIndex
 from simple_history.models import HistoricalRecords
 
 from almanac import keyword
+from almanac.embedding_columns import EmbeddingField
 from almanac.models import Tenant
 from memories.querysets import ACL_KEY_PREFIXES, MemoryQuerySet, SessionQuerySet
 
@@ -47,7 +48,7 @@ class Memory(models.Model):
     scope_key = models.CharField(max_length=200, help_text="username, department/project key or tenant slug")
     memory_type = models.CharField(max_length=16, choices=Type.choices, default=Type.SEMANTIC)
     content = models.TextField()
-    embedding = VectorField(dimensions=settings.EMBEDDING_DIM)
+    embedding = EmbeddingField()
     # Keyword index (almanac.keyword, corpus "memory").
     tokens = models.TextField(blank=True, default="")
     tf = models.JSONField(default=dict, blank=True)

@@ -13,10 +13,11 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HnswIndex
 from simple_history.models import HistoricalRecords
 
 from almanac import keyword
+from almanac.embedding_columns import EmbeddingField
 from almanac.models import Tenant
 
 
@@ -135,7 +136,7 @@ class PageSection(models.Model):
     stale_reason = models.CharField(max_length=300, blank=True)
     recall_event_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
     confirmed_recall_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
-    embedding = VectorField(dimensions=settings.EMBEDDING_DIM, null=True, blank=True)
+    embedding = EmbeddingField(null=True, blank=True)
     tokens = models.TextField(blank=True)
     tf = models.JSONField(default=dict, blank=True)
     doc_len = models.IntegerField(default=0)

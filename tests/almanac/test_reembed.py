@@ -61,3 +61,34 @@ def test_reembed_refuses_a_batch_below_one():
 
     with pytest.raises(CommandError, match="--batch must be 1 or more"):
         call_command("reembed", "--batch", "0", stdout=StringIO())
+
+
+def test_another_dimension_needs_no_migration():
+    """EMBEDDING_DIM sizes the columns through migrate/reembed: `makemigrations --check`
+    (part of `make test`) stays clean on an install with another size."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from django.db import connection
+
+    db = connection.settings_dict
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "DJANGO_SETTINGS_MODULE": "almanac.settings",
+        "DATABASE_URL": f"postgres://{db['USER']}@/{db['NAME']}?host={db['HOST']}&port={db['PORT']}",
+        "EMBEDDING_DIM": "768",
+    }
+    code = (
+        "import django; django.setup(); from django.core.management import call_command; "
+        "from memories.models import Memory; print(Memory._meta.get_field('embedding').db_type(None)); "
+        "call_command('makemigrations', '--check', '--dry-run', verbosity=1)"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines()[0] == "vector(768)"
+    assert "No changes detected" in out.stdout
