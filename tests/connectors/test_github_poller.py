@@ -223,3 +223,24 @@ def test_import_github_live_repo(company, github_api, capsys):
         "--no-progress",
     )
     assert "github: 7 new events" in capsys.readouterr().out
+
+
+def test_import_github_reads_the_token_from_a_file(company, github_api, capsys, tmp_path):
+    secret = tmp_path / "gh-token"
+    secret.write_text("ghp_from_file\n")
+    call_command(
+        "import_github", "--repo", "acme/apollo", "--base-url", github_api.url, "--token-file", str(secret), "--no-progress"
+    )  # fmt: skip
+    assert "github: 7 new events" in capsys.readouterr().out
+    assert {r["headers"].get("Authorization") for r in github_api.requests} == {"token ghp_from_file"}
+
+
+@pytest.mark.parametrize(("content", "error"), [(None, "cannot read"), ("  \n", "is empty")])
+def test_import_github_token_file_errors(company, tmp_path, content, error):
+    from django.core.management import CommandError
+
+    secret = tmp_path / "gh-token"
+    if content is not None:
+        secret.write_text(content)
+    with pytest.raises(CommandError, match=error):
+        call_command("import_github", "--repo", "acme/apollo", "--token-file", str(secret), "--no-progress")

@@ -1,3 +1,6 @@
+import sys
+from pathlib import Path
+
 from django.core.management.base import CommandError
 
 from connectors.importers import github
@@ -21,7 +24,11 @@ class Command(ImportCommand):
         parser.add_argument(
             "--base-url", default="", help="API base URL (GitHub Enterprise: https://HOST/api/v3)"
         )
-        parser.add_argument("--token", default="", help="token (default: the source's stored credentials)")
+        token = parser.add_mutually_exclusive_group()
+        token.add_argument(
+            "--token", default="", help="token (default: the source's stored credentials; visible in ps)"
+        )
+        token.add_argument("--token-file", default="", help="read the token from this file (- for stdin)")
         super().add_arguments(parser)
 
     def payloads(self, *, tenant, source_name, options):
@@ -34,10 +41,26 @@ class Command(ImportCommand):
         if options["repo"]:
             from connectors.pollers.github import live_payloads
 
+            token = options["token"] or read_token(options["token_file"])
+
             yield from live_payloads(
                 tenant=tenant,
                 source_name=source_name,
                 repos=options["repo"],
                 base_url=options["base_url"],
-                token=options["token"],
+                token=token,
             )
+
+
+def read_token(path: str) -> str:
+    """The token in `path` (or stdin for -), stripped; "" when no file is given."""
+    if not path:
+        return ""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"--token-file: cannot read {path}: {exc}") from exc
+    token = text.strip()
+    if not token:
+        raise CommandError(f"--token-file: {path} is empty")
+    return token
