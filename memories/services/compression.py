@@ -259,7 +259,17 @@ def memory_restore(*, memories, user, reason: str = "admin:restore") -> int:
     emptied = Memory.objects.filter(pk__in=summary_ids).exclude(
         links_in__kind=MemoryLink.Kind.COMPRESSED_INTO
     )
-    memory_set_status(memories=emptied, status=Memory.Status.ARCHIVED, user=user, reason=reason)
+    archive = []
+    for summary in emptied.select_for_update():
+        if expired_folded(summary.meta, transitive=False):
+            # It still holds originals that expired: their facts live on only in it. It is
+            # rewritten from them (the restored ones speak for themselves again).
+            _summary_redo(summary=summary, leaving=set(ids), user=user, reason=reason, purge=False)
+        else:
+            archive.append(summary.pk)
+    memory_set_status(
+        memories=Memory.objects.filter(pk__in=archive), status=Memory.Status.ARCHIVED, user=user, reason=reason
+    )
     return count
 
 
@@ -479,6 +489,36 @@ def _expired_texts(ids: list[int]) -> dict[int, str]:
         if kind == "-" and why == EXPIRED_REASON and content.strip() and content != PURGED
     }
     return {pk: found[pk] for pk in ids if pk in found}
+
+
+def expired_folded(meta: dict | None, *, transitive: bool = True) -> dict[int, str]:
+    """{id: last text} of the originals a summary (by its `meta`) folded in that expired
+    since: their text lives on only in the summary and in their own history. `transitive`:
+    through the summaries it folded in that expired too."""
+    found: dict[int, str] = {}
+    meta = meta or {}
+    frontier = list(meta.get("compressed_from") or []) if meta.get("source") == "compression" else []
+    while frontier:
+        frontier = [pk for pk in dict.fromkeys(frontier) if pk not in found]
+        existing = set(Memory.objects.filter(pk__in=frontier).values_list("pk", flat=True))
+        texts = _expired_texts([pk for pk in frontier if pk not in existing])
+        found.update(texts)
+        if not transitive or not texts:
+            break
+        metas = (
+            Memory.history.filter(id__in=list(texts))
+            .exclude(history_type="-")
+            .order_by("id", "-history_date", "-history_id")
+            .distinct("id")
+            .values_list("meta", flat=True)
+        )
+        frontier = [
+            pk
+            for m in metas
+            if (m or {}).get("source") == "compression"
+            for pk in (m.get("compressed_from") or [])
+        ]
+    return found
 
 
 def _compress_texts(texts: list[str], *, summary: Memory, reason: str) -> str:

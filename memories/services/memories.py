@@ -533,11 +533,13 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
     """Delete a sensitive memory and what still says it (DESIGN §8): its history rows keep
     who changed what and when but lose the text and meta, so do the history rows of the
     summaries that ever folded it in, skill runs that quote any text it ever had are
-    redacted, and an audit event without the content records the purge.
+    redacted, and an audit event without the content records the purge. A summary's
+    originals that expired (whose facts live on only in it) lose their history text too.
 
     Same permission as delete. The conversation turns a session memory came from are the
     session's own record and are not touched (delete the session for that).
     """
+    from memories.services.compression import expired_folded
     from skills.services import skillrun_redact
 
     if not can_modify(user=user, memory=memory, perm="delete_memory"):
@@ -546,11 +548,16 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
     # 1. Every text it ever had: an edit before the purge leaves the old one in the run log
     #    (the compress run that folded it in) and in the history of its summary.
     texts = _texts_ever(memory)
+    # A summary also says what its expired originals said (they live on only in it, and in
+    # their own history and the compress run's input): purged with it.
+    expired = expired_folded(memory.meta)
     # 2. Delete it; the summaries that fold it in now are rewritten or retired, history scrubbed.
     if not memory_remove(memory=memory, user=user, reason=reason, purge=True):
         raise ApplicationError("memory not found (deleted meanwhile)", status_code=404)
     # 3. Its own history, and that of summaries it left earlier (released by that edit).
     history = history_scrub(memory_id=memory_id, reason=reason)
+    history += sum(history_scrub(memory_id=pk, reason=reason) for pk in expired)
+    texts |= {text for text in expired.values() if _said(text)}
     scrubbed, summary_texts = _summaries_history_scrub(
         tenant_id=memory.tenant_id, memory_id=memory_id, texts=texts, reason=reason
     )

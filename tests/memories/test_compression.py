@@ -119,3 +119,50 @@ def test_admin_restore_action(client, alice, tenant, settings):
     )
     assert f"{len(originals)} memories restored" in response.content.decode()
     assert Memory.objects.get(meta__source="compression").status == "archived"
+
+
+def _expire(memories) -> None:
+    Memory.objects.filter(pk__in=[m.pk for m in memories]).update(
+        updated_at=timezone.now() - timedelta(days=conf.COMPRESSED_KEEP_DAYS + 1)
+    )
+    assert services.compressed_expire() == len(memories)
+
+
+def test_restoring_the_last_linked_original_keeps_the_expired_ones_facts(alice, settings):
+    """A summary emptied by a restore that still holds expired originals is their only copy:
+    it is rewritten from them, never archived out of recall."""
+    settings.LLM_BASE_URL = ""
+    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    memory_compress_task()
+    summary = Memory.objects.get(meta__source="compression")
+    kept, expired = originals[0], originals[1:]
+    _expire(expired)
+    assert services.memory_restore(memories=Memory.objects.filter(pk=kept.pk), user=alice) == 1
+    summary.refresh_from_db()
+    assert summary.status == "active"
+    assert sorted(summary.meta["compressed_from"]) == sorted(m.pk for m in expired)
+    assert "Apollo fact number 1:" in summary.content and "Apollo fact number 0:" not in summary.content
+    hits = [h.memory.pk for h in selectors.memory_search(user=alice, query="Apollo fact number 7 checklist")]
+    assert summary.pk in hits and kept.pk in hits
+
+
+def test_purging_a_summary_purges_its_expired_originals_history(alice, settings):
+    settings.LLM_BASE_URL = ""
+    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    memory_compress_task()
+    summary = Memory.objects.get(meta__source="compression")
+    expired, live = originals[:4], originals[4:]
+    _expire(expired)
+    assert "Apollo fact number 2:" in "".join(
+        Memory.history.filter(id=expired[2].pk).values_list("content", flat=True)
+    )
+    services.memory_purge(memory=summary, user=alice)
+    for memory in expired:
+        assert set(Memory.history.filter(id=memory.pk).values_list("content", flat=True)) == {"[purged]"}
+    # The originals that still exist are theirs: back to active, their history untouched.
+    assert set(Memory.objects.filter(pk__in=[m.pk for m in live]).values_list("status", flat=True)) == {
+        "active"
+    }
+    assert "Apollo fact number 5:" in "".join(
+        Memory.history.filter(id=live[1].pk).values_list("content", flat=True)
+    )
