@@ -155,7 +155,11 @@ def attribute_scope(*, user, text: str) -> tuple[str, str | None]:
     units = [u for u in _my_units(user, scope) if u.group_key in keys]
     if not units:
         return Memory.Scope.USER, None
-    unit = _unit_named(units, text) or units[0]
+    # Of several projects (departments), the one the text names; none named is ambiguous:
+    # guessing would share the fact with another team's members.
+    unit = _unit_named(units, text) or (units[0] if len(units) == 1 else None)
+    if unit is None:
+        return Memory.Scope.USER, None
     return scope, unit.key
 
 

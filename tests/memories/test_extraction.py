@@ -176,6 +176,10 @@ def test_scope_attribution(alice, bob, charlie):
     assert attribute_scope(user=alice, text="I like tea") == ("user", None)
     assert attribute_scope(user=alice, text="我们项目组和我们部门一起开会") == ("user", None)  # ambiguous
     assert attribute_scope(user=charlie, text="our team ships on Fridays") == ("user", None)  # no project
+    # bob is in Apollo and Zephyr: a team the text does not name could be either.
+    assert attribute_scope(user=bob, text="Our team decided to give Vercel a 10% discount") == ("user", None)
+    assert attribute_scope(user=bob, text="我们项目组决定给 Vercel 打九折") == ("user", None)
+    assert attribute_scope(user=bob, text="Our team ships Apollo on Fridays") == ("project", "apollo")
 
 
 def test_chunking_overlaps_and_bounds():
