@@ -268,7 +268,10 @@ def memory_restore(*, memories, user, reason: str = "admin:restore") -> int:
         else:
             archive.append(summary.pk)
     memory_set_status(
-        memories=Memory.objects.filter(pk__in=archive), status=Memory.Status.ARCHIVED, user=user, reason=reason
+        memories=Memory.objects.filter(pk__in=archive),
+        status=Memory.Status.ARCHIVED,
+        user=user,
+        reason=reason,
     )
     return count
 

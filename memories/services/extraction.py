@@ -177,8 +177,10 @@ def _digest(session_id: int, chunk: str) -> str:
     return hashlib.sha256(f"{session_id}\x1f{chunk}".encode()).hexdigest()
 
 
-def _covered(*, session: ConversationSession, vector, chunk: str) -> bool:
-    """A visible memory already says this chunk: as close as a duplicate, with the same facts."""
+def _covered(*, session: ConversationSession, vector, chunk: str, base: date) -> bool:
+    """A visible memory already says this chunk: as close as a duplicate, with the same facts,
+    and, for an event, on the same day ("yesterday I had lunch with Dave" said in two
+    sessions ten days apart is two lunches)."""
     visible = Memory.objects.visible_to(session.user)
     threshold = conf.dedup_threshold()
     close = [
@@ -189,9 +191,10 @@ def _covered(*, session: ConversationSession, vector, chunk: str) -> bool:
     if not close:
         return False
     wanted = fact_signature(chunk)
+    when = parse_occurred(chunk, base)
     return any(
-        fact_signature(text) == wanted
-        for text in visible.filter(pk__in=close).values_list("content", flat=True)
+        fact_signature(text) == wanted and (when is None or occurred is None or occurred == when)
+        for text, occurred in visible.filter(pk__in=close).values_list("content", "occurred_at")
     )
 
 
@@ -241,7 +244,7 @@ def _extract_chunk(*, session, chunk: str, position: int, digest: str, vector, b
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"chunk:{digest}"])
         if SessionChunk.objects.filter(session=session, digest=digest).exists():
             return
-        if _covered(session=session, vector=vector, chunk=chunk):
+        if _covered(session=session, vector=vector, chunk=chunk, base=base):
             SessionChunk.objects.create(
                 session=session, digest=digest, position=position, outcome=SessionChunk.Outcome.COVERED
             )

@@ -78,8 +78,52 @@ _CALENDAR_WORDS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday weekday weekend "
     "january february march april may june july august september october november december "
     "周一 周二 周三 周四 周五 周六 周日 周末 星期一 星期二 星期三 星期四 星期五 星期六 星期日 星期天 "
+    "today tomorrow yesterday tonight next last "
     "上午 下午 今天 明天 昨天".split()
 )
+# Days, weeks, months and years counted from now: 下周 / 上周, 下个月, 大后天, 去年.
+# The segmenter splits these differently in different sentences: read from the text.
+_ZH_RELATIVE = re.compile(r"(大前|大后|上上|下下|前|后|今|明|昨|去|上|下|本|这)个?(天|周|星期|礼拜|月|年)")
+# English numbers written as words, as digits: "ten thousand dollars" is "$10,000", and
+# "the tenth of March" the "10th".
+_EN_ONES = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen"
+).split()
+_EN_TENS = {
+    w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)
+}
+_EN_ORDINALS = {
+    w: i
+    for i, w in enumerate(
+        "first _ third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+        "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth".split(),
+        1,
+    )
+    if w != "_"  # "second" is a unit of time as often
+} | {"twentieth": 20, "thirtieth": 30}
+_EN_NUMBER_WORD = re.compile(
+    rf"\b(?:(?P<tens>{'|'.join(_EN_TENS)})(?:[- ](?P<unit>{'|'.join(_EN_ONES[1:10] + [w for w in _EN_ORDINALS if _EN_ORDINALS[w] < 10])}))?"
+    rf"|(?P<word>{'|'.join(_EN_ONES + list(_EN_ORDINALS))}))\b",
+    re.IGNORECASE,
+)
+
+_ORDINAL_SUFFIX = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.IGNORECASE)  # one spelling: 21th
+
+
+def _spelt_number(match: re.Match) -> str:
+    words = [w.lower() for w in match.group("tens", "unit", "word") if w]
+    value, ordinal = 0, False
+    for word in words:
+        if word in _EN_TENS:
+            value += _EN_TENS[word]
+        elif word in _EN_ORDINALS:
+            value, ordinal = value + _EN_ORDINALS[word], True
+        else:
+            value += _EN_ONES.index(word)
+    return f"{value}th" if ordinal else str(value)
+
+
 _ZH_NEGATIONS = frozenset("不 没 没有 未 别 不要 不是 不会 不能 无法 从不 从未 并非 毫无 勿".split())
 # English negations are stopwords the segmenter drops: found in the text itself.
 _EN_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|without)\b|n't\b")
@@ -106,7 +150,7 @@ _UNITS = {
     "%": "%", "percent": "%", "pct": "%", "am": "am", "a.m.": "am", "pm": "pm", "p.m.": "pm",
     "min": "minute", "mins": "minute", "minute": "minute", "minutes": "minute", "分钟": "minute",
     "h": "hour", "hr": "hour", "hrs": "hour", "hour": "hour", "hours": "hour", "小时": "hour",
-    "day": "day", "days": "day", "天": "day", "日": "日", "号": "日", "week": "week", "weeks": "week",
+    "折": "折", "day": "day", "days": "day", "天": "day", "日": "日", "号": "日", "week": "week", "weeks": "week",
     "周": "week", "星期": "week", "month": "month", "months": "month", "个月": "month", "月": "月",
     "year": "year", "years": "year", "yr": "year", "yrs": "year", "年": "年", "岁": "岁", "点": "点",
     "kb": "kb", "mb": "mb", "gb": "gb", "tb": "tb", "kg": "kg", "g": "g", "km": "km", "cm": "cm", "mm": "mm",
@@ -178,6 +222,8 @@ def _unit_facts(text: str) -> tuple[set[str], str]:
         unit = _UNITS[unit] if unit else _CURRENCIES.get(pre or "", "")
         if unit == "岁" or (unit == "year" and _AGE_AFTER.match(text, match.end())):
             unit = ""
+        if unit == "折" and len(num) == 2 and num[0] in _ZH_DIGIT and num[1] in _ZH_DIGIT:
+            num = f"{_ZH_DIGIT[num[0]]}.{_ZH_DIGIT[num[1]]}"  # 八五折 is 8.5折 (15% off)
         amount = _amount(num, _MAGNITUDES.get(mag or "", ""))
         facts.add(f"{amount}·{unit}" if unit else amount)
         rest.append(text[pos : match.start()])
@@ -196,13 +242,16 @@ def fact_signature(text: str) -> tuple[frozenset[str], bool]:
     """(the facts it states, is it negated): equal for restatements of one fact ("$3M" /
     "$3 million", "3万元" / "三万元" / "30000元", "3pm" / "3 pm", "Alice is 30" / "30 years
     old"), different for "deploys on Tuesdays" / "on Thursdays", "30k" / "40k", "3万元" /
-    "3千元", "3 pm" / "3 am", "likes" / "doesn't like".
+    "3千元", "3 pm" / "3 am", "likes" / "doesn't like", "八折" / "九折", "ten" / "twelve
+    thousand dollars", "next" / "last Wednesday", "下周三" / "上周三".
 
     Numbers with a unit or magnitude are compared by amount and unit only; the other fact
     tokens (ids, dates, bare numbers, weekdays) as the segmenter writes them, a bare Chinese
     numeral in digits."""
     text = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
+    text = _ORDINAL_SUFFIX.sub(r"\1th", _EN_NUMBER_WORD.sub(_spelt_number, text))
     facts, rest = _unit_facts(text)
+    facts |= {m.group(1).replace("这", "本") + m.group(2) for m in _ZH_RELATIVE.finditer(rest)}
     tokens = segment(rest)
     for token in tokens:
         if token in _CALENDAR_WORDS or re.search(r"\d", token):

@@ -105,6 +105,12 @@ def test_a_close_sentence_with_other_facts_is_a_new_memory(alice, first, second)
         ("我喜欢喝绿茶", "我不喜欢喝绿茶"),
         ("The Zephyr budget is 30k EUR", "The Zephyr budget is 40k EUR"),
         ("我们的预算是 30 万元", "我们的预算是 40 万元"),
+        ("Acme 的续约合同打八折，由 Bob 跟进", "Acme 的续约合同打九折，由 Bob 跟进"),
+        ("The Acme price is ten thousand dollars", "The Acme price is twelve thousand dollars"),
+        ("We sign with Acme on the tenth of March", "We sign with Acme on the fifteenth of March"),
+        ("The Acme review is next Wednesday in room 3", "The Acme review was last Wednesday in room 3"),
+        ("Acme 评审在下周三", "Acme 评审在上周三"),
+        ("Shipped the Acme fix yesterday", "Shipping the Acme fix tomorrow"),
     ],
 )
 def test_negation_and_amounts_make_another_fact_however_close_the_vectors(alice, first, second):
@@ -130,3 +136,18 @@ def test_the_nearest_with_other_facts_does_not_hide_a_real_duplicate(alice):
     assert not_a_duplicate is None  # nearer to what comes next, but another time
     _, duplicate = services.memory_create(owner=alice, content="the standup is at 9:30", embedding=base)
     assert duplicate == same
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("The Acme price is ten thousand dollars", "The Acme price is $10,000"),
+        ("We sign with Acme on the twenty-first of March", "We sign with Acme on the 21st of March"),
+        ("Acme 打八五折", "Acme 打8.5折"),
+        ("Acme 这周五发布", "Acme 本周五发布"),
+    ],
+)
+def test_numbers_in_words_and_digits_are_one_fact(first, second):
+    from memories.services.memories import fact_signature
+
+    assert fact_signature(first) == fact_signature(second)

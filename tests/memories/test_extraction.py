@@ -102,6 +102,22 @@ def test_a_chunk_with_a_changed_fact_is_not_covered(alice, ended_session):
     }
 
 
+@pytest.mark.parametrize(
+    "turn", ["Yesterday I had lunch with Dave at Din Tai Fung.", "昨天我和Dave在鼎泰丰吃了午饭。"]
+)
+def test_the_same_words_about_another_day_are_another_event(alice, ended_session, turn):
+    first = ended_session(alice, [turn], day="2026-03-10")
+    session_extract_task(first.pk)
+    second = ended_session(alice, [turn], day="2026-03-20")
+    session_extract_task(second.pk)
+    assert SessionChunk.objects.get(session=second).outcome == "extracted"
+    days = sorted(Memory.objects.filter(memory_type="episodic").values_list("occurred_at", flat=True))
+    assert days == [date(2026, 3, 9), date(2026, 3, 19)]
+    third = ended_session(alice, [turn], day="2026-03-20")  # the same day again: covered
+    session_extract_task(third.pk)
+    assert SessionChunk.objects.get(session=third).outcome == "covered"
+
+
 def test_ending_enqueues_extraction(api, alice, django_capture_on_commit_callbacks):
     session = services.session_create(user=alice)
     api.post(
