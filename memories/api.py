@@ -131,7 +131,8 @@ def _session(request, session_id: int, ref: str | None):
 
 
 @sessions_router.post("", response={201: SessionOut})
-def create_session(request, payload: SessionIn):
+def create_session(request, payload: SessionIn | None = None):
+    payload = payload or SessionIn()
     user = acting_user(request, payload.user)
     return Status(201, services.session_create(user=user, title=payload.title))
 

@@ -18,7 +18,7 @@ def clean_text(value: str | None, *, field: str, max_chars: int) -> str:
     if "\x00" in text:
         raise ApplicationError(f"{field} may not contain NUL bytes", status_code=422)
     if len(text) > max_chars:
-        raise ApplicationError(f"{field} is too long ({len(text)} > {max_chars} characters)", status_code=413)
+        raise ApplicationError(f"{field} is too long ({len(text)} > {max_chars} characters)", status_code=422)
     return text
 
 

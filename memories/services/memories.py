@@ -45,10 +45,16 @@ def scope_resolve(*, user, scope: str, scope_key: str | None) -> tuple[str, str]
     profile = UserProfile.objects.select_related("tenant").filter(user=user).first()
     if profile is None:
         raise ApplicationError("user has no tenant", status_code=404)
-    if scope == Memory.Scope.USER:
-        return scope, user.username
-    if scope == Memory.Scope.TENANT:
-        return scope, profile.tenant.slug
+    own = {Memory.Scope.USER: user.username, Memory.Scope.TENANT: profile.tenant.slug}
+    if scope in own:
+        # Only one key fits: another one is a mistake to report, not to silently replace.
+        if scope_key and scope_key.strip().lower() not in {own[scope].lower(), key_part(own[scope])}:
+            raise ApplicationError(
+                f"scope {scope!r} is the {'acting user' if scope == Memory.Scope.USER else 'tenant'}'s own: "
+                f"scope_key must be {own[scope]!r} or left out, not {scope_key!r}",
+                status_code=422,
+            )
+        return scope, own[scope]
     if scope not in SCOPE_MODELS:
         raise ApplicationError(f"unknown scope {scope!r}", status_code=422)
     if not scope_key:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from memories.models import Memory
+from memories.models import ConversationSession, Memory
 
 pytestmark = pytest.mark.django_db
 
@@ -293,3 +293,43 @@ def test_search_query_count_is_constant(alice, remember, django_assert_num_queri
         assert len(hits) == 3
         for text in EXTRA[batch]:
             remember(alice, text)
+
+
+def test_a_session_for_the_user_in_the_query_needs_no_body(api, alice):
+    for body in [None, b""]:
+        response = api.client.post(
+            "/api/v1/sessions?user=alice", body, content_type="application/json", headers=api.headers
+        )
+        assert response.status_code == 201, response.content
+    assert ConversationSession.objects.filter(user=alice).count() == 2
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"content": "scope key test", "scope": "user", "scope_key": "bob"},
+        {"content": "scope key test", "scope": "tenant", "scope_key": "globex"},
+    ],
+)
+def test_a_scope_key_that_does_not_fit_the_scope_is_refused(api, alice, bob, body):
+    response = api.post("/memories", {"user": "alice", **body})
+    assert response.status_code == 422 and "scope_key must be" in response.json()["detail"]
+    assert not Memory.objects.exists()
+    ok = api.post(
+        "/memories", {"user": "alice", **body, "scope_key": "alice" if body["scope"] == "user" else None}
+    )
+    assert ok.status_code == 201 and ok.json()["scope_key"] in {"alice", alice.profile.tenant.slug}
+
+
+def test_a_scope_key_of_another_user_is_refused_on_update_too(api, alice, bob):
+    created = api.post("/memories", {"user": "alice", "content": "Alice drinks green tea"}).json()
+    response = api.patch(f"/memories/{created['id']}", {"user": "alice", "scope": "user", "scope_key": "bob"})
+    assert response.status_code == 422
+    assert Memory.objects.get(pk=created["id"]).scope_key == "alice"
+
+
+def test_content_over_the_limit_is_a_422(api, alice):
+    from memories import conf
+
+    response = api.post("/memories", {"user": "alice", "content": "x" * (conf.MAX_CONTENT_CHARS + 1)})
+    assert response.status_code == 422 and "too long" in response.json()["detail"]
