@@ -220,7 +220,7 @@ class UserProfileAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         # Built-in access groups follow the profile's departments and projects.
-        services.membership_sync_builtin(user=form.instance.user)
+        services.membership_sync_builtin(user=form.instance.user, actor=request.user.get_username())
 
 
 class MembershipInline(TenantScopedAdminMixin, admin.TabularInline):
@@ -231,12 +231,39 @@ class MembershipInline(TenantScopedAdminMixin, admin.TabularInline):
     readonly_fields = ["confirmed_at", "created_at"]
 
 
+def _audited_membership_change(request, scope, change) -> None:
+    """Run `change()` and record who joined and who left the memberships in `scope` (a
+    queryset) as access events by the admin."""
+    before = services.memberships_of(scope)
+    change()
+    after = services.memberships_of(scope)
+    actor = request.user.get_username()
+    groups = before.keys() | after.keys()
+    services.access_audit(
+        changes={g: after.get(g, set()) - before.get(g, set()) for g in groups},
+        granted=True,
+        actor=actor,
+        origin="admin",
+    )
+    services.access_audit(
+        changes={g: before.get(g, set()) - after.get(g, set()) for g in groups}, granted=False, actor=actor
+    )
+
+
 @admin.register(AccessGroup)
 class AccessGroupAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["key", "kind", "name", "tenant", "builtin"]
     list_filter = ["tenant", "kind", "builtin"]
     search_fields = ["key", "name"]
     inlines = [MembershipInline]
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not GroupMembership:
+            return super().save_formset(request, form, formset, change)
+        scope = GroupMembership.objects.filter(group=form.instance)
+        _audited_membership_change(
+            request, scope, lambda: super(AccessGroupAdmin, self).save_formset(request, form, formset, change)
+        )
 
 
 @admin.register(GroupMembership)
@@ -246,6 +273,28 @@ class GroupMembershipAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_filter = ["origin", "group__tenant", "group__kind"]
     search_fields = ["user__username", "group__key"]
     raw_id_fields = ["user", "group"]
+
+    def save_model(self, request, obj, form, change):
+        pairs = Q(user_id=obj.user_id, group_id=obj.group_id)
+        if change:  # the row may have been moved to another user or group
+            old = GroupMembership.objects.filter(pk=obj.pk).values("user_id", "group_id").first() or {}
+            pairs |= Q(**old) if old else Q()
+        scope = GroupMembership.objects.filter(pairs)
+        _audited_membership_change(
+            request, scope, lambda: super(GroupMembershipAdmin, self).save_model(request, obj, form, change)
+        )
+
+    def delete_model(self, request, obj):
+        scope = GroupMembership.objects.filter(pk=obj.pk)
+        _audited_membership_change(
+            request, scope, lambda: super(GroupMembershipAdmin, self).delete_model(request, obj)
+        )
+
+    def delete_queryset(self, request, queryset):
+        scope = GroupMembership.objects.filter(pk__in=list(queryset.values_list("pk", flat=True)))
+        _audited_membership_change(
+            request, scope, lambda: super(GroupMembershipAdmin, self).delete_queryset(request, queryset)
+        )
 
 
 @admin.register(AgentKey)
@@ -261,7 +310,9 @@ class AgentKeyAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         "revoked_at",
     ]
     list_filter = ["tenant", "can_push_events"]
-    readonly_fields = ["prefix", "hashed_secret", "created_at", "last_used_at", "revoked_at"]
+    # The hash stays out of the form: with it, a guess at a key can be checked offline.
+    exclude = ["hashed_secret"]
+    readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke"]
 
     def has_add_permission(self, request):
@@ -270,7 +321,7 @@ class AgentKeyAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     @admin.action(description="Revoke selected keys")
     def revoke(self, request, queryset):
         for key in queryset:
-            services.agentkey_revoke(key=key)
+            services.agentkey_revoke(key=key, actor=request.user.get_username())
 
 
 class ReadOnlyAdminMixin:

@@ -45,6 +45,6 @@ def load_company() -> DemoCompany:
     )
     for name, connector in (("demo-agent", False), ("demo-connector", True)):
         if not AgentKey.objects.filter(tenant=tenant, name=name, revoked_at__isnull=True).exists():
-            _, raw = agentkey_create(tenant=tenant, name=name, can_push_events=connector)
+            _, raw = agentkey_create(tenant=tenant, name=name, can_push_events=connector, actor="demo")
             company.new_keys[name] = raw
     return company

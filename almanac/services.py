@@ -79,7 +79,7 @@ def project_ensure(*, tenant: Tenant, name: str) -> Project:
 
 
 @transaction.atomic
-def membership_sync_builtin(*, user) -> None:
+def membership_sync_builtin(*, user, actor: str = "directory") -> None:
     """Make the user's built-in memberships (user:, tenant:, dept:, project:) match the profile.
 
     Called after every change to a profile's tenant, departments or projects (services and
@@ -104,15 +104,20 @@ def membership_sync_builtin(*, user) -> None:
             ).pk
         )
     current = GroupMembership.objects.filter(user=user, origin=BUILTIN)
-    current.exclude(group_id__in=wanted).delete()
     # A user moved to another tenant keeps nothing from the old one.
-    GroupMembership.objects.filter(user=user).exclude(group__tenant=tenant).delete()
+    leaving = current.exclude(group_id__in=wanted) | GroupMembership.objects.filter(user=user).exclude(
+        group__tenant=tenant
+    )
+    revoked = memberships_of(leaving)
+    GroupMembership.objects.filter(pk__in=list(leaving.values_list("pk", flat=True))).delete()
     have = set(
         GroupMembership.objects.filter(user=user, group_id__in=wanted).values_list("group_id", flat=True)
     )
     GroupMembership.objects.bulk_create(
         [GroupMembership(user=user, group_id=gid, origin=BUILTIN) for gid in wanted - have]
     )
+    access_audit(changes=revoked, granted=False, actor=actor, origin=BUILTIN)
+    access_audit(changes={gid: {user.pk} for gid in wanted - have}, granted=True, actor=actor, origin=BUILTIN)
 
 
 # --- The personal key `user:<username>` ---------------------------------------------------
@@ -342,16 +347,20 @@ def user_set_projects(*, user, names: list[str]) -> None:
         membership_sync_builtin(user=user)
 
 
-def membership_add(*, user, group: AccessGroup, origin: str) -> None:
+def membership_add(*, user, group: AccessGroup, origin: str, actor: str = "") -> None:
     membership, created = GroupMembership.objects.get_or_create(
         user=user, group=group, defaults={"origin": origin}
     )
-    if not created:
+    if created:
+        access_audit(changes={group.pk: {user.pk}}, granted=True, actor=actor or origin, origin=origin)
+    else:
         membership.save(update_fields=["confirmed_at"])
 
 
-def membership_remove(*, user, group: AccessGroup) -> int:
+def membership_remove(*, user, group: AccessGroup, actor: str = "") -> int:
     deleted, _ = GroupMembership.objects.filter(user=user, group=group).exclude(origin=BUILTIN).delete()
+    if deleted:
+        access_audit(changes={group.pk: {user.pk}}, granted=False, actor=actor)
     return deleted
 
 
@@ -362,6 +371,7 @@ def agentkey_create(
     can_push_events: bool = False,
     can_act_for_users: bool = True,
     rate_limit: str = "",
+    actor: str = "",
 ) -> tuple[AgentKey, str]:
     """Create an agent key and return it with its secret (shown once, stored hashed).
     `rate_limit`: requests per period ("600/m"); empty: the `API_RATE_LIMIT` setting."""
@@ -386,13 +396,31 @@ def agentkey_create(
         can_act_for_users=can_act_for_users,
         rate_limit=rate_limit.strip(),
     )
+    _key_audit(key, "agentkey.create", actor)
     return key, raw
 
 
-def agentkey_revoke(*, key: AgentKey) -> None:
+def _key_audit(key: AgentKey, action: str, actor: str) -> None:
+    audit_record(
+        action=action,
+        tenant_id=key.tenant_id,
+        actor=actor or "system",
+        object_type="agent_key",
+        object_id=key.pk,
+        detail={
+            "name": key.name,
+            "prefix": key.prefix,
+            "can_act_for_users": key.can_act_for_users,
+            "can_push_events": key.can_push_events,
+        },
+    )
+
+
+def agentkey_revoke(*, key: AgentKey, actor: str = "") -> None:
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
+        _key_audit(key, "agentkey.revoke", actor)
 
 
 def agentkey_touch(*, key: AgentKey) -> None:
@@ -407,6 +435,7 @@ def audit_record(
     *,
     action: str,
     tenant=None,
+    tenant_id: int | None = None,
     actor: str = "",
     object_type: str = "",
     object_id="",
@@ -416,10 +445,52 @@ def audit_record(
     from almanac.models import AuditEvent
 
     return AuditEvent.objects.create(
-        tenant=tenant,
+        tenant_id=tenant.pk if tenant is not None else tenant_id,
         actor=actor[:200],
         action=action,
         object_type=object_type,
-        object_id=str(object_id),
+        object_id=str(object_id)[:64],
         detail=detail or {},
     )
+
+
+# Who is listed by name in one access event; a larger change (a connector's first sync of
+# a big channel) records the count and the first names.
+AUDIT_MAX_USERS = 200
+
+
+def access_audit(*, changes: dict[int, set[int]], granted: bool, actor: str, origin: str = "") -> None:
+    """One `access.grant` / `access.revoke` event per access group: {group id: user ids}
+    that just joined or left it. Membership is the permission model, so every change of it,
+    by the directory, a connector or an admin, is recorded with who made it."""
+    changes = {gid: ids for gid, ids in changes.items() if ids}
+    if not changes:
+        return
+    groups = AccessGroup.objects.in_bulk(list(changes))
+    names = dict(User.objects.filter(pk__in=set().union(*changes.values())).values_list("pk", "username"))
+    for gid, ids in sorted(changes.items()):
+        group = groups.get(gid)
+        if group is None:
+            continue
+        users = sorted(names.get(uid, str(uid)) for uid in ids)
+        audit_record(
+            action="access.grant" if granted else "access.revoke",
+            tenant_id=group.tenant_id,
+            actor=actor or "system",
+            object_type="access_group",
+            object_id=group.key,
+            detail={
+                "group": group.key,
+                "users": users[:AUDIT_MAX_USERS],
+                "count": len(users),
+                **({"origin": origin} if origin else {}),
+            },
+        )
+
+
+def memberships_of(queryset) -> dict[int, set[int]]:
+    """{group id: user ids} of some memberships (what a delete of them revokes)."""
+    found: dict[int, set[int]] = {}
+    for gid, uid in queryset.values_list("group_id", "user_id"):
+        found.setdefault(gid, set()).add(uid)
+    return found

@@ -43,6 +43,23 @@ def _row(memory: Memory) -> dict:
     return row
 
 
+def _export_audit(request, queryset, fmt: str) -> None:
+    """An export takes memories out of the system: one audit event per tenant, with the ids."""
+    from almanac.services import audit_record
+
+    by_tenant: dict[int, list[int]] = {}
+    for tenant_id, pk in queryset.order_by("pk").values_list("tenant_id", "pk"):
+        by_tenant.setdefault(tenant_id, []).append(pk)
+    for tenant_id, ids in by_tenant.items():
+        audit_record(
+            action="memory.export",
+            tenant_id=tenant_id,
+            actor=request.user.get_username(),
+            object_type="memory",
+            detail={"format": fmt, "count": len(ids), "ids": ids[:1000]},
+        )
+
+
 @admin.register(Memory)
 class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
     history_acl = True
@@ -108,6 +125,7 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
     @admin.action(description="Export selected as JSON")
     def export_json(self, request, queryset):
         rows = [_row(m) for m in queryset.select_related("owner")]
+        _export_audit(request, queryset, "json")
         response = HttpResponse(
             json.dumps(rows, ensure_ascii=False, indent=2), content_type="application/json"
         )
@@ -120,10 +138,10 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
         response["Content-Disposition"] = 'attachment; filename="memories.csv"'
         writer = csv.DictWriter(response, fieldnames=EXPORT_FIELDS)
         writer.writeheader()
-        for memory in queryset.select_related("owner"):
-            row = _row(memory)
-            row["meta"] = json.dumps(row["meta"], ensure_ascii=False)
-            writer.writerow(row)
+        rows = [_row(memory) for memory in queryset.select_related("owner")]
+        for row in rows:
+            writer.writerow({**row, "meta": json.dumps(row["meta"], ensure_ascii=False)})
+        _export_audit(request, queryset, "csv")
         return response
 
     @admin.action(description="Archive selected (kept, not retrieved)")

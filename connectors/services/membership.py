@@ -15,7 +15,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from almanac.models import AccessGroup, GroupMembership, Tenant
-from almanac.services import BUILTIN, group_ensure
+from almanac.services import BUILTIN, access_audit, group_ensure
 from connectors.models import Event, MembershipClock, Source
 from connectors.schemas import EventIn
 from connectors.services.identity import identity_resolve
@@ -193,9 +193,14 @@ def _members_change(*, group: AccessGroup, origin: str, user_ids: set[int], adde
     if not user_ids:
         return
     if added:
+        members = GroupMembership.objects.filter(group=group, user_id__in=user_ids)
+        changed = set(user_ids) - set(members.values_list("user_id", flat=True))
         GroupMembership.objects.bulk_create(
-            [GroupMembership(user_id=uid, group=group, origin=origin) for uid in sorted(user_ids)],
+            [GroupMembership(user_id=uid, group=group, origin=origin) for uid in sorted(changed)],
             ignore_conflicts=True,
         )
     else:  # a removal from the source removes whoever granted it, except the directory
-        GroupMembership.objects.filter(group=group, user_id__in=user_ids).exclude(origin=BUILTIN).delete()
+        leaving = GroupMembership.objects.filter(group=group, user_id__in=user_ids).exclude(origin=BUILTIN)
+        changed = set(leaving.values_list("user_id", flat=True))
+        leaving.delete()
+    access_audit(changes={group.pk: changed}, granted=added, actor=f"connector:{origin}", origin=origin)

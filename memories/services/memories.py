@@ -423,6 +423,7 @@ def memory_create(
         history_user=owner,
         reason=reason,
     )
+    _audit(action="memory.create", memory=memory, user=owner, memory_id=memory.pk, detail={"reason": reason})
     return memory, None
 
 
@@ -530,6 +531,15 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
         memory._history_user = user
         memory._change_reason = reason
         memory.save(update_fields=[*dict.fromkeys(changed), "updated_at"])
+        # Which fields, never what they say (a purge could not take it back out of here).
+        fields = sorted(set(changed) - {"embedding", "tokens", "tf", "doc_len", "acl"})
+        _audit(
+            action="memory.update",
+            memory=memory,
+            user=user,
+            memory_id=memory.pk,
+            detail={"reason": reason, "fields": fields},
+        )
     if (memory.acl[0], memory.content) != before:
         from memories.services.compression import summaries_release
 
@@ -707,16 +717,29 @@ def _audit(*, action: str, memory: Memory, user, memory_id: int, detail: dict) -
 
 @transaction.atomic
 def memory_set_status(*, memories, status: str, user, reason: str) -> int:
-    """Archive / reactivate / mark compressed, with a history row per memory."""
+    """Archive / reactivate / mark compressed, with a history row per memory; archiving and
+    reactivating are audited (compression and restores are, where they happen)."""
     count = 0
     for memory in memories.select_for_update(of=("self",)):
         if memory.status != status:
+            action = _STATUS_ACTIONS.get((memory.status, status))
             memory.status = status
             memory._history_user = user
             memory._change_reason = reason
             memory.save(update_fields=["status", "updated_at"])
             count += 1
+            if action:
+                _audit(
+                    action=action, memory=memory, user=user, memory_id=memory.pk, detail={"reason": reason}
+                )
     return count
+
+
+_STATUS_ACTIONS = {
+    (Memory.Status.ACTIVE, Memory.Status.ARCHIVED): "memory.archive",
+    (Memory.Status.COMPRESSED, Memory.Status.ARCHIVED): "memory.archive",
+    (Memory.Status.ARCHIVED, Memory.Status.ACTIVE): "memory.reactivate",
+}
 
 
 @transaction.atomic

@@ -24,7 +24,11 @@ class Command(BaseCommand):
             raise CommandError(f"unknown tenant {tenant!r}; create it with tenant_create first")
         try:
             key, raw = agentkey_create(
-                tenant=tenant_obj, name=name, can_push_events=connector, rate_limit=rate_limit
+                tenant=tenant_obj,
+                name=name,
+                can_push_events=connector,
+                rate_limit=rate_limit,
+                actor="manage.py",
             )
         except ApplicationError as exc:
             raise CommandError(exc.message) from exc
