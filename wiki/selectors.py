@@ -11,7 +11,21 @@ from datetime import UTC, datetime, timedelta
 
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import connection
-from django.db.models import Case, Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.expressions import RawSQL
 from django.http import Http404
 
 from almanac import keyword, search, vectors
@@ -307,6 +321,31 @@ def page_status_for(page: Page, containers) -> str:
     return Page.Status.ACTIVE
 
 
+def _person_section_count(user) -> RawSQL:
+    """For a person page row: how many sections the reader sees on it or authored by the
+    person (their handles as `person_handles` makes them: username, e-mail, identities)."""
+    from django.contrib.auth import get_user_model
+
+    from connectors.models import ExternalIdentity
+
+    predicate = visible_sections_sql(user, table="ps")
+    if predicate is None:
+        return RawSQL("0", [], output_field=IntegerField())
+    users, entities = get_user_model()._meta.db_table, Entity._meta.db_table
+    page, sections = Page._meta.db_table, PageSection._meta.db_table
+    person = f"SELECT e.user_id FROM {entities} e WHERE e.id = {page}.entity_id"
+    handles = f"""ARRAY(
+        SELECT lower(u.username) FROM {users} u WHERE u.id = ({person})
+        UNION SELECT lower(u.email) FROM {users} u WHERE u.id = ({person}) AND u.email <> ''
+        UNION SELECT lower(x.handle) FROM {ExternalIdentity._meta.db_table} x WHERE x.user_id = ({person}))"""
+    return RawSQL(
+        f"(SELECT count(*) FROM {sections} ps WHERE {predicate[0]}"
+        f" AND (ps.page_id = {page}.id OR ps.authors && {handles}::varchar[]))",
+        predicate[1],
+        output_field=IntegerField(),
+    )
+
+
 def page_list(*, user, q: str = "", kind: str = "") -> QuerySet[Page]:
     """Pages with at least one visible, non-stale section, with how many the user sees and
     the status as they may see it (`visible_status`, see `page_status_for`)."""
@@ -319,7 +358,11 @@ def page_list(*, user, q: str = "", kind: str = "") -> QuerySet[Page]:
         Page.objects.filter(tenant=tenant)
         .filter(Exists(visible))
         .annotate(
-            visible_sections=Subquery(counts[:1]),
+            # A person page also shows what they wrote elsewhere (`page_sections_for_user`).
+            visible_sections=Case(
+                When(kind=Entity.Kind.PERSON, then=_person_section_count(user)),
+                default=Subquery(counts[:1]),
+            ),
             # The reader's own "last changed": a private section's edit is not visible through it.
             visible_updated_at=Subquery(visible.order_by("-updated_at").values("updated_at")[:1]),
             visible_status=Case(

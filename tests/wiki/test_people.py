@@ -36,3 +36,18 @@ def test_directory_sync_creates_project_pages_for_directory_projects(tenant, ali
     services.directory_sync(tenant=tenant)
     push(slack("we should move apollo to the new cluster"))
     assert PageSection.objects.filter(page__slug="apollo").count() == 1
+
+
+def test_the_page_list_counts_what_a_person_page_shows(api, tenant, vercel_world, alice, bob, charlie):
+    services.directory_sync(tenant=tenant)
+    for reader in ["alice", "bob", "charlie"]:
+        listed = {p["slug"]: p for p in api.get("/wiki/pages", user=reader, kind="person").json()}
+        for slug in ["alice", "bob"]:
+            shown = api.get(f"/wiki/pages/{slug}", user=reader).json()["sections"]
+            assert listed[slug]["sections"] == len(shown), (reader, slug)
+    # bob wrote a private section alice cannot see: his page has more for him than for her.
+    bob_for = {
+        r: {p["slug"]: p["sections"] for p in api.get("/wiki/pages", user=r, kind="person").json()}
+        for r in ["alice", "bob"]
+    }
+    assert bob_for["bob"]["bob"] > bob_for["alice"]["bob"] >= 1
