@@ -8,6 +8,8 @@ import logging
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from almanac.context import conf
 from almanac.context.budget import fit
@@ -190,13 +192,23 @@ def _names(items: list[Item]) -> str:
     return ", ".join(item.label for item in items)
 
 
+# Block kinds as `budget_exceeded` names them. Warning texts follow the request's language
+# (Accept-Language; the web UI's reader), English by default; `code` and `items` never change.
+KIND_NAMES = {
+    "wiki": gettext_lazy("wiki"),
+    "semantic": gettext_lazy("semantic"),
+    "episodic": gettext_lazy("episodic"),
+    "working": gettext_lazy("working"),
+}
+
+
 def budget_warnings(result: Fit, lang: str) -> list[dict]:
     warnings = []
     if result.summarized:
         warnings.append(
             {
                 "code": "summarized",
-                "detail": f"summarized to fit the budget: {_names(result.summarized)}",
+                "detail": _("summarized to fit the budget: %(names)s") % {"names": _names(result.summarized)},
                 "items": [item.id for item in result.summarized],
             }
         )
@@ -204,20 +216,22 @@ def budget_warnings(result: Fit, lang: str) -> list[dict]:
     partial = [item for items in result.chosen.values() for item in items if item.refs.get("omitted")]
     if partial:
         parts.append(
-            f"older sections of {_names(partial)} (only the newest {conf.PAGE_MAX_SECTIONS} and those matching the task are used)"
+            _("older sections of %(names)s (only the newest %(count)s and those matching the task are used)")
+            % {"names": _names(partial), "count": conf.PAGE_MAX_SECTIONS}
         )
         ids += [f"wiki:{item.id}" for item in partial]
     by_kind: dict[str, list[Item]] = {}
     for item in result.left_out:
         by_kind.setdefault(item.kind, []).append(item)
     for kind, items in by_kind.items():
-        parts.append(f"{kind}: {', '.join(i.title if kind == 'wiki' else i.id for i in items)}")
+        listed = ", ".join(i.title if kind == "wiki" else i.id for i in items)
+        parts.append(f"{KIND_NAMES.get(kind, kind)}: {listed}")
         ids += [f"{item.kind}:{item.id}" for item in items]
     if parts:
         warnings.append(
             {
                 "code": "budget_exceeded",
-                "detail": "left out to stay within max_tokens — " + "; ".join(parts),
+                "detail": _("left out to stay within max_tokens — %(parts)s") % {"parts": "; ".join(parts)},
                 "items": ids,
             }
         )
@@ -241,23 +255,29 @@ def freshness_for(*, tenant) -> dict[str, dict]:
 
 
 def freshness_warnings(freshness: dict[str, dict]) -> list[dict]:
-    lagging = []
+    names, lagging = [], []
     for name, state in sorted(freshness.items()):
         lag = state.get("lag_seconds")
         if state.get("state") in {"backoff", "error"}:
             reason = state.get("state")
             if state.get("last_error"):
                 reason += f": {str(state['last_error'])[:120]}"
-            lagging.append(f"{name} ({reason})")
+            lagging.append(_("%(name)s (%(reason)s)") % {"name": name, "reason": reason})
         elif lag is not None and lag > settings.SOURCE_LAG_WARNING_SECONDS:
-            lagging.append(f"{name} (last synced {int(lag) // 60} min ago)")
+            lagging.append(
+                _("%(name)s (last synced %(minutes)s min ago)") % {"name": name, "minutes": int(lag) // 60}
+            )
+        else:
+            continue
+        names.append(name)
     if not lagging:
         return []
     return [
         {
             "code": "source_lagging",
-            "detail": "these sources may be behind, recent changes may be missing: " + "; ".join(lagging),
-            "items": [entry.split(" ", 1)[0] for entry in lagging],
+            "detail": _("these sources may be behind, recent changes may be missing: %(sources)s")
+            % {"sources": "; ".join(lagging)},
+            "items": names,
         }
     ]
 
@@ -284,7 +304,12 @@ def stale_warnings(*, user, page_ids: list[int]) -> list[dict]:
     return [
         {
             "code": "stale_excluded",
-            "detail": f"{count} stale section(s) (e.g. recalled e-mails) were excluded until someone confirms them",
+            "detail": ngettext(
+                "%(count)s stale section (e.g. a recalled e-mail) was excluded until someone confirms it",
+                "%(count)s stale sections (e.g. recalled e-mails) were excluded until someone confirms them",
+                count,
+            )
+            % {"count": count},
             "items": [],
         }
     ]

@@ -310,3 +310,25 @@ def test_response_is_exactly_the_documented_schema(api, company, alice, no_fresh
     assert {w["code"] for w in data["warnings"]} >= {"budget_exceeded", "source_lagging"}
     assert data["freshness"]
     assert ContextOut.model_validate(data).model_dump(mode="json") == data
+
+
+def test_warning_texts_follow_the_request_language(api, company, alice, no_freshness_cache):
+    from connectors.models import Source
+    from connectors.services import sync_failure
+
+    sync_failure(source=Source.objects.get(tenant=company, name="slack"), error="HTTP 429", retry_after=600)
+    body = {"user": "alice", "task": "Vercel renewal pricing", "max_tokens": 30}
+    english = context(api, **body)
+    headers = {**api.headers, "Accept-Language": "zh-hans"}
+    response = api.client.post("/api/v1/context", body, content_type="application/json", headers=headers)
+    chinese = response.json()
+    detail = {w["code"]: w["detail"] for w in english["warnings"]}
+    assert detail["budget_exceeded"].startswith("left out to stay within max_tokens — ")
+    assert "these sources may be behind" in detail["source_lagging"]
+    zh = {w["code"]: w["detail"] for w in chinese["warnings"]}
+    assert zh["budget_exceeded"].startswith("为不超过 max_tokens 而略去：")
+    assert zh["source_lagging"].startswith("以下来源可能滞后") and "slack（backoff" in zh["source_lagging"]
+    # Codes and items are the contract: the same whatever the language.
+    assert [(w["code"], w["items"]) for w in chinese["warnings"]] == [
+        (w["code"], w["items"]) for w in english["warnings"]
+    ]

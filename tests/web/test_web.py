@@ -106,6 +106,21 @@ def test_context_preview(client, wiki, bob):
     assert "[Company knowledge]" in body and "18%" in body
 
 
+def test_context_preview_warnings_and_a_missing_page_in_chinese(client, wiki, bob):
+    login(client, bob)
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    body = client.get(
+        "/context/", {"task": "Vercel renewal discount", "max_tokens": 60}, **zh
+    ).content.decode()
+    assert "为不超过 max_tokens 而略去" in body and "left out to stay" not in body
+    missing = client.get("/wiki/no-such-page/", **zh)
+    assert missing.status_code == 404
+    page = missing.content.decode()
+    assert "没有这个页面，或者你无权查看。" in page and "知识库" in page  # the site's own page, translated
+    api = client.get("/api/v1/no-such-path", **zh)
+    assert api.status_code == 404 and api["Content-Type"] == "application/json"
+
+
 def test_bad_values_in_the_web_ui_are_a_400_or_an_error_message_never_a_500(client, wiki, bob):
     login(client, bob)
     for path, params in [
