@@ -7,8 +7,10 @@ Chinese forms are resolved here (a few lines of calendar arithmetic).
 
 A month-day without a year ("12月1日", "December 1") is the session year's, unless that
 is more than a month after the session date: then it is last year's, because a memory
-mostly reports what happened; when the sentence says future ("计划", "will", "next"...) it
-is the other way round (a date more than a month before the session is next year's).
+mostly reports what happened; when the sentence says future ("计划", "will", "next"..., or
+states the date in the present: "my flight is on May 3") it is the other way round (a date
+more than a month before the session is next year's). A bare weekday ("周五", "on Friday")
+is the last one, or the next one when the sentence says future.
 "去年/前年/今年/明年 3月5日" shift the year. Recurring times ("每周一", "一周三次",
 "every Monday") are not dates.
 """
@@ -40,7 +42,8 @@ _NUM_MDY = re.compile(r"(?<![\d./])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
 _ZH_WEEKDAY = re.compile(
     r"(?<![一每几两隔])(上上|上|下下|下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天1-7])(?![\d次个遍]|天(?!气))"
 )
-_ZH_RELDAY = {"前天": -2, "昨天": -1, "今天": 0, "明天": 1, "后天": 2}
+_ZH_RELDAY = {"大前天": -3, "前天": -2, "昨天": -1, "今天": 0, "明天": 1, "后天": 2, "大后天": 3}
+_ZH_RELDAY_WORD = re.compile("|".join(sorted(_ZH_RELDAY, key=len, reverse=True)))  # 大后天 before 后天
 _ZH_DAYS_AGO = re.compile(r"(\d+|[一二三四五六七八九十两]{1,3})\s*天前")
 _WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 RECURRING = re.compile(
@@ -82,6 +85,14 @@ _EN_PERIOD = re.compile(
     r"\b(?:(?:last|next|this)\s+(?:week|month|year)|\d+\s+months?\s+ago)\b", re.IGNORECASE
 )
 _MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
+# "My flight is on May 3", "the renewal is 1 June": a date stated in the present is one to
+# come (a report of the past says "was").
+_STATED_DATE = re.compile(
+    r"\b(?:is|are)\s+(?:on\s+|due\s+|set\s+for\s+)?"
+    r"(?=(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))",
+    re.IGNORECASE,
+)
 
 
 def _safe_date(year: int, month: int, day: int) -> dt.date | None:
@@ -129,11 +140,14 @@ def _zh_ymd(match: re.Match, sentence: str, base: dt.date) -> dt.date | None:
     return month_day(month, day, base, future=bool(_FUTURE.search(sentence)))
 
 
-def _zh_weekday(prefix: str | None, day: str, base: dt.date) -> dt.date:
+def _zh_weekday(prefix: str | None, day: str, base: dt.date, *, future: bool = False) -> dt.date:
     weekday = _ZH_NUM.get(day) or int(day)
     monday = base - dt.timedelta(days=base.weekday())
     if not prefix:
-        # Bare "周五": the most recent one (conversations mostly report what happened).
+        # Bare "周五": the most recent one (conversations mostly report what happened), or
+        # the next one when the sentence says future ("周五我们将发布", "我周五要去上海").
+        if future:
+            return base + dt.timedelta(days=(weekday - 1 - base.weekday()) % 7)
         delta = (base.weekday() - (weekday - 1)) % 7
         return base - dt.timedelta(days=delta)
     weeks = {"上上": -2, "上": -1, "这": 0, "本": 0, "下": 1, "下下": 2}[prefix]
@@ -148,10 +162,9 @@ def _chinese(sentence: str, base: dt.date) -> dt.date | None:
     if match:
         return _zh_ymd(match, sentence, base)
     if match := _ZH_WEEKDAY.search(sentence):
-        return _zh_weekday(match.group(1), match.group(2), base)
-    for word, days in _ZH_RELDAY.items():
-        if word in sentence:
-            return base + dt.timedelta(days=days)
+        return _zh_weekday(match.group(1), match.group(2), base, future=bool(_FUTURE.search(sentence)))
+    if match := _ZH_RELDAY_WORD.search(sentence):
+        return base + dt.timedelta(days=_ZH_RELDAY[match.group()])
     if (match := _ZH_DAYS_AGO.search(sentence)) and (days := _zh_int(match.group(1))) is not None:
         return base - dt.timedelta(days=days)
     return None
@@ -164,7 +177,12 @@ def _english(sentence: str, base: dt.date, periods: bool) -> dt.date | None:
     span = re.sub(r"^on\s+", "", match.group(), flags=re.IGNORECASE)
     lower = span.lower()
     has_month = any(m in lower for m in _MONTHS)
-    prefer = "future" if lower.startswith("next") else "current_period" if has_month else "past"
+    ahead = bool(_FUTURE.search(sentence) or _STATED_DATE.search(sentence))
+    bare_weekday = re.fullmatch(_WEEKDAYS_EN, lower) is not None  # "on Friday"
+    if lower.startswith("next") or (bare_weekday and ahead):
+        prefer = "future"
+    else:
+        prefer = "current_period" if has_month else "past"
     when = dateparser.parse(
         span,
         languages=["en", "zh"],
@@ -175,7 +193,7 @@ def _english(sentence: str, base: dt.date, periods: bool) -> dt.date | None:
         },
     )
     if when and has_month and not re.search(r"\d{4}", span):
-        return month_day(when.month, when.day, base, future=bool(_FUTURE.search(sentence)))
+        return month_day(when.month, when.day, base, future=ahead)
     return when.date() if when else None
 
 

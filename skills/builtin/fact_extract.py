@@ -84,6 +84,9 @@ _NOT_PREFERENCE = re.compile(
 _IDENTITY = re.compile(
     r"^(?:我叫|我是|我姓|我的名字(?:是|叫)|my name is|i am called|i'm called|call me)\s*\S", re.IGNORECASE
 )
+_IDENTITY_NAME = re.compile(
+    r"^(?:[Ii]'m|[Ii] am)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\.?$"
+)  # "I'm Bob.", not "I'm tired."
 _FILLER_WORDS = frozenset(
     "thanks thank you ok okay sure great good sounds sound looks look cool nice perfect awesome yes yeah yep no nope "
     "alright fine got it that this wow hi hello hey bye please welcome lol haha right indeed exactly so much very "
@@ -99,7 +102,7 @@ _DECISION = re.compile(
     re.IGNORECASE,
 )
 _WEAK_DECISION = re.compile(
-    r"\b(?:agreed|chose|chosen|approved|signed off|go with|going with|will go with|we will use|finali[sz]ed)\b|确定|定了|同意|批准|选定",
+    r"\b(?:agreed|chose|chosen|approved|signed off|go with|going with|will go with|we will use|finali[sz]ed)\b|(?<![不没未])确定|定了|(?<![不没未])同意|批准|选定",
     re.IGNORECASE,
 )
 _EVENT = re.compile(
@@ -124,7 +127,9 @@ _FILLER = re.compile(
 )
 _QUESTION_START = re.compile(
     r"^(?:what|how|why|when|where|who|whom|which|can you|could you|would you|will you|do you|does|did you|"
-    r"is there|are there|is it|are you|should i|shall we|may i)\b",
+    r"is there|are there|is it|are you|should i|shall we|may i|"
+    r"(?:do|did|have|had|should|can|could|would|will|are|were) we|has anyone|does anyone|did anyone|"
+    r"is anyone|do i|did i|have i)\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -153,9 +158,19 @@ def _is_filler(sentence: str) -> bool:
     return len(cjk_left) < 2 and all(w in _FILLER_WORDS for w in words)
 
 
+# Asked, not said: "我们是否已经签约", "有没有人知道预算", "我们签了合同没有".
+_ZH_QUESTION = re.compile(r"是否|有没有|(?:了|过).{0,20}没有$|(?:吗|呢|是不是|对不对|好不好)$")
+# Supposed, not said: "If we sign, the discount would be 15%", "如果我们签约，折扣是15%".
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|suppose|supposing|assuming|in case|what if|imagine|unless)\b|\bif\b.*\bwould\b|\bwould\b.*\bif\b|"
+    r"如果|假如|假设|倘若|万一|若是|^要是",
+    re.IGNORECASE,
+)
+
+
 def _is_question(sentence: str) -> bool:
     bare = sentence.rstrip(" .。!！~")
-    if bare.endswith(("?", "？")) or re.search(r"(?:吗|呢|是不是|对不对|好不好)$", bare):
+    if bare.endswith(("?", "？")) or _ZH_QUESTION.search(bare):
         return True
     return bool(_QUESTION_START.match(sentence)) and not sentence.endswith((".", "。"))
 
@@ -175,7 +190,7 @@ def _size(sentence: str) -> int:
 
 def _classify(sentence: str, date) -> str | None:
     size = _size(sentence)
-    if _IDENTITY.match(sentence):
+    if _IDENTITY.match(sentence) or _IDENTITY_NAME.match(sentence):
         return "fact"
     if size < 5:
         return None
@@ -214,7 +229,7 @@ def _finish(sentence: str) -> str:
 
 
 def _fact_of(raw: str, session_date) -> dict | None:
-    if _is_filler(raw) or _is_question(raw):
+    if _is_filler(raw) or _is_question(raw) or _HYPOTHETICAL.search(raw):
         return None
     sentence = _clean(raw)
     if not sentence or _is_filler(sentence):

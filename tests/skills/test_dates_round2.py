@@ -68,3 +68,23 @@ def test_a_report_stays_in_the_past(text):
 )
 def test_slash_dates_when_only_one_reading_is_a_date(text, expected):
     assert find_date(text, SESSION) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我周五要去上海出差", date(2026, 3, 20)),  # SESSION is a Friday: today
+        ("周六我们将发布新版本", date(2026, 3, 21)),
+        ("We will launch on Monday.", date(2026, 3, 23)),
+        ("周四和Acme开会了", date(2026, 3, 19)),  # a report: the last one
+        ("I met Acme on Monday.", date(2026, 3, 16)),
+        ("大后天我们和Acme开会", date(2026, 3, 23)),
+        ("大前天我们和Acme开会了", date(2026, 3, 17)),
+        ("后天开会", date(2026, 3, 22)),
+        ("My flight is on May 3.", date(2026, 5, 3)),  # stated in the present: to come
+        ("The renewal is due 1 June", date(2026, 6, 1)),
+        ("The meeting was on May 3.", date(2025, 5, 3)),
+    ],
+)
+def test_weekdays_and_days_around_today(text, expected):
+    assert find_date(text, SESSION) == expected

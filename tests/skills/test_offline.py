@@ -158,6 +158,10 @@ def test_skill_output_valid():
         ("We use tools like Jira and Confluence for tracking.", "fact"),
         ("The Q3 budget was approved at $2.5M.", "decision"),
         ("I'm based in Shanghai.", "fact"),
+        ("I'm Bob.", "fact"),
+        ("不确定Acme会不会续约，下周再跟进。", "fact"),  # unsure: no decision
+        ("We did NOT sign with Acme last week.", "fact"),  # kept, negation and all
+        ("我们没有和Acme签合同。", "fact"),
     ],
 )
 def test_fact_extract_classifies(sentence, kind):
@@ -178,6 +182,19 @@ def test_fact_extract_classifies(sentence, kind):
         "Good morning!",
         "Sure, go ahead.",
         "嗯嗯",
+        "I'm tired.",
+        # questions without a question mark
+        "Did we sign the contract with Acme last week",
+        "Do we have a budget for Q3",
+        "Should we go with Postgres",
+        "我们是否已经和Acme签约",
+        "我们签了合同没有",
+        "有没有人知道预算是多少",
+        # what is supposed, not said
+        "If we sign with Acme, the discount would be 15%.",
+        "The discount would be 15% if we sign this week.",
+        "如果我们和Acme签约，折扣是15%。",
+        "假如下周三上线，我们就给Acme 20%折扣。",
     ],
 )
 def test_fact_extract_drops_filler_questions_and_requests(sentence):
