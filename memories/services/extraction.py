@@ -164,13 +164,32 @@ def attribute_scope(*, user, text: str) -> tuple[str, str | None]:
 
 
 def _chunks_of(session: ConversationSession) -> list[str]:
-    # Only the user's own turns: assistant text ("I can help…") would be misread as facts about the user.
+    return [chunk for chunk, _ in _dated_chunks(session)]
+
+
+def _dated_chunks(session: ConversationSession) -> list[tuple[str, date]]:
+    """The chunks of the user's turns, each with the day its turns were said: what
+    "tomorrow" in it counts from. A session can run over several days; a chunk never
+    mixes turns of two days.
+
+    Only the user's own turns: assistant text ("I can help…") would be misread as facts
+    about the user."""
     turns = (
         Turn.objects.filter(session=session, role=Turn.Role.USER)
         .order_by("order")
-        .values_list("content", flat=True)
+        .values_list("content", "created_at")
     )
-    return chunk_text("\n".join(turns), conf.CHUNK_CHARS, conf.CHUNK_OVERLAP)
+    days: list[tuple[date, list[str]]] = []
+    for content, created_at in turns:
+        day = timezone.localdate(created_at)
+        if not days or days[-1][0] != day:
+            days.append((day, []))
+        days[-1][1].append(content)
+    return [
+        (chunk, day)
+        for day, texts in days
+        for chunk in chunk_text("\n".join(texts), conf.CHUNK_CHARS, conf.CHUNK_OVERLAP)
+    ]
 
 
 def _digest(session_id: int, chunk: str) -> str:
@@ -276,7 +295,9 @@ def session_extract(*, session_id: int) -> dict:
     session = ConversationSession.objects.select_related("user", "tenant").filter(pk=session_id).first()
     if session is None or session.status != ConversationSession.Status.ENDED:
         return {"skipped": "missing or still open"}
-    chunks = _chunks_of(session)
+    dated = _dated_chunks(session)
+    chunks = [chunk for chunk, _ in dated]
+    days = dict(dated)
     digests = [_digest(session.pk, c) for c in chunks]
     done = set(
         SessionChunk.objects.filter(session=session, digest__in=digests).values_list("digest", flat=True)
@@ -287,12 +308,16 @@ def session_extract(*, session_id: int) -> dict:
             done.add(d)
             todo.append((i, c, d))
     vectors = embed([c for _, c, _ in todo]) if todo else []
-    base = timezone.localdate(session.started_at)
     failures = 0
     for (position, chunk, digest), vector in zip(todo, vectors, strict=True):
         try:
             _extract_chunk(
-                session=session, chunk=chunk, position=position, digest=digest, vector=vector, base=base
+                session=session,
+                chunk=chunk,
+                position=position,
+                digest=digest,
+                vector=vector,
+                base=days[chunk],
             )
         except Exception:
             failures += 1

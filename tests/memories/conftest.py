@@ -4,7 +4,7 @@ from django.conf import settings
 
 from almanac.services import user_create
 from memories import services
-from memories.models import ConversationSession
+from memories.models import ConversationSession, Turn
 
 
 def unit(seed: int) -> np.ndarray:
@@ -48,6 +48,7 @@ def ended_session():
                 session=session, role="assistant", content="好的，我记下了。I can help with that."
             )
         ConversationSession.objects.filter(pk=session.pk).update(started_at=f"{day}T09:00:00Z")
+        Turn.objects.filter(session=session).update(created_at=f"{day}T09:00:00Z")  # said that day
         session.refresh_from_db()
         ConversationSession.objects.filter(pk=session.pk).update(status="ended")
         return session

@@ -118,6 +118,19 @@ def test_the_same_words_about_another_day_are_another_event(alice, ended_session
     assert SessionChunk.objects.get(session=third).outcome == "covered"
 
 
+def test_relative_dates_count_from_the_turn_not_the_session_start(alice, ended_session):
+    from memories.models import Turn
+
+    session = ended_session(
+        alice, ["我们团队喜欢用飞书文档写周报。", "明天我们和宁德时代在杭州开会讨论电池合同。"], day="2026-03-17"
+    )
+    later = Turn.objects.filter(session=session, role="user").order_by("order").last()
+    Turn.objects.filter(pk=later.pk).update(created_at="2026-03-19T10:00:00Z")  # two days into the session
+    session_extract_task(session.pk)
+    meeting = Memory.objects.get(content__contains="宁德时代")
+    assert meeting.occurred_at == date(2026, 3, 20)
+
+
 def test_ending_enqueues_extraction(api, alice, django_capture_on_commit_callbacks):
     session = services.session_create(user=alice)
     api.post(
