@@ -41,7 +41,12 @@ _LATIN_SUFFIXES = (
     "sa",
 )
 _LATIN_SUFFIX_RE = re.compile(r"(?:[\s,]+(?:" + "|".join(_LATIN_SUFFIXES) + r")\.?)+$")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK_RANGES = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK = re.compile(rf"[{_CJK_RANGES}]")
+# The edges of a Latin name: not inside a longer word, but right next to Chinese is an edge
+# ("明天和Vercel开会"); `\w` alone counts CJK characters as word characters.
+LATIN_BEFORE = rf"(?<![^\W{_CJK_RANGES}])"
+LATIN_AFTER = rf"(?![^\W{_CJK_RANGES}])"
 _PUNCT = re.compile(r"[\s\"'`.,;:!?()\[\]{}<>|/\\]+")
 
 
@@ -75,7 +80,7 @@ def key_pattern(key: str) -> re.Pattern:
     escaped = r"[\s\"'`.,;:!?()\[\]{}<>|/\\]+".join(re.escape(part) for part in key.split(" "))
     if has_cjk(key):
         return re.compile(escaped)
-    return re.compile(rf"(?<![\w]){escaped}(?![\w])")
+    return re.compile(rf"{LATIN_BEFORE}{escaped}{LATIN_AFTER}")
 
 
 def alternation(keys) -> str:

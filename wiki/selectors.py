@@ -78,14 +78,12 @@ class _Matcher:
     entities: dict[int, Entity] = field(default_factory=dict)
 
     def get(self, kind: str, key: str) -> Entity | None:
-        return next(
-            (
-                self.entities[pk]
-                for pk in self.by_key.get(key, [])
-                if self.entities[pk].kind == kind and self.entities[pk].key == key
-            ),
-            None,
-        )
+        """The entity of `kind` with this folded name, else the one with it as an alias."""
+        candidates = [self.entities[pk] for pk in self.by_key.get(key, []) if self.entities[pk].kind == kind]
+        named = [e for e in candidates if e.key == key]
+        if named:
+            return named[0]
+        return candidates[0] if len(candidates) == 1 else None
 
     def find(self, text: str) -> list[Entity]:
         if self.pattern is None or not text:
@@ -138,9 +136,9 @@ def entity_matcher(tenant_id: int, *, max_age: float | None = None) -> _Matcher:
     keys = [k for k in by_key if len(k) >= (2 if folding.has_cjk(k) else MIN_LATIN_KEY)]
     latin = [k for k in keys if not folding.has_cjk(k)]
     cjk = [k for k in keys if folding.has_cjk(k)]
-    parts = ([rf"(?<!\w)(?:{folding.alternation(latin)})(?!\w)"] if latin else []) + (
-        [f"(?:{folding.alternation(cjk)})"] if cjk else []
-    )
+    parts = (
+        [rf"{folding.LATIN_BEFORE}(?:{folding.alternation(latin)}){folding.LATIN_AFTER}"] if latin else []
+    ) + ([f"(?:{folding.alternation(cjk)})"] if cjk else [])
     pattern = re.compile("|".join(parts)) if parts else None
     matcher = _Matcher(stamp=stamp, pattern=pattern, by_key=by_key, entities=entities)
     with _matchers_lock:

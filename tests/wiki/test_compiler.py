@@ -89,6 +89,8 @@ def test_entity_resolution_folds_case_width_and_legal_suffixes(push, known_entit
         "ＶＥＲＣＥＬ signed",
         "vercel, inc. signed",
         "Vercel LLC signed",
+        "明天和Vercel开会",  # Chinese right next to it is an edge
+        "为Vercel起草续约提案",
     ],
 )
 def test_entities_in_text_matches_folded_latin_names(known_entities, tenant, text):
@@ -102,6 +104,19 @@ def test_entities_in_text_matches_chinese_names(known_entities, tenant, text):
 
 def test_entities_in_text_needs_word_boundaries_for_latin_names(known_entities, tenant):
     assert selectors.entities_in_text(tenant=tenant, text="Vercelization of everything") == []
+
+
+def test_mixed_chinese_text_lands_on_the_latin_named_page(push, known_entities):
+    push(slack("明天和Vercel开会讨论续约"))
+    assert "明天和Vercel开会" in Page.objects.get(slug="vercel").sections.get().content
+
+
+def test_a_tag_naming_an_alias_resolves_to_its_entity(push, tenant):
+    alibaba = services.entity_ensure(tenant=tenant, kind="customer", name="阿里巴巴集团", aliases=["Alibaba"])
+    push(slack("Discount request", tags={"customer": "Alibaba"}))
+    assert list(Entity.objects.filter(kind="customer")) == [alibaba]
+    assert "Discount request" in alibaba.page.sections.get().content
+    assert services.entity_ensure(tenant=tenant, kind="customer", name="ALIBABA") == alibaba
 
 
 def test_tag_with_a_legal_suffix_resolves_to_the_existing_entity(push, known_entities):

@@ -24,13 +24,17 @@ def _alias_keys(name: str, aliases: list[str]) -> list[str]:
 def entity_ensure(
     *, tenant: Tenant, kind: str, name: str, aliases: list[str] | None = None, user=None
 ) -> Entity:
-    """The entity of `kind` whose folded name is `name`'s, created with its page if new.
+    """The entity of `kind` whose folded name is `name`'s, else the one entity of `kind` that
+    has it as an alias ("Alibaba" for 阿里巴巴集团), created with its page if neither exists.
 
     Idempotent and safe under concurrent workers (the unique key decides the winner).
     """
     name = (name or "").strip()[:300]
     key = folding.fold(name)[:300]
     entity = Entity.objects.filter(tenant=tenant, kind=kind, key=key).first()
+    if entity is None:
+        by_alias = list(Entity.objects.filter(tenant=tenant, kind=kind, alias_keys__contains=[key])[:2])
+        entity = by_alias[0] if len(by_alias) == 1 else None
     if entity is None:
         try:
             with transaction.atomic():
