@@ -7,6 +7,7 @@ by the budget guarantee automatically.
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date, datetime
 
 from almanac.context.items import Item
@@ -84,12 +85,20 @@ def single_line(text: str) -> str:
 _MARKERS = ("#", *sorted({label for labels in LABELS.values() for label in labels.values()}))
 
 
+# Whatever a reader (or a model's tokenizer) may take for a line break becomes one, so no
+# line hides behind a CR, a form feed or U+2028; invisible characters do not shield a marker.
+_LINE_BREAKS = re.compile("\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_INVISIBLE = "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u00ad"
+
+
 def inert(text: str) -> str:
-    """`text` with every line that would read as a block label or a page header escaped."""
-    lines = text.split("\n")
+    """`text` with every line that would read as a block label or a page header escaped
+    (also in fullwidth forms: "＃", "［Long-term memory］")."""
+    lines = _LINE_BREAKS.sub("\n", text).split("\n")
     for i, line in enumerate(lines):
-        if line.lstrip().startswith(_MARKERS):
-            lines[i] = "\\" + line.lstrip()
+        bare = line.lstrip(" \t" + _INVISIBLE)
+        if unicodedata.normalize("NFKC", bare[:64]).lstrip().startswith(_MARKERS):
+            lines[i] = "\\" + bare
     return "\n".join(lines)
 
 
