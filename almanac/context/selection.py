@@ -107,7 +107,11 @@ def _page_sources(sections) -> list[dict]:
 
 
 def page_items(
-    *, user, ranked: list[tuple[int, float]], matched: dict[int, list[int]] | None = None
+    *,
+    user,
+    ranked: list[tuple[int, float]],
+    matched: dict[int, list[int]] | None = None,
+    taken: set[int] | None = None,
 ) -> list[Item]:
     """The pages' visible, non-stale sections as Items, newest first (pages with none are skipped).
 
@@ -115,7 +119,12 @@ def page_items(
     task (`matched`: section ids per page, best first); `refs["omitted"]` says older
     sections were left out. Newest-first (not by score) keeps the text stable across
     tasks, so the summary cache is shared.
+
+    `taken`: section ids already returned (earlier passes, higher-ranked pages of this
+    call; a person page shows sections of other pages too): left out, and the ones used
+    here are added to it. A page left with none is skipped.
     """
+    taken = set() if taken is None else taken
     from wiki.selectors import page_texts_for_reader
 
     matched = {pid: ids[: conf.PAGE_MATCHED_SECTIONS] for pid, ids in (matched or {}).items()}
@@ -125,15 +134,19 @@ def page_items(
     items = []
     for pid, score in ranked:
         if pid in pages:
-            items.extend(_page_with_sections(pages[pid], score))
+            for item in _page_with_sections(pages[pid], score, taken):
+                taken.update(item.refs["sections"])
+                items.append(item)
     return items
 
 
-def _page_with_sections(page, score: float) -> list[Item]:
+def _page_with_sections(page, score: float, taken: set[int]) -> list[Item]:
     omitted = len(page.newest) > conf.PAGE_MAX_SECTIONS
-    group = {s.id: s for s in page.newest[: conf.PAGE_MAX_SECTIONS]}
+    newest = [s for s in page.newest if s.id not in taken]
+    group = {s.id: s for s in newest[: conf.PAGE_MAX_SECTIONS]}
     for section in page.matched:
-        group.setdefault(section.id, section)
+        if section.id not in taken:
+            group.setdefault(section.id, section)
     if not group:
         return []  # nothing the user may see: the page does not exist for them
     ordered = sorted(group.values(), key=lambda s: (s.occurred_at, s.id), reverse=True)
@@ -172,10 +185,11 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
         matched.setdefault(hit.page_id, []).append(hit.id)
     # Read the top pages; a named page may have nothing visible to this user, then read on.
     items: list[Item] = []
+    taken = set(seen.sections)  # a section is returned once, on the best-ranked page showing it
     start = 0
     while len(items) < top and start < len(ranked):
         batch = ranked[start : start + top - len(items)]
-        items += page_items(user=user, ranked=batch, matched=matched)
+        items += page_items(user=user, ranked=batch, matched=matched, taken=taken)
         start += len(batch)
     selection.candidates["wiki"] = items
     selection.more = selection.more or start < len(ranked)

@@ -332,3 +332,27 @@ def test_warning_texts_follow_the_request_language(api, company, alice, no_fresh
     assert [(w["code"], w["items"]) for w in chinese["warnings"]] == [
         (w["code"], w["items"]) for w in english["warnings"]
     ]
+
+
+def test_a_section_is_returned_once_across_pages_and_passes(api, company, tenant, alice):
+    """alice's person page shows what she wrote on the Vercel and Zephyr pages: the best-ranked
+    page keeps each section, and a later pass does not bring it back on another page."""
+    import re
+
+    from wiki.services import directory_sync
+
+    directory_sync(tenant=tenant)
+    lines: list[str] = []
+    pages: list[str] = []
+    body = {"user": "alice", "task": "alice Vercel renewal Zephyr", "max_tokens": 3000}
+    for _ in range(6):
+        data = context(api, **body)
+        for item in (i for b in data["blocks"] if b["kind"] == "wiki" for i in b["items"]):
+            pages.append(item["id"])
+            # a page with several containers tags each line with its container: not part of the line
+            lines += [re.sub(r"^\[[^\]]*\] (?=\[)", "", ln) for ln in item["text"].splitlines() if ln.strip()]
+        if not data["next_cursor"]:
+            break
+        body["cursor"] = data["next_cursor"]
+    assert "alice" in pages  # the person page, which shares sections with the Vercel and Zephyr pages
+    assert len(lines) == len(set(lines)), lines
