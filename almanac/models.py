@@ -88,6 +88,10 @@ class AccessGroup(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices)
     name = models.CharField(max_length=300, blank=True)
     builtin = models.BooleanField(default=False)
+    # A source container's visibility as its newest observation says (an event's
+    # `container.public`, dated like its member list): its sections' ACLs follow it.
+    public = models.BooleanField(null=True, blank=True, help_text="source container: readable tenant-wide")
+    public_at = models.DateTimeField(null=True, blank=True, help_text="when `public` was last observed")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

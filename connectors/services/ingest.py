@@ -23,6 +23,7 @@ from connectors.services.membership import (
     clocks_flush,
     groups_lock,
     membership_apply,
+    visibility_observe,
 )
 from connectors.services.sources import source_ensure, source_kind_for_name
 
@@ -178,21 +179,31 @@ def _stored(
 ) -> None:
     """What follows a new event: its membership, the container's visibility, the compile."""
     membership_apply(tenant=tenant, source=source, data=data, cache=cache, observed_at=observed_at)
-    if not data.container.public:
-        from wiki.services.compiler import container_visibility_at_ingest
-
-        container_visibility_at_ingest(event=event)
+    _visibility(tenant=tenant, data=data, cache=cache, observed_at=observed_at)
     _enqueue_compile(event.id)
 
 
+def _visibility(*, tenant: Tenant, data: EventIn, cache: dict, observed_at=None) -> None:
+    """A container that turned private stops being readable tenant-wide when the event is
+    stored, not when a worker compiles it: a revocation waits for no queue."""
+    if visibility_observe(tenant=tenant, data=data, cache=cache, observed_at=observed_at):
+        from wiki.services.compiler import container_visibility_at_ingest
+
+        container_visibility_at_ingest(
+            tenant=tenant, container_key=data.container.key, public=data.container.public
+        )
+
+
 def _repeated(*, tenant: Tenant, source: Source, data: EventIn, cache: dict, observed_at=None) -> None:
-    """A duplicate changes nothing, except that a content event's member list is applied
-    again: pollers re-read what they hold with the container's current members, and a
-    removal must not wait for the next new message. (A repeated added/removed tells nothing new.)"""
+    """A duplicate changes nothing, except that a content event's member list and visibility
+    are applied again: pollers re-read what they hold with the container as it is now, and a
+    removal or a channel turned private must not wait for the next new message. (A repeated
+    added/removed tells nothing new.)"""
     if data.kind not in MEMBERSHIP_KINDS:
         membership_apply(
             tenant=tenant, source=source, data=data, cache=cache, observed_at=observed_at, repeated=True
         )
+        _visibility(tenant=tenant, data=data, cache=cache, observed_at=observed_at)
 
 
 def _store(*, tenant: Tenant, data: EventIn, cache: dict, observed_at=None) -> tuple[Event, bool]:

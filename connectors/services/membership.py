@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
+from django.db import connection
 from django.utils import timezone
 
 from almanac.models import AccessGroup, GroupMembership, Tenant
@@ -204,3 +205,30 @@ def _members_change(*, group: AccessGroup, origin: str, user_ids: set[int], adde
         changed = set(leaving.values_list("user_id", flat=True))
         leaving.delete()
     access_audit(changes={group.pk: changed}, granted=added, actor=f"connector:{origin}", origin=origin)
+
+
+def visibility_observe(
+    *, tenant: Tenant, data: EventIn, cache: dict, observed_at: datetime | None = None
+) -> bool:
+    """Record the container's visibility as this content event shows it (a duplicate too: a
+    poller's re-read carries the channel as it is now), dated like its member list. True
+    when it flipped: the container's sections must follow at once. An observation older
+    than the newest one changes nothing, whatever order events arrive in."""
+    if data.kind in MEMBERSHIP_KINDS:
+        return False
+    group = _group(tenant=tenant, container=data.container, cache=cache)
+    at = min(observed_at or data.occurred_at, timezone.now())
+    public, table = data.container.public, AccessGroup._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""UPDATE {table} SET public = %s, public_at = %s
+                WHERE id = %s AND (public_at IS NULL OR public_at <= %s) AND public IS DISTINCT FROM %s""",
+            [public, at, group.pk, at, public],
+        )
+        if cursor.rowcount:
+            return True
+        cursor.execute(  # the same visibility seen later: a later flip back needs a later observation
+            f"UPDATE {table} SET public_at = %s WHERE id = %s AND public = %s AND public_at < %s",
+            [at, group.pk, public, at],
+        )
+    return False

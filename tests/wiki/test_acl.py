@@ -1,5 +1,7 @@
 """Section-level security: a private container's content never reaches a non-member."""
 
+from django.utils import timezone
+
 from almanac.models import AccessGroup
 from almanac.services import membership_remove
 from tests.wiki.conftest import slack
@@ -217,3 +219,45 @@ def test_page_texts_for_reader_shows_a_persons_visible_activity(tenant, vercel_w
     assert any(SECRET in s.content for s in as_bob.newest)
     assert not any(SECRET in s.content for s in as_alice.newest)
     assert any("Finance" in s.content for s in as_alice.newest)
+
+
+def _seen_by(user, slug: str) -> list[str]:
+    return list(
+        PageSection.objects.visible_to(user).filter(page__slug=slug).values_list("content", flat=True)
+    )
+
+
+def test_a_re_read_saying_the_channel_is_now_private_hides_it_at_once(tenant, push, alice, bob, charlie):
+    from connectors.services import event_ingest
+
+    everyone = ["alice@acme.com", "bob@acme.com", "charlie@acme.com"]
+    push(slack("Zeta pricing 5%", ts="1.0", channel="CZ", tags={"customer": "Zeta"}, members=everyone))
+    assert _seen_by(charlie, "zeta")
+    # A poller reads the same message again: the channel is private now, charlie left it.
+    again = slack("Zeta pricing 5%", ts="1.0", channel="CZ", tags={"customer": "Zeta"}, public=False,
+                  members=everyone[:2])  # fmt: skip
+    _, created = event_ingest(tenant=tenant, payload=again, members_observed_at=timezone.now())
+    assert not created  # a duplicate: nothing to compile, yet the container changed
+    assert _seen_by(charlie, "zeta") == [] and _seen_by(alice, "zeta")
+
+
+def test_the_wiki_does_not_depend_on_the_order_events_arrive_in(tenant, push, alice, charlie):
+    newer_private = slack("Iota new private note", ts="2.0", channel="CI", tags={"customer": "Iota"}, public=False,
+                          members=["alice@acme.com"], minutes=10)  # fmt: skip
+    older_public = slack("Iota old public note", ts="1.0", channel="CI", tags={"customer": "Iota"}, minutes=0)
+    push(newer_private)
+    push(older_public)  # arrives late: the channel's newest event says private
+    assert _seen_by(charlie, "iota") == []
+    assert len(_seen_by(alice, "iota")) == 2
+
+
+def test_a_private_turn_hides_the_event_s_own_thread_before_any_compile(tenant, push, alice, charlie):
+    from connectors.services import event_ingest
+
+    push(slack("Eta pricing 5%", ts="3.0", channel="CE", tags={"customer": "Eta"}))
+    assert _seen_by(charlie, "eta")
+    reply = slack("reply: now private", ts="3.1", thread="3.0", channel="CE", public=False,
+                  members=["alice@acme.com"], minutes=1)  # fmt: skip
+    event_ingest(tenant=tenant, payload=reply)  # stored; no worker has compiled it yet
+    assert _seen_by(charlie, "eta") == []
+    assert _seen_by(alice, "eta")

@@ -149,9 +149,16 @@ def _line(item: Item) -> str:
     return " ".join([f"[{base.occurred_at:%Y-%m-%d}] {author}:", text, *marks])
 
 
-def _draft(*, tenant, thread_key: str, container_key: str, items: list[Item]) -> SectionDraft:
+def _draft(
+    *, tenant, thread_key: str, container_key: str, items: list[Item], public: bool | None = None
+) -> SectionDraft:
+    """`public`: the container's observed visibility (None: not observed, the thread's
+    latest item says)."""
     latest = max(items, key=lambda i: _order(i.current))
-    public = latest.current.container_public if latest.current.container_key else latest.base.container_public
+    if public is None:
+        public = (
+            latest.current.container_public if latest.current.container_key else latest.base.container_public
+        )
     acl = [container_key] + ([tenant.group_key] if public else [])
     recalls = sorted(i.current.id for i in items if i.recalled)
     content = "\n".join(_line(i) for i in items)[: conf.WIKI_SECTION_MAX_CHARS]
@@ -198,8 +205,11 @@ def thread_plan(
         topic = _topic_entity(tenant=tenant, item=live[0])
         if topic is not None:
             entities[topic.pk] = topic
+    visibility = container_visibility(tenant_id=tenant.pk, keys=[key for key in by_container if key])
     drafts = [
-        _draft(tenant=tenant, thread_key=thread_key, container_key=key, items=group)
+        _draft(
+            tenant=tenant, thread_key=thread_key, container_key=key, items=group, public=visibility.get(key)
+        )
         for key, group in sorted(by_container.items())
         if key
     ]
@@ -277,15 +287,53 @@ def thread_rebuild(*, event: Event) -> set[int]:
     return changed
 
 
+def container_visibility(*, tenant_id: int, keys) -> dict[str, bool]:
+    """{container key: readable tenant-wide} for the containers whose visibility has been
+    observed (`connectors.services.membership.visibility_observe`): the newest observation
+    decides, not the thread being compiled, so the wiki is the same in any arrival order."""
+    from almanac.models import AccessGroup
+
+    rows = AccessGroup.objects.filter(tenant_id=tenant_id, key__in=list(keys), public__isnull=False)
+    return dict(rows.values_list("key", "public"))
+
+
+def container_acl(*, tenant, container_key: str, public: bool) -> list[str]:
+    return sorted({container_key, *([tenant.group_key] if public else [])})
+
+
+def container_acl_apply(*, tenant, container_key: str, public: bool, reason: str) -> set[int]:
+    """Every section of the container gets the ACL its visibility says; the pages changed."""
+    acl = container_acl(tenant=tenant, container_key=container_key, public=public)
+    sections = PageSection.objects.filter(tenant_id=tenant.pk, container_key=container_key).exclude(acl=acl)
+    changed = set()
+    for section in sections.select_for_update(of=("self",)).order_by("id"):
+        section.acl = acl
+        section._change_reason = reason
+        section.save(update_fields=["acl", "updated_at"])
+        changed.add(section.page_id)
+    return changed
+
+
 def container_acl_sync(*, event: Event, thread_key: str) -> set[int]:
     """A container that turned private (or public) changes every section from it, not only
     this thread's: otherwise old threads of a now-private channel stay readable tenant-wide.
 
-    Cheap in the common case: one indexed look at the container's newest other section.
+    The container's observed visibility decides. A container not observed since that was
+    recorded (events stored before the upgrade) falls back to its newest other section: an
+    older event than that changes nothing.
     """
     if not event.container_key or event.kind in NO_CONTENT:
         return set()
-    acl = sorted({event.container_key, *([event.tenant.group_key] if event.container_public else [])})
+    reason = f"container visibility changed (event {event.id})"
+    known = container_visibility(tenant_id=event.tenant_id, keys=[event.container_key])
+    if event.container_key in known:
+        return container_acl_apply(
+            tenant=event.tenant,
+            container_key=event.container_key,
+            public=known[event.container_key],
+            reason=reason,
+        )
+    acl = container_acl(tenant=event.tenant, container_key=event.container_key, public=event.container_public)
     sections = PageSection.objects.filter(tenant_id=event.tenant_id, container_key=event.container_key)
     newest = (
         sections.exclude(thread_key=thread_key).order_by("-occurred_at").values_list("acl", "occurred_at")
@@ -293,22 +341,19 @@ def container_acl_sync(*, event: Event, thread_key: str) -> set[int]:
     newest = newest.first()
     if newest is None or newest[0] == acl or event.occurred_at < newest[1]:
         return set()  # unchanged, or an older event: the container's newest event decides
-    changed = set()
-    for section in sections.exclude(acl=acl).select_for_update(of=("self",)).order_by("id"):
-        section.acl = acl
-        section._change_reason = f"container visibility changed (event {event.id})"
-        section.save(update_fields=["acl", "updated_at"])
-        changed.add(section.page_id)
-    return changed
+    return container_acl_apply(
+        tenant=event.tenant, container_key=event.container_key, public=event.container_public, reason=reason
+    )
 
 
-def container_visibility_at_ingest(*, event: Event) -> None:
-    """A container an incoming event says is private stops being readable tenant-wide when
-    the event is stored, not when the worker compiles it: a revocation waits for no queue.
-    (Turning public again waits for the compile: widening can, narrowing may not.)"""
-    if event.container_public or event.kind in NO_CONTENT:
-        return
-    _enqueue_summaries(container_acl_sync(event=event, thread_key=thread_of(event)))
+def container_visibility_at_ingest(*, tenant, container_key: str, public: bool) -> None:
+    """A container observed to have turned private (or public) at ingest: all its sections,
+    this event's thread too, follow when the event is stored, not when a worker compiles it."""
+    _enqueue_summaries(
+        container_acl_apply(
+            tenant=tenant, container_key=container_key, public=public, reason="container visibility observed"
+        )
+    )
 
 
 def _enqueue_summaries(page_ids: set[int]) -> None:
