@@ -43,6 +43,10 @@ class Entity(models.Model):
         on_delete=models.SET_NULL,
         related_name="wiki_entities",
     )
+    # Where its name is known: `tenant:<slug>` once a public event, the directory or an admin
+    # named it, else the private containers whose events' tags named it. Text elsewhere
+    # matches it only where every reader may know the name (`name_known_to`).
+    named_in = ArrayField(models.CharField(max_length=300), default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -57,6 +61,14 @@ class Entity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.name}"
+
+    def name_known_to(self, acl: list[str]) -> bool:
+        """May every reader of a section with this `acl` know this entity's name? A public
+        section's readers are the whole tenant; a private one's, its container's members."""
+        tenant_keys = [key for key in acl if key.startswith("tenant:")]
+        if tenant_keys:
+            return any(key in self.named_in for key in tenant_keys)
+        return any(key in self.named_in for key in acl) or any(k.startswith("tenant:") for k in self.named_in)
 
 
 class Page(models.Model):

@@ -261,3 +261,29 @@ def test_a_private_turn_hides_the_event_s_own_thread_before_any_compile(tenant, 
     event_ingest(tenant=tenant, payload=reply)  # stored; no worker has compiled it yet
     assert _seen_by(charlie, "eta") == []
     assert _seen_by(alice, "eta")
+
+
+def test_a_customer_named_only_in_a_private_channel_is_not_matched_in_public_text(push, alice, bob, charlie):
+    secret = slack("Board approved acquiring them for $40M", ts="5.0", channel="CP", public=False,
+                   members=["bob@acme.com"], author="bob@acme.com", tags={"customer": "Nightingale Holdings"})  # fmt: skip
+    push(secret)
+    push(slack("Saw a nightingale on the way in today", ts="6.0", channel="CG", minutes=5))
+    titles = {p.title for p in selectors.page_list(user=charlie)}
+    assert "Nightingale Holdings" not in titles
+    assert "Nightingale Holdings" in {p.title for p in selectors.page_list(user=bob)}
+    # Inside the channel that named it, its text still lands on its page.
+    push(slack("Nightingale due diligence starts Monday", ts="7.0", channel="CP", public=False,
+               members=["bob@acme.com"], author="bob@acme.com", minutes=6))  # fmt: skip
+    assert len(_seen_by(bob, "nightingale")) == 2
+    # Once a public event names it, public text finds it too.
+    push(
+        slack(
+            "Nightingale Holdings announced the deal",
+            ts="8.0",
+            channel="CG",
+            tags={"customer": "Nightingale Holdings"},
+            minutes=7,
+        )
+    )
+    push(slack("Nightingale deal lunch at noon", ts="9.0", channel="CG", minutes=8))
+    assert any("lunch at noon" in text for text in _seen_by(charlie, "nightingale"))

@@ -118,13 +118,27 @@ def thread_items(*, event: Event, thread_key: str) -> list[Item]:
     return items
 
 
-def item_entities(*, tenant, item: Item, matcher) -> list[Entity]:
-    """Tags first (created if new), then customers/projects whose names appear in the text."""
+def item_entities(*, tenant, item: Item, matcher, public: bool | None = None) -> list[Entity]:
+    """Tags first (created if new), then customers/projects whose names appear in the text,
+    where every reader of the item may know the name: a customer named only in a private
+    channel's tags is not matched in a public message (its page title would tell the tenant
+    that name). `public`: the container's observed visibility (None: the item's own)."""
     base = item.base
+    container = item.first("container_key")
+    if public is None:
+        public = item.current.container_public if item.current.container_key else base.container_public
+    acl = (
+        container_acl(tenant=tenant, container_key=container, public=public)
+        if container
+        else [tenant.group_key]
+    )
+    named_in = tenant.group_key if public or not container else container
     tags = item.current.tags or base.tags
-    found = entities_from_tags(tenant=tenant, tags=tags, matcher=matcher)
+    found = entities_from_tags(tenant=tenant, tags=tags, matcher=matcher, named_in=named_in)
     kinds = {Entity.Kind.CUSTOMER, Entity.Kind.PROJECT}
-    found += [e for e in matcher.find(f"{base.title}\n{base.text}") if e.kind in kinds]
+    found += [
+        e for e in matcher.find(f"{base.title}\n{base.text}") if e.kind in kinds and e.name_known_to(acl)
+    ]
     return list({e.pk: e for e in found}.values())
 
 
@@ -196,16 +210,18 @@ def thread_plan(
     matcher = entity_matcher(tenant.pk, max_age=0)  # entities made by other workers count
     live = [i for i in items if not i.deleted]
     by_container: dict[str, list[Item]] = defaultdict(list)
-    entities: dict[int, Entity] = {}
     for item in live:
         by_container[item.first("container_key")].append(item)
-        for entity in item_entities(tenant=tenant, item=item, matcher=matcher):
+    visibility = container_visibility(tenant_id=tenant.pk, keys=[key for key in by_container if key])
+    entities: dict[int, Entity] = {}
+    for item in live:
+        public = visibility.get(item.first("container_key"))
+        for entity in item_entities(tenant=tenant, item=item, matcher=matcher, public=public):
             entities[entity.pk] = entity
     if live and not entities:
         topic = _topic_entity(tenant=tenant, item=live[0])
         if topic is not None:
             entities[topic.pk] = topic
-    visibility = container_visibility(tenant_id=tenant.pk, keys=[key for key in by_container if key])
     drafts = [
         _draft(
             tenant=tenant, thread_key=thread_key, container_key=key, items=group, public=visibility.get(key)

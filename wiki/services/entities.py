@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import F, Func, Value
+from django.utils import timezone
 from django.utils.text import slugify
 
 from almanac import search
@@ -22,13 +24,23 @@ def _alias_keys(name: str, aliases: list[str]) -> list[str]:
 
 
 def entity_ensure(
-    *, tenant: Tenant, kind: str, name: str, aliases: list[str] | None = None, user=None
+    *,
+    tenant: Tenant,
+    kind: str,
+    name: str,
+    aliases: list[str] | None = None,
+    user=None,
+    named_in: str | None = None,
 ) -> Entity:
     """The entity of `kind` whose folded name is `name`'s, else the one entity of `kind` that
     has it as an alias ("Alibaba" for 阿里巴巴集团), created with its page if neither exists.
 
+    `named_in`: where this name was seen (a private container's key; default `tenant:<slug>`,
+    known to all: the directory, an admin, a public event), added to `Entity.named_in`.
+
     Idempotent and safe under concurrent workers (the unique key decides the winner).
     """
+    named_in = named_in or tenant.group_key
     name = (name or "").strip()[:300]
     key = folding.fold(name)[:300]
     entity = Entity.objects.filter(tenant=tenant, kind=kind, key=key).first()
@@ -46,6 +58,7 @@ def entity_ensure(
                     aliases=[],
                     alias_keys=_alias_keys(name, []),
                     user=user,
+                    named_in=[named_in],
                 )
                 page_ensure(entity=entity)
         except IntegrityError:
@@ -54,6 +67,18 @@ def entity_ensure(
     new_aliases = [a.strip()[:300] for a in aliases or [] if a and a.strip() and a.strip() != entity.name]
     if any(a not in entity.aliases for a in new_aliases) or (user is not None and entity.user_id != user.pk):
         entity_update(entity=entity, aliases=entity.aliases + new_aliases, user=user or entity.user)
+    if named_in not in entity.named_in:
+        # Appended in SQL: two workers naming it in two containers both count.
+        appended = Func(
+            F("named_in"),
+            Value(named_in),
+            function="array_append",
+            output_field=Entity._meta.get_field("named_in"),
+        )
+        Entity.objects.filter(pk=entity.pk).exclude(named_in__contains=[named_in]).update(
+            named_in=appended, updated_at=timezone.now()
+        )
+        entity.named_in = [*entity.named_in, named_in]
     return entity
 
 
@@ -90,11 +115,15 @@ def page_ensure(*, entity: Entity) -> Page:
     )
 
 
-def entities_from_tags(*, tenant: Tenant, tags: dict, matcher=None) -> list[Entity]:
+def entities_from_tags(
+    *, tenant: Tenant, tags: dict, matcher=None, named_in: str | None = None
+) -> list[Entity]:
     """Entities named by an event's tags ({"customer": "...", "project": "..."}); created if new.
 
-    `matcher` (selectors.entity_matcher) answers known names without a query.
+    `matcher` (selectors.entity_matcher) answers known names without a query. `named_in`:
+    the event's container key when it is private (see `entity_ensure`).
     """
+    named_in = named_in or tenant.group_key
     found = []
     for tag, kind in TAG_KINDS.items():
         values = (tags or {}).get(tag)
@@ -102,7 +131,9 @@ def entities_from_tags(*, tenant: Tenant, tags: dict, matcher=None) -> list[Enti
             if not isinstance(value, str) or not folding.fold(value):
                 continue
             known = matcher.get(kind, folding.fold(value.strip()[:300])[:300]) if matcher else None
-            found.append(known or entity_ensure(tenant=tenant, kind=kind, name=value))
+            if known is None or named_in not in known.named_in:
+                known = entity_ensure(tenant=tenant, kind=kind, name=value, named_in=named_in)
+            found.append(known)
     return found
 
 
