@@ -122,7 +122,9 @@ def test_relative_dates_count_from_the_turn_not_the_session_start(alice, ended_s
     from memories.models import Turn
 
     session = ended_session(
-        alice, ["我们团队喜欢用飞书文档写周报。", "明天我们和宁德时代在杭州开会讨论电池合同。"], day="2026-03-17"
+        alice,
+        ["我们团队喜欢用飞书文档写周报。", "明天我们和宁德时代在杭州开会讨论电池合同。"],
+        day="2026-03-17",
     )
     later = Turn.objects.filter(session=session, role="user").order_by("order").last()
     Turn.objects.filter(pk=later.pk).update(created_at="2026-03-19T10:00:00Z")  # two days into the session
