@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
 from pathlib import Path
 
 import psutil
@@ -108,9 +109,25 @@ def ensure_server(pgdata: Path, tuning: dict[str, str] | None = None):
     else:
         pgdata.mkdir()
     # As the wheel's get_server(), with the tuning written between initdb and start.
-    if pgdata in PostgresServer._instances:
-        return PostgresServer._instances[pgdata]
-    return TunedServer(pgdata, cleanup_mode="stop")
+    try:
+        server = PostgresServer._instances.get(pgdata) or TunedServer(pgdata, cleanup_mode="stop")
+        server.get_postmaster_info()  # the wheel prints a failed start and asserts here
+    except (subprocess.CalledProcessError, AssertionError) as exc:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(
+            f"the embedded PostgreSQL in {pgdata} did not start; an EMBEDDED_PG_* setting it refuses "
+            f"is the usual cause. Its log says: {_log_tail(pgdata / 'log')}"
+        ) from exc
+    return server
+
+
+def _log_tail(log: Path, lines: int = 3) -> str:
+    try:
+        said = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return f"(no log at {log})"
+    return " / ".join(said[-lines:]) or f"(empty log at {log})"
 
 
 def socket_dir(server) -> str:

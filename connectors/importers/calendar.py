@@ -155,7 +155,11 @@ def ics_payloads(
     """The feed's events; an ApplicationError for an event that cannot be stored (counted as
     rejected by `ingest_all`)."""
     now = now or timezone.now()
-    components = list(Calendar.from_ical(data).walk("VEVENT"))
+    try:
+        calendar = Calendar.from_ical(data)
+    except ValueError as exc:
+        raise ValueError(f"not an iCalendar (.ics) feed: {str(exc)[:120]}") from exc
+    components = list(calendar.walk("VEVENT"))
     # Occurrences a RECURRENCE-ID override replaces (moved, renamed or cancelled ones).
     overridden = {
         (str(c.get("UID") or "").strip(), _when(c.get("RECURRENCE-ID")))

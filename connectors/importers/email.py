@@ -198,13 +198,19 @@ def message_payloads(*, tenant: Tenant, source_name: str, msg: EmailMessage) -> 
 def read_messages(path: str | Path):
     """Messages of an mbox file, one .eml file, or a folder of .eml files."""
     path = Path(path)
+    if not path.exists():
+        raise ValueError(f"{path}: no such file or folder")
     if path.is_dir():
         for file in sorted(path.rglob("*.eml")):
             yield parse_bytes(file.read_bytes())
     elif path.suffix.lower() == ".eml":
         yield parse_bytes(path.read_bytes())
     else:
-        for message in mailbox.mbox(str(path), factory=None, create=False):
+        try:
+            box = mailbox.mbox(str(path), factory=None, create=False)
+        except mailbox.Error as exc:
+            raise ValueError(f"{path}: not an mbox file ({exc})") from exc
+        for message in box:
             yield parse_bytes(message.as_bytes())
 
 

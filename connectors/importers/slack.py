@@ -212,7 +212,14 @@ class ExportReader:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.zip = zipfile.ZipFile(self.path) if self.path.is_file() else None
+        if not self.path.exists():
+            raise ValueError(f"{path}: no such file or folder")
+        try:
+            self.zip = zipfile.ZipFile(self.path) if self.path.is_file() else None
+        except zipfile.BadZipFile as exc:
+            raise ValueError(
+                f"{path}: not a zip file (a Slack export is a .zip or its unpacked folder)"
+            ) from exc
         names = (
             self.zip.namelist() if self.zip else [str(p.relative_to(self.path)) for p in self.path.rglob("*")]
         )
@@ -223,6 +230,8 @@ class ExportReader:
             for name in self.names:
                 if name.endswith("/users.json") and name.count("/") == 1:
                     self.prefix = name[: -len("users.json")]
+        if not any(self.prefix + n in self.names for n in ("users.json", "channels.json", "groups.json")):
+            raise ValueError(f"{path}: not a Slack export (no users.json or channels.json in it)")
 
     def read_json(self, name: str, default=None):
         full = self.prefix + name

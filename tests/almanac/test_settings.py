@@ -72,3 +72,27 @@ def test_redis_url_from_file(tmp_path):
 def test_bad_integer_setting_is_a_clear_error():
     out = run({"EMBEDDING_DIM": "lots"}, code="import django; django.setup()")
     assert out.returncode != 0 and "EMBEDDING_DIM must be an integer" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"WEB_WORKERS": "0"}, "WEB_WORKERS must be at least 1, got 0"),
+        ({"Q_WORKERS": "-2"}, "Q_WORKERS must be at least 1, got -2"),
+        ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL"),
+        ({"TIME_ZONE": "Mars/Base"}, "TIME_ZONE: unknown time zone 'Mars/Base'"),
+    ],
+)
+def test_an_operator_s_bad_setting_is_one_line_from_manage_py(env, said):
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "almanac.settings"}
+    out = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 1
+    assert out.stderr.strip().startswith(f"Almanac is not configured right: {said}")
+    assert "Traceback" not in out.stderr

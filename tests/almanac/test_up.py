@@ -26,10 +26,22 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_up(port: int) -> subprocess.Popen:
-    env = {**os.environ, "ALMANAC_DB_NAME": connection.settings_dict["NAME"], "WEB_WORKERS": "1"}
+def start_up(port: int, worker: bool = False) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "ALMANAC_DB_NAME": connection.settings_dict["NAME"],
+        "WEB_WORKERS": "1",
+        "Q_WORKERS": "1",
+    }
     return subprocess.Popen(
-        [sys.executable, "manage.py", "up", "--no-worker", "--addr", f"127.0.0.1:{port}"],
+        [
+            sys.executable,
+            "manage.py",
+            "up",
+            *([] if worker else ["--no-worker"]),
+            "--addr",
+            f"127.0.0.1:{port}",
+        ],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -92,3 +104,35 @@ def test_a_web_server_that_dies_fails_up():
         proc.kill()
     assert proc.returncode == 1
     assert "the web server exited" in err
+
+
+def test_a_worker_killed_outright_leaves_no_processes_behind():
+    port = free_port()
+    proc = start_up(port, worker=True)
+    try:
+        wait_serving(port, proc)
+        (worker,) = [c for c in psutil.Process(proc.pid).children() if "qcluster" in " ".join(c.cmdline())]
+        deadline = time.monotonic() + 30
+        while not worker.children(recursive=True) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        cluster = worker.children(recursive=True)
+        worker.kill()  # its cluster and workers are orphans now, still in its process group
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1 and "the worker exited" in err
+    assert cluster and all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in cluster)
+
+
+@pytest.mark.parametrize(
+    ("addr", "said"),
+    [
+        ("127.0.0.1:99999", "the port must be between 1 and 65535"),
+        ("no-such-host.invalid:8095", "cannot resolve the host"),
+    ],
+)
+def test_an_address_that_cannot_be_is_refused_in_a_line(addr, said):
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match=said):
+        check_free(addr)

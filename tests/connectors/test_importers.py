@@ -310,3 +310,28 @@ def test_ics_broken_rrule_still_imports_the_event_once(company):
     broken = WEEKLY.replace("RRULE:FREQ=WEEKLY;COUNT=6", "RRULE:FREQ=SOMETIMES")
     payloads = list(calendar.ics_payloads(tenant=company.tenant, data=broken))
     assert "apollo-weekly@acme.example" in {p["external_id"] for p in payloads}
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["import_slack", "/no/such/export.zip"], "no such file or folder"),
+        (["import_slack", str(DEMO / "notes")], "not a Slack export"),
+        (["import_slack", str(DEMO / "github_issues.json")], "not a zip file"),
+        (["import_mbox", "/no/such/mbox"], "no such file or folder"),
+        (["import_ics", str(DEMO / "github_issues.json")], r"not an iCalendar \(\.ics\) feed"),
+        (["import_ics", "http://127.0.0.1:1/team.ics"], "Connection refused"),
+        (["import_slack", str(DEMO / "slack"), "--source", "builtin"], "not a reserved name"),
+    ],
+)
+def test_an_import_of_the_wrong_thing_is_a_clear_error_and_creates_nothing(company, args, error):
+    from django.core.management import CommandError
+
+    from connectors.models import Source
+
+    before = set(Source.objects.values_list("name", flat=True))
+    with pytest.raises(CommandError, match=error) as info:
+        call_command(*args, "--no-progress")
+    assert len(str(info.value)) < 700  # a line, not the file
+    assert set(Source.objects.values_list("name", flat=True)) == before
+    assert not Event.objects.exists()

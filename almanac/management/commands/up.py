@@ -67,10 +67,30 @@ class Command(BaseCommand):
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+        for p in procs.values():
+            stop_group(p.pid)  # what a child that died (or was killed) left behind
         if failed and not stopping:
             what = ", ".join(f"the {name} exited ({code})" for name, code in failed.items())
             raise CommandError(f"{what}; stopped the rest")
         self.stdout.write("stopped")
+
+
+def stop_group(pgid: int, grace: float = 10.0) -> None:
+    """Stop what is left of a child's process group (each child leads its own session): a
+    worker killed outright leaves its cluster and worker processes running otherwise, and
+    a restart would then run two clusters."""
+    for signum, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):
+        try:
+            os.killpg(pgid, signum)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.1)
 
 
 def check_free(addr: str) -> None:
@@ -78,6 +98,12 @@ def check_free(addr: str) -> None:
     host, sep, port = addr.rpartition(":")
     if not sep or not port.isdigit() or host.startswith("unix"):
         return  # a unix socket or a form gunicorn will judge
+    if not 0 < int(port) < 65536:
+        raise CommandError(f"{addr}: the port must be between 1 and 65535")
+    try:
+        socket.getaddrinfo(host.strip("[]") or "0.0.0.0", int(port))  # noqa: S104 - a lookup only
+    except socket.gaierror as exc:
+        raise CommandError(f"{addr}: cannot resolve the host {host!r} ({exc.strerror})") from exc
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 
 from django.core.management.base import BaseCommand, CommandError
@@ -9,6 +10,9 @@ from django.core.management.base import BaseCommand, CommandError
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.importers import ingest_all
+from connectors.models import RESERVED_SOURCE_NAMES
+from connectors.pollers import PollError
+from connectors.schemas import SOURCE_RE
 from connectors.services import source_ensure, sync_success
 
 
@@ -39,15 +43,27 @@ class ImportCommand(BaseCommand):
     def handle(self, **options):
         tenant = self.tenant(options["tenant"])
         name = options["source"]
+        if not SOURCE_RE.match(name or "") or name.lower() in RESERVED_SOURCE_NAMES:
+            raise CommandError(
+                f"--source {name!r}: letters, digits, '_', '.' or '-', and not a reserved name"
+            )
         started = time.monotonic()
         try:
+            payloads = iter(self.payloads(tenant=tenant, source_name=name, options=options))
+            # Reading the first one opens the input: a wrong path, file or URL fails here,
+            # before the source is created or anything stored.
+            first = next(payloads, None)
             source = source_ensure(tenant=tenant, name=name, kind=self.source_kind)
-            payloads = self.payloads(tenant=tenant, source_name=name, options=options)
             counts = ingest_all(
-                tenant=tenant, payloads=payloads, progress=not options["no_progress"], desc=name
+                tenant=tenant,
+                payloads=itertools.chain([] if first is None else [first], payloads),
+                progress=not options["no_progress"],
+                desc=name,
             )
-        except (ApplicationError, OSError, ValueError) as exc:
-            raise CommandError(str(getattr(exc, "message", exc))) from exc
+        except (ApplicationError, OSError, ValueError, PollError) as exc:
+            # What the operator gave is wrong (a path, a file, a URL): one line, not the file.
+            message = str(getattr(exc, "message", exc))
+            raise CommandError(message if len(message) <= 500 else message[:500] + " …") from exc
         sync_success(source=source)
         rejected = counts.get("rejected", 0)
         self.stdout.write(
