@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "guardian",
     "simple_history",
     "django_htmx",
+    "ninja",  # serves the API docs page's Swagger UI from static files: no CDN, it works offline
     "almanac",
     "skills",
     "memories",

@@ -96,3 +96,14 @@ def test_an_operator_s_bad_setting_is_one_line_from_manage_py(env, said):
     assert out.returncode == 1
     assert out.stderr.strip().startswith(f"Almanac is not configured right: {said}")
     assert "Traceback" not in out.stderr
+
+
+def test_the_api_docs_page_needs_nothing_outside_the_network(client):
+    import re
+
+    page = client.get("/api/v1/docs")
+    assert page.status_code == 200
+    sources = re.findall(r'(?:src|href)="([^"]+)"', page.content.decode())
+    assert sources and not [s for s in sources if s.startswith(("http:", "https:", "//"))], sources
+    for path in (s for s in sources if s.endswith((".js", ".css"))):
+        assert client.get(path).status_code == 200, path

@@ -1,3 +1,4 @@
+import logging
 from importlib import import_module
 
 from django.core.management.base import BaseCommand
@@ -11,6 +12,9 @@ class Command(BaseCommand):
     help = "Create (or refresh) the demo company: users, keys, wiki sources and memories. Idempotent."
 
     def handle(self, **options):
+        # The loaders enqueue a task per event: django-q's line for each would bury the keys
+        # printed below.
+        logging.getLogger("django-q").setLevel(max(logging.WARNING, logging.getLogger("django-q").level))
         company = load_company()
         for app in DEMO_APPS:
             try:

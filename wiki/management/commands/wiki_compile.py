@@ -11,12 +11,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("tenant", nargs="?", help="tenant slug (default: all tenants)")
-        parser.add_argument("--limit", type=int, default=None)
+        parser.add_argument("--limit", type=int, default=None, help="at most this many events (1 or more)")
         parser.add_argument(
             "--no-people", action="store_true", help="skip the directory sync of person pages"
         )
 
     def handle(self, tenant=None, limit=None, no_people=False, **options):
+        if limit is not None and limit < 1:
+            raise CommandError("--limit must be 1 or more")
         tenants = Tenant.objects.all()
         if tenant:
             tenants = tenants.filter(slug=tenant)
