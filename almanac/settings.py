@@ -201,7 +201,9 @@ TIME_ZONE = env("TIME_ZONE", "UTC")
 try:
     zoneinfo.ZoneInfo(TIME_ZONE)
 except (zoneinfo.ZoneInfoNotFoundError, ValueError) as _exc:
-    raise ImproperlyConfigured(f"TIME_ZONE: unknown time zone {TIME_ZONE!r} (e.g. UTC, Asia/Shanghai)") from _exc
+    raise ImproperlyConfigured(
+        f"TIME_ZONE: unknown time zone {TIME_ZONE!r} (e.g. UTC, Asia/Shanghai)"
+    ) from _exc
 USE_I18N = True
 USE_TZ = True
 
@@ -265,7 +267,9 @@ CONTEXT_DEFAULT_MAX_TOKENS = envint("CONTEXT_DEFAULT_MAX_TOKENS", 3000, minimum=
 
 LOG_LEVEL = env("LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-    raise ImproperlyConfigured(f"LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {LOG_LEVEL!r}")
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {LOG_LEVEL!r}"
+    )
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
