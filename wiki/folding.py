@@ -29,6 +29,7 @@ _LATIN_SUFFIXES = (
     "company",
     "limited",
     "holdings",
+    "holding",
     "group",
     "gmbh",
     "corp",
@@ -55,10 +56,16 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text or "").casefold()
 
 
+# A region in brackets inside a Chinese legal name: 阿里巴巴（中国）有限公司, 腾讯科技（深圳）有限公司.
+_ZH_REGION = re.compile(rf"\s*\([{_CJK_RANGES}]{{1,6}}\)\s*")
+
+
 def fold(name: str) -> str:
     """The matching key of an entity name."""
     text = normalize(name).strip()
     text = text.lstrip("#@")
+    if has_cjk(text):
+        text = _ZH_REGION.sub("", text)  # NFKC made the fullwidth brackets plain
     previous = None
     while previous != text:
         previous = text

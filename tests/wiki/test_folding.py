@@ -2,6 +2,7 @@
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -28,3 +29,19 @@ def test_trie_matches_like_the_longest_first_alternation(words, text):
 
 def test_shared_prefixes_become_one_branch():
     assert alternation(["acme", "acme corp", "airtable"]) == r"a(?:cme(?:\ corp)?|irtable)"
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("阿里巴巴（中国）有限公司", "阿里巴巴"),
+        ("阿里巴巴集团", "阿里巴巴"),
+        ("腾讯科技（深圳）有限公司", "腾讯"),
+        ("Alibaba Group Holding Ltd.", "alibaba"),
+        ("Nightingale Holdings", "nightingale"),
+    ],
+)
+def test_legal_forms_fold_to_the_company(name, key):
+    from wiki.folding import fold
+
+    assert fold(name) == key
