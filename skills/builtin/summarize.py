@@ -69,20 +69,30 @@ def _cjk_names(unit: str) -> int:
     return sum(1 for word, tag in rjieba.tag(unit) if tag in _NAME_TAGS and len(word) > 1)
 
 
+# What a wiki page's lines start with: the container ("[slack #sales] ") and the compiler's
+# "[2026-11-30] alice@acme.com:". Kept in the summary, never scored: every line has a date
+# there, so it would make a greeting look like a dated fact.
+_LINE_PREFIX = re.compile(r"^(?:\[[^\]\n]{1,120}\]\s+)?\[\d{4}-\d{2}-\d{2}\]\s+[^:\n]{1,120}:\s*")
+
+
 @functools.lru_cache(maxsize=20_000)
 def _unit_facts(unit: str) -> tuple[float, bool, int, str]:
-    """(score from what the sentence contains, is it filler, its content size, lower-cased).
+    """(score from what the sentence says, is it filler, its content size, lower-cased),
+    the line's container/date/author prefix left out.
 
     Cached by text: the same sentences are summarized again for every reader and budget.
     """
-    score = 3.0 * min(len(T.DATE_TEXT.findall(unit)), 2)
-    score += 3.0 * min(len(T.AMOUNT.findall(unit)), 2)
-    score += 3.0 * min(len(T.IDENT.findall(unit)), 2)
-    score += 1.5 * min(len(_CAPITALISED.findall(unit)) + _cjk_names(unit), 3)
-    score += 1.0 * min(len(_TERM.findall(unit)), 2)
-    score += 0.5 * min(len(_NUMBER.findall(unit)), 4)
-    size = T.content_size(unit)
-    return score, bool(_FILLER_START.match(unit)) and size < 12, size, unit.lower()
+    said = _LINE_PREFIX.sub("", unit)
+    facts = 3.0 * min(len(T.DATE_TEXT.findall(said)), 2)
+    facts += 3.0 * min(len(T.AMOUNT.findall(said)), 2)
+    facts += 3.0 * min(len(T.IDENT.findall(said)), 2)
+    score = facts + 1.5 * min(len(_CAPITALISED.findall(said)) + _cjk_names(said), 3)
+    score += 1.0 * min(len(_TERM.findall(said)), 2)
+    score += 0.5 * min(len(_NUMBER.findall(said)), 4)
+    size = T.content_size(said)
+    if size < 6 and not facts:
+        score *= 0.3  # a fragment ("Location: Zoom", a lone name) says little on its own
+    return score, bool(_FILLER_START.match(said)) and size < 12, size, said.lower()
 
 
 def _score(unit: str, index: int, keep: list[str], tokens: int) -> float:
@@ -93,6 +103,14 @@ def _score(unit: str, index: int, keep: list[str], tokens: int) -> float:
     score = 4.0 * sum(1 for word in keep if word in lower) + facts
     score += 1.0 if index == 0 else 0.0  # the lead sentence usually says what it is about
     return score / math.sqrt(max(tokens, 1)) * 4 + min(size, 40) / 40
+
+
+def _telling(keep: list[str], units: list[str]) -> list[str]:
+    """The `keep` words (lower-cased) that tell sentences apart: one in most of them (the
+    page's own name, "Vercel" on the Vercel page) would favour every sentence alike."""
+    lowered = [unit.lower() for unit in units]
+    limit = max(2, len(units) // 3)
+    return [word for word in keep if sum(word in unit for unit in lowered) <= limit]
 
 
 def _cut_at_word(unit: str, max_tokens: int) -> str:
@@ -156,14 +174,19 @@ def extractive_summary(
     units = [unit for unit, _, _ in measured]
     sizes = [tokens for _, tokens, _ in measured]
     lines = [line for _, _, line in measured]
-    keep_lower = [word.lower() for word in keep]
+    keep_lower = _telling([word.lower() for word in keep], units)
     scores = [_score(unit, i, keep_lower, sizes[i]) for i, unit in enumerate(units)]
     # Filler (greetings, thanks) is only a last resort.
     ranked = sorted(range(len(units)), key=lambda i: (scores[i] <= 0, -scores[i], i))
     chosen: set[int] = set()
     used = 0
+    # Room left over is not filled with what says next to nothing ("Alice", "Location:
+    # Zoom"): a sentence worth under a quarter of the best is left out once something is in.
+    floor = 0.25 * scores[ranked[0]] if scores[ranked[0]] > 0 else float("-inf")
     for i in ranked:
         cost = sizes[i] + 1
+        if chosen and scores[i] < floor:
+            break
         if used + cost <= max_tokens and (scores[i] > 0 or not any(scores[j] > 0 for j in chosen)):
             chosen.add(i)
             used += cost
@@ -186,7 +209,7 @@ def extractive_summary(
 @register
 class Summarize(BaseSkill):
     name = "summarize"
-    version = "1.1"
+    version = "1.2"
     description = "A summary within max_tokens that keeps names, dates, amounts, ids and terms."
     input_schema = INPUT_SCHEMA
     output_schema = OUTPUT_SCHEMA

@@ -135,6 +135,27 @@ def test_lines_stay_lines_and_sign_offs_are_filler():
         ]
     )
     summary = extractive_summary(text, 55)
-    assert "Location: Zoom\n2026-11-21 email: Vercel asks" in summary
+    assert "Vercel.\n2026-11-21 email: Vercel asks" in summary  # two messages, two lines
     assert "Best" not in summary and "此致" not in summary and "weather" not in summary
     assert count_tokens(summary) <= 55
+
+
+def test_a_page_summary_keeps_the_dated_and_costed_facts_not_greetings_or_fragments():
+    # Every line of a wiki page starts with "[date] author:" and names the page's customer:
+    # neither tells its lines apart, so neither may decide what is kept.
+    text = "\n".join(
+        [
+            "[2026-11-07] lee@vercel.example: Apollo pilot for Vercel — next steps: Hi Alice,",
+            "[2026-11-08] carol-acme: SSO for the Vercel pilot: Vercel needs SAML SSO via Okta before 2026-12-01.",
+            "[2026-11-09] alice@acme.com: Vercel pilot review:",
+            "Location: Zoom",
+            "Alice",
+            "[2026-11-10] bob@acme.com: Vercel renewal is 200 seats at $120,000, due 2026-12-15.",
+            "[2026-11-11] dave@acme.com: Thanks Vercel!",
+            "[2026-11-12] carol-acme: Vercel asked about the weather in Frankfurt for the offsite.",
+        ]
+    )
+    summary = extractive_summary(text, 90, keep=["Vercel"], title="Vercel")
+    assert "2026-12-01" in summary and "$120,000" in summary and "2026-12-15" in summary
+    assert "Hi Alice" not in summary and "Location: Zoom" not in summary and "Thanks" not in summary
+    assert count_tokens(summary) <= 90 < count_tokens(text)
