@@ -71,6 +71,21 @@ def add_words(words: Iterable[str]) -> None:
                 jieba.add_word(word, 1000, None)
 
 
+def word_starts(text: str) -> set[int]:
+    """Where the segmenter's words begin in `text` (Chinese words; every other character
+    position counts as a start): a name found at another offset is inside a longer word
+    (华为 in 新华为人民服务 = 新华 + 为人民服务)."""
+    starts, pos = set(), 0
+    with _jieba_lock:
+        words = _jieba().cut(text)
+    for word in words:
+        starts.add(pos)
+        if not _CJK.fullmatch(word):
+            starts.update(range(pos, pos + len(word)))
+        pos += len(word)
+    return starts
+
+
 def _is_id(token: str) -> bool:
     return any(c.isdigit() for c in token) or "@" in token
 

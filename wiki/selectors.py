@@ -89,7 +89,13 @@ class _Matcher:
         if self.pattern is None or not text:
             return []
         found: dict[int, Entity] = {}
-        for match in self.pattern.finditer(_fold_text(text)):
+        folded = _fold_text(text)
+        starts = None  # the segmenter's word starts, cut only when a Chinese name matched
+        for match in self.pattern.finditer(folded):
+            if folding.has_cjk(match.group()):
+                starts = search.word_starts(folded) if starts is None else starts
+                if match.start() not in starts:
+                    continue  # inside a longer word: 华为 in 新华为人民服务
             for pk in self.by_key.get(match.group(), []):
                 found.setdefault(pk, self.entities[pk])
         return list(found.values())
@@ -154,8 +160,8 @@ def _fold_text(text: str) -> str:
 def entities_in_text(*, tenant: Tenant, text: str) -> list[Entity]:
     """Entities whose folded name or alias occurs in `text`, in order of first mention.
 
-    Lexical (case, width, legal suffixes folded); CJK names match as substrings, Latin
-    names on word boundaries.
+    Lexical (case, width, legal suffixes folded); a Chinese name where a word starts (the
+    segmenter's: not 华为 in 新华为人民服务), Latin names on word boundaries.
     """
     return entity_matcher(tenant.pk).find(text)
 

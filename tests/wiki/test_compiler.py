@@ -102,6 +102,11 @@ def test_entities_in_text_matches_chinese_names(known_entities, tenant, text):
     assert [e.name for e in selectors.entities_in_text(tenant=tenant, text=text)] == ["华为"]
 
 
+@pytest.mark.parametrize("text", ["新华为人民服务", "新华为人民服务的精神"])
+def test_a_chinese_name_inside_a_longer_word_is_not_matched(known_entities, tenant, text):
+    assert selectors.entities_in_text(tenant=tenant, text=text) == []
+
+
 def test_entities_in_text_needs_word_boundaries_for_latin_names(known_entities, tenant):
     assert selectors.entities_in_text(tenant=tenant, text="Vercelization of everything") == []
 
