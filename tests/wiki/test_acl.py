@@ -287,3 +287,28 @@ def test_a_customer_named_only_in_a_private_channel_is_not_matched_in_public_tex
     )
     push(slack("Nightingale deal lunch at noon", ts="9.0", channel="CG", minutes=8))
     assert any("lunch at noon" in text for text in _seen_by(charlie, "nightingale"))
+
+
+def test_an_item_moved_to_another_thread_and_channel_leaves_the_old_one(push, alice, bob, charlie):
+    push(slack("Secret pricing for Delta", ts="10.0", channel="CD1", tags={"customer": "Delta"}))
+    moved = slack("Secret pricing for Delta, revised", ts="10.0", channel="CD1", kind="message_changed", version=2,
+                  minutes=1, tags={"customer": "Delta"}, public=False, members=["bob@acme.com"])  # fmt: skip
+    moved["container"]["key"] = "slack:channel:CD2"
+    moved["thread_key"] = "slack:thread:CD2/10.0"
+    push(moved)
+    assert _seen_by(charlie, "delta") == []  # the old public copy is gone
+    (text,) = _seen_by(bob, "delta")  # one section, in its new channel and thread
+    assert "revised" in text
+    assert not PageSection.objects.filter(thread_key="slack:thread:CD1/10.0").exists()
+    # A later reply in the old thread does not bring the moved item back there.
+    push(
+        slack(
+            "reply in the old thread",
+            ts="10.1",
+            thread="10.0",
+            channel="CD1",
+            tags={"customer": "Delta"},
+            minutes=2,
+        )
+    )
+    assert all("Secret pricing" not in t for t in _seen_by(charlie, "delta"))

@@ -73,17 +73,39 @@ def _order(event: Event):
 
 
 def thread_of(event: Event) -> str:
-    """The thread of an event: its own key, else the one of its item's other versions."""
+    """The thread of an event: its own key, else the newest one of its item's other versions."""
     if event.thread_key:
         return event.thread_key
     other = (
         Event.objects.filter(source_id=event.source_id, external_id=event.external_id)
         .exclude(thread_key="")
-        .order_by("version", "id")
+        .order_by("-version", "-id")
         .values_list("thread_key", flat=True)
         .first()
     )
     return other or f"item:{event.source.name}:{event.external_id}"
+
+
+def _item_thread(group: list[Event]) -> str:
+    """The thread an item is in now: its newest version that names one (an item moved to
+    another thread or channel leaves the old one)."""
+    for version in sorted(group, key=_order, reverse=True):
+        if version.thread_key:
+            return version.thread_key
+    return f"item:{group[0].source.name}:{group[0].external_id}"
+
+
+def threads_left(*, event: Event, thread_key: str) -> list[str]:
+    """Threads that older versions of the event's item named and that hold sections: the
+    item has moved from them, so they are rebuilt without it."""
+    named = (
+        Event.objects.filter(source_id=event.source_id, external_id=event.external_id)
+        .exclude(thread_key__in=["", thread_key])
+        .values_list("thread_key", flat=True)
+        .distinct()
+    )
+    held = PageSection.objects.filter(tenant_id=event.tenant_id, thread_key__in=list(named))
+    return sorted(set(held.values_list("thread_key", flat=True)))
 
 
 def _lock_thread(tenant_id: int, thread_key: str) -> None:
@@ -112,6 +134,8 @@ def thread_items(*, event: Event, thread_key: str) -> list[Item]:
     items = []
     for group in versions.values():
         group.sort(key=_order)
+        if _item_thread(group) != thread_key:
+            continue  # moved to another thread since: it is compiled there
         bases = [e for e in group if e.kind not in NOT_BASE]
         items.append(Item(versions=group, current=group[-1], base=bases[-1] if bases else None))
     items.sort(key=lambda item: _order(item.base or item.current))
@@ -267,14 +291,15 @@ def page_status_apply(*, page: Page, transition, drafts: list[SectionDraft]) -> 
     return True
 
 
-def thread_rebuild(*, event: Event) -> set[int]:
+def thread_rebuild(*, event: Event, thread_key: str | None = None) -> set[int]:
     """Steps 1–5 of a compile, inside the caller's transaction; returns the changed page ids.
 
     1. lock the thread, 2. read its items from the inbox, 3. resolve their entities,
     4. lock the affected pages in id order, 5. write/delete sections and page status.
+    `thread_key`: another thread than the event's (one its item has left).
     """
     tenant = event.tenant
-    thread_key = thread_of(event)
+    thread_key = thread_key or thread_of(event)
     _lock_thread(tenant.pk, thread_key)
     items = thread_items(event=event, thread_key=thread_key)
     plan = thread_plan(tenant=tenant, thread_key=thread_key, items=items)
@@ -396,8 +421,14 @@ def compile_event(event_id: int) -> str | None:
             if event is None or event.state == Event.State.COMPILED:
                 return event.state if event else None
             if event.kind not in NO_CONTENT:
+                thread_key = thread_of(event)
+                left = threads_left(event=event, thread_key=thread_key)
+                for key in sorted([thread_key, *left]):  # every lock in one order: no deadlock
+                    _lock_thread(event.tenant_id, key)
                 changed = thread_rebuild(event=event)
-                changed |= container_acl_sync(event=event, thread_key=thread_of(event))
+                for key in left:
+                    changed |= thread_rebuild(event=event, thread_key=key)
+                changed |= container_acl_sync(event=event, thread_key=thread_key)
                 _enqueue_summaries(changed)
             event.state, event.compiled_at, event.error = Event.State.COMPILED, timezone.now(), ""
             event.save(update_fields=["state", "compiled_at", "error"])
