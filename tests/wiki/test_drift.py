@@ -98,6 +98,36 @@ def test_confirmed_recall_stays_confirmed_after_a_later_reply(push, alice):
     assert not section.stale and "Follow-up" in section.content
 
 
+def test_a_confirmed_recall_holds_on_a_page_a_later_reply_adds(push, alice):
+    from wiki.services import section_confirm
+
+    push(_email("List price is 40k"), _email("Recall", kind="email_recalled", version=2, minutes=30))
+    section = PageSection.objects.get(page__slug="vercel")
+    section_confirm(user=alice, page=section.page, section_ids=[section.pk])
+    reply = _email("Rho wants the same terms", external_id="<m3@acme.com>", minutes=40)
+    push(dict(reply, tags={"customer": "Rho"}))  # the thread now shows on Rho's page too
+    rho = PageSection.objects.get(page__slug="rho")
+    assert not rho.stale and "List price is 40k" in rho.content
+
+
+def test_confirming_a_recall_confirms_the_thread_on_every_page(push, alice):
+    from almanac.models import AuditEvent
+    from wiki.services import section_confirm
+
+    push(_email("List price is 40k"))
+    push(dict(_email("Rho too", external_id="<m4@acme.com>", minutes=5), tags={"customer": "Rho"}))
+    push(_email("Recall", kind="email_recalled", version=2, minutes=30))
+    vercel, rho = PageSection.objects.get(page__slug="vercel"), PageSection.objects.get(page__slug="rho")
+    assert vercel.stale and rho.stale
+    section_confirm(user=alice, page=vercel.page, section_ids=[vercel.pk])
+    rho.refresh_from_db()
+    assert not rho.stale
+    assert {e.detail["page"] for e in AuditEvent.objects.filter(action="wiki.section_confirmed")} == {
+        "vercel",
+        "rho",
+    }
+
+
 def test_confirm_of_an_invisible_section_is_404(api, push, alice, charlie):
     push(_email("List price is 40k"), _email("Recall", kind="email_recalled", version=2, minutes=30))
     section = PageSection.objects.get(page__slug="vercel")

@@ -8,6 +8,7 @@ from datetime import datetime
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Q
 
 from almanac import keyword, search
 from almanac.errors import ApplicationError
@@ -98,7 +99,11 @@ def section_write(
             page=page, thread_key=draft.thread_key, container_key=draft.container_key
         ).first()
     section = existing
-    confirmed = section.confirmed_recall_ids if section else []
+    confirmed = list(section.confirmed_recall_ids) if section else []
+    if set(draft.recall_event_ids) - set(confirmed):
+        # A recall confirmed for the thread on another page holds here too (a later reply
+        # that names another customer must not make it stale again).
+        confirmed += _thread_confirmations(tenant_id=page.tenant_id, draft=draft)
     stale = bool(set(draft.recall_event_ids) - set(confirmed))
     values = {
         "container_name": draft.container_name[:300],
@@ -144,6 +149,13 @@ def section_delete(*, section: PageSection, reason: str) -> None:
 
 
 @transaction.atomic
+def _thread_confirmations(*, tenant_id: int, draft: SectionDraft) -> list[int]:
+    rows = PageSection.objects.filter(
+        tenant_id=tenant_id, thread_key=draft.thread_key, container_key=draft.container_key
+    ).values_list("confirmed_recall_ids", flat=True)
+    return sorted({rid for ids in rows for rid in ids})
+
+
 def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool = False) -> list[PageSection]:
     """Make stale sections current again; only sections on `page` the user may see.
 
@@ -156,9 +168,21 @@ def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool 
     if not ids:
         raise ApplicationError("section_ids may not be empty", status_code=422)
     base = PageSection.objects.all() if as_admin else PageSection.objects.visible_to(user, include_stale=True)
-    sections = list(base.filter(page=page, id__in=ids).select_for_update(of=("self",)).order_by("id"))
+    sections = list(
+        base.filter(page=page, id__in=ids)
+        .select_related("page")
+        .select_for_update(of=("self",))
+        .order_by("id")
+    )
     if len(sections) != len(ids):
         raise Http404("section not found")
+    # The same thread's copies on other pages (same container, so the same readers) are the
+    # same e-mail: confirmed with it.
+    copies = Q()
+    for section in sections:
+        copies |= Q(thread_key=section.thread_key, container_key=section.container_key)
+    others = base.filter(copies, tenant_id=page.tenant_id, stale=True).exclude(id__in=ids)
+    sections += list(others.select_related("page").select_for_update(of=("self",)).order_by("id"))
     changed = False
     for section in sections:
         if not section.stale:
@@ -178,10 +202,11 @@ def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool 
             actor=user.username,
             object_type="page_section",
             object_id=section.pk,
-            detail={"page": page.slug, "recalls": section.recall_event_ids},
+            detail={"page": section.page.slug, "recalls": section.recall_event_ids},
         )
     if conf.WIKI_SUMMARY_ENABLED and changed:
         from django_q.tasks import async_task
 
-        transaction.on_commit(lambda: async_task("wiki.tasks.page_summarize_task", page.pk))
+        for page_id in sorted({s.page_id for s in sections}):
+            transaction.on_commit(lambda pid=page_id: async_task("wiki.tasks.page_summarize_task", pid))
     return sections
