@@ -1,5 +1,7 @@
 """Drift: edits, deletions, recalls and closed issues follow the sources."""
 
+import pytest
+
 from tests.wiki.conftest import at, slack
 from wiki import selectors
 from wiki.models import Page, PageSection
@@ -161,3 +163,13 @@ def test_delete_arriving_before_the_message_leaves_nothing(push):
     message = slack("Vercel churn risk", tags={"customer": "Vercel"}, ts="1700000000.000100")
     push(dict(message, version=2, kind="message_deleted", text="", occurred_at=at(5)), message)
     assert not PageSection.objects.filter(page__slug="vercel").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_confirm_works_outside_a_test_transaction(api, push, alice):
+    """The service opens its own transaction (the other tests run inside one, which hid a
+    select_for_update outside any)."""
+    push(_email("List price is 40k"), _email("Recall", kind="email_recalled", version=2, minutes=30))
+    section = PageSection.objects.get(page__slug="vercel")
+    response = api.post("/wiki/pages/vercel/confirm", {"user": "alice", "section_ids": [section.pk]})
+    assert response.status_code == 200 and response.json() == {"confirmed": [section.pk]}

@@ -148,7 +148,6 @@ def section_delete(*, section: PageSection, reason: str) -> None:
     section.delete()
 
 
-@transaction.atomic
 def _thread_confirmations(*, tenant_id: int, draft: SectionDraft) -> list[int]:
     rows = PageSection.objects.filter(
         tenant_id=tenant_id, thread_key=draft.thread_key, container_key=draft.container_key
@@ -156,6 +155,7 @@ def _thread_confirmations(*, tenant_id: int, draft: SectionDraft) -> list[int]:
     return sorted({rid for ids in rows for rid in ids})
 
 
+@transaction.atomic
 def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool = False) -> list[PageSection]:
     """Make stale sections current again; only sections on `page` the user may see.
 
