@@ -392,3 +392,36 @@ class TenantUserAdmin(TenantScopedAdminMixin, UserAdmin):
 
 admin.site.unregister(get_user_model())
 admin.site.register(get_user_model(), TenantUserAdmin)
+
+
+class SuperuserOnlyAdminMixin:
+    """The task queue's admin (django-q2's schedules, results, failures and queue) is the
+    whole installation's, not a tenant's, and a schedule names any Python function to run
+    on the workers: superusers only, whatever model permissions staff were given."""
+
+    def has_module_permission(self, request):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_add_permission(self, request, *args):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+
+def _superusers_only(app_label: str) -> None:
+    for model, model_admin in list(admin.site._registry.items()):
+        if model._meta.app_label == app_label:
+            admin.site.unregister(model)
+            admin.site.register(
+                model, type(type(model_admin).__name__, (SuperuserOnlyAdminMixin, type(model_admin)), {})
+            )
+
+
+_superusers_only("django_q")

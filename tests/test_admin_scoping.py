@@ -523,3 +523,22 @@ def test_reverting_a_deleted_memory_from_its_history_is_refused(client, alice, s
             "importance": "0.5", "status": "active", "meta": "{}", "occurred_at": ""}  # fmt: skip
     assert client.post(url, form).status_code == 302  # not saved outside the services
     assert not Memory.objects.filter(pk=memory_id).exists()
+
+
+def test_the_task_queue_admin_is_for_superusers_only(client, bob):
+    """A schedule names any function for the workers to run: staff with every model
+    permission still get nothing there (and never another tenant's task results)."""
+    from django_q.models import Schedule
+
+    make_staff(bob, *[f"django_q.{verb}_{model}" for verb in ("add", "change", "view", "delete")
+                      for model in ("schedule", "success", "failure", "ormq")])  # fmt: skip
+    client.force_login(bob)
+    for path in ["/admin/django_q/schedule/", "/admin/django_q/success/", "/admin/django_q/failure/",
+                 "/admin/django_q/ormq/", "/admin/django_q/schedule/add/"]:  # fmt: skip
+        assert client.get(path).status_code == 403, path
+    response = client.post(
+        "/admin/django_q/schedule/add/",
+        {"func": "os.system", "args": "'touch /tmp/owned'", "schedule_type": "O", "repeats": "1"},
+    )
+    assert response.status_code == 403 and not Schedule.objects.filter(func="os.system").exists()
+    assert "django_q" not in client.get("/admin/").content.decode()
