@@ -744,17 +744,24 @@ _STATUS_ACTIONS = {
 
 @transaction.atomic
 def memory_feedback(*, memory: Memory, user, signal: str) -> Feedback:
-    """Move the memory's quality: adopted up, ignored/corrected down, kept within [0.2, 2.0]."""
+    """Move the memory's quality: adopted up, ignored/corrected down, kept within [0.2, 2.0].
+
+    Each user's opinion counts once: the same signal again from the same user is recorded
+    but moves nothing (one reader sending "ignored" over and over would otherwise bury a
+    memory the whole department relies on); a changed signal moves it again.
+    """
     if signal not in conf.QUALITY_STEP:
         raise ApplicationError(f"unknown signal {signal!r}", status_code=422)
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     before = memory.quality
-    memory.quality = round(
-        min(conf.QUALITY_MAX, max(conf.QUALITY_MIN, before * conf.QUALITY_STEP[signal])), 4
-    )
-    memory._history_user = user
-    memory._change_reason = f"feedback:{signal}"
-    memory.save(update_fields=["quality", "updated_at"])
+    last = Feedback.objects.filter(memory=memory, user=user).order_by("-created_at", "-id").first()
+    if last is None or last.signal != signal:
+        memory.quality = round(
+            min(conf.QUALITY_MAX, max(conf.QUALITY_MIN, before * conf.QUALITY_STEP[signal])), 4
+        )
+        memory._history_user = user
+        memory._change_reason = f"feedback:{signal}"
+        memory.save(update_fields=["quality", "updated_at"])
     return Feedback.objects.create(
         memory=memory, user=user, signal=signal, quality_before=before, quality_after=memory.quality
     )

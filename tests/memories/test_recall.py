@@ -115,15 +115,31 @@ def test_feedback_changes_ranking(alice, remember):
 
 def test_feedback_is_bounded(alice, remember):
     memory = remember(alice, "something adopted a lot")
-    for _ in range(30):
-        services.memory_feedback(memory=memory, user=alice, signal="adopted")
+    for _ in range(40):  # alternating: each signal is a changed opinion, so each one moves it
+        services.memory_feedback(memory=memory, user=alice, signal="adopted")  # × 1.15
+        services.memory_feedback(memory=memory, user=alice, signal="ignored")  # × 0.9
+    services.memory_feedback(memory=memory, user=alice, signal="adopted")
     memory.refresh_from_db()
     assert memory.quality == 2.0
     for _ in range(30):
         services.memory_feedback(memory=memory, user=alice, signal="corrected")
+        services.memory_feedback(memory=memory, user=alice, signal="ignored")
     memory.refresh_from_db()
     assert memory.quality == 0.2
-    assert memory.feedback.count() == 60
+    assert memory.feedback.count() == 141
+
+
+def test_one_reader_s_repeated_signal_counts_once(alice, bob, remember):
+    shared = remember(alice, "Apollo deploys on Tuesdays", scope="project", scope_key="Apollo")
+    for _ in range(10):
+        services.memory_feedback(memory=shared, user=bob, signal="ignored")
+    shared.refresh_from_db()
+    assert shared.quality == 0.9  # one step, not ten
+    assert shared.feedback.count() == 10  # every signal is still recorded
+    services.memory_feedback(memory=shared, user=alice, signal="ignored")  # another reader counts
+    services.memory_feedback(memory=shared, user=bob, signal="adopted")  # a changed opinion counts
+    shared.refresh_from_db()
+    assert shared.quality == round(0.9 * 0.9 * 1.15, 4)
 
 
 def test_recency_weights_recently_used(alice, remember):
