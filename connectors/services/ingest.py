@@ -91,15 +91,14 @@ def _tags(data: EventIn) -> dict:
 
 
 def event_groups_lock(*, tenant: Tenant, payloads: list) -> None:
-    """Lock, in key order, the groups whose membership these payloads set, before they are
-    stored one by one in this transaction (`ingest_all` in a poll page): each event then
-    finds its group locked already, so the page takes its locks in key order, not in the
-    order of its items. Payloads that will be refused are passed over."""
+    """Lock, in key order, the groups of these payloads' containers (their memberships and
+    visibility are written), before they are stored one by one in this transaction
+    (`ingest_all` in a poll page): each event then finds its group locked already, so the
+    page takes its locks in key order, not in the order of its items. Payloads that will
+    be refused are passed over."""
     containers, kinds = [], {}
     for payload in payloads:
         if not (isinstance(payload, dict) and isinstance(payload.get("container"), dict)):
-            continue
-        if payload["container"].get("members") is None:
             continue
         try:
             data = event_validate(payload)
@@ -179,14 +178,14 @@ def _stored(
 ) -> None:
     """What follows a new event: its membership, the container's visibility, the compile."""
     membership_apply(tenant=tenant, source=source, data=data, cache=cache, observed_at=observed_at)
-    _visibility(tenant=tenant, data=data, cache=cache, observed_at=observed_at)
+    _visibility(tenant=tenant, data=data, cache=cache, observed_at=observed_at, event_id=event.id)
     _enqueue_compile(event.id)
 
 
-def _visibility(*, tenant: Tenant, data: EventIn, cache: dict, observed_at=None) -> None:
+def _visibility(*, tenant: Tenant, data: EventIn, cache: dict, observed_at=None, event_id=None) -> None:
     """A container that turned private stops being readable tenant-wide when the event is
     stored, not when a worker compiles it: a revocation waits for no queue."""
-    if visibility_observe(tenant=tenant, data=data, cache=cache, observed_at=observed_at):
+    if visibility_observe(tenant=tenant, data=data, cache=cache, observed_at=observed_at, event_id=event_id):
         from wiki.services.compiler import container_visibility_at_ingest
 
         container_visibility_at_ingest(

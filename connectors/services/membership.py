@@ -65,16 +65,17 @@ class Clocks:
 
 
 def groups_lock(*, tenant: Tenant, containers: list, cache: dict) -> None:
-    """Lock the access groups whose membership these containers set (FOR NO KEY UPDATE), in
-    key order, creating missing ones, and read their clocks: two queries per batch.
+    """Lock the access groups of these containers (FOR NO KEY UPDATE), in key order,
+    creating missing ones, and read their clocks: two queries per batch.
 
-    Every writer of a source group's memberships holds its row lock first, so last write wins
-    holds under concurrency (no writer decides on clocks another is changing), and the key
-    order means two batches touching the same groups wait for each other instead of
-    deadlocking. Missing groups are created (in key order) after the existing ones are locked."""
+    Every writer of a source group's memberships or visibility holds its row lock first, so
+    last write wins holds under concurrency (no writer decides on clocks another is
+    changing), and the key order means two batches touching the same groups wait for each
+    other instead of deadlocking. Missing groups are created (in key order) after the
+    existing ones are locked."""
     names: dict[str, str] = {}
     for container in containers:
-        if container.members is not None and ("clocks", container.key) not in cache:
+        if ("clocks", container.key) not in cache:
             names.setdefault(container.key, container.name)
     if not names:
         return
@@ -207,18 +208,44 @@ def _members_change(*, group: AccessGroup, origin: str, user_ids: set[int], adde
     access_audit(changes={group.pk: changed}, granted=added, actor=f"connector:{origin}", origin=origin)
 
 
+def _visibility_from_history(*, group: AccessGroup, event_id: int | None) -> None:
+    """A container first observed since visibility was recorded (an install upgraded with
+    its inbox full, a group that held no members): its state starts as its newest stored
+    content event said, this one left out, so an old event arriving late is compared with
+    what is known instead of counting as a change."""
+    events = Event.objects.filter(tenant_id=group.tenant_id, container_key=group.key).exclude(
+        kind__in=MEMBERSHIP_KINDS
+    )
+    if event_id is not None:
+        events = events.exclude(pk=event_id)
+    newest = events.order_by("-occurred_at", "-id").values_list("container_public", "occurred_at").first()
+    if newest is not None:
+        AccessGroup.objects.filter(pk=group.pk, public_at__isnull=True).update(
+            public=newest[0], public_at=newest[1]
+        )
+        group.public_at = newest[1]
+
+
 def visibility_observe(
-    *, tenant: Tenant, data: EventIn, cache: dict, observed_at: datetime | None = None
+    *,
+    tenant: Tenant,
+    data: EventIn,
+    cache: dict,
+    observed_at: datetime | None = None,
+    event_id: int | None = None,
 ) -> bool:
     """Record the container's visibility as this content event shows it (a duplicate too: a
     poller's re-read carries the channel as it is now), dated like its member list. True
     when it flipped: the container's sections must follow at once. An observation older
-    than the newest one changes nothing, whatever order events arrive in."""
+    than the newest one changes nothing, whatever order events arrive in. `event_id`: the
+    event just stored for this observation (a duplicate stores none)."""
     if data.kind in MEMBERSHIP_KINDS:
         return False
     group = _group(tenant=tenant, container=data.container, cache=cache)
     at = min(observed_at or data.occurred_at, timezone.now())
     public, table = data.container.public, AccessGroup._meta.db_table
+    if group.public_at is None:
+        _visibility_from_history(group=group, event_id=event_id)
     with connection.cursor() as cursor:
         cursor.execute(
             f"""UPDATE {table} SET public = %s, public_at = %s

@@ -51,3 +51,60 @@ def test_concurrent_push_of_the_same_event_stores_it_once(tenant, alice):
     b.join(20)
     assert results["b"] == {"accepted": 0, "duplicates": 1}
     assert Event.objects.filter(external_id=payload["external_id"]).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_batches_naming_containers_in_opposite_orders_do_not_deadlock(tenant, alice, monkeypatch):
+    """Every content event writes its container's visibility: a batch locks all its
+    containers' groups in key order first, member lists or not, so a batch naming B then A
+    waits for a writer holding A instead of holding B against it. (A deadlock is not
+    retried here: whichever side PostgreSQL picks, it shows.)"""
+    from connectors.services import ingest
+
+    monkeypatch.setattr(ingest, "is_deadlock", lambda exc: False)
+
+    def event(key: str, n: int) -> dict:
+        return make_event(
+            source="crm", external_id=f"{key}-{n}", thread_key=f"crm:thread:{key}-{n}",
+            occurred_at=f"2026-11-30T1{n}:00:00Z",  # each one newer: each moves the visibility clock
+            container={"key": f"crm:account:{key}", "name": key, "public": True},
+        )  # fmt: skip
+
+    services.event_ingest_batch(tenant=tenant, payloads=[event("A", 0), event("B", 0)])
+    holding, go, outcome = threading.Event(), threading.Event(), {}
+
+    def writer_1():
+        try:
+            with transaction.atomic():
+                services.event_ingest(tenant=tenant, payload=event("A", 1))  # holds A
+                holding.set()
+                go.wait(10)
+                services.event_ingest(tenant=tenant, payload=event("B", 1))  # then wants B
+        except Exception as exc:
+            outcome["error"] = exc
+        finally:
+            connections.close_all()
+
+    def writer_2():
+        try:
+            outcome["batch"] = services.event_ingest_batch(
+                tenant=tenant, payloads=[event("B", 2), event("A", 2)]
+            )
+        except Exception as exc:
+            outcome["error"] = exc
+        finally:
+            connections.close_all()
+
+    one, two = threading.Thread(target=writer_1), threading.Thread(target=writer_2)
+    one.start()
+    assert holding.wait(10)
+    two.start()
+    for _ in range(200):  # until the batch waits on writer 1's lock
+        if _lock_waiters():
+            break
+        time.sleep(0.05)
+    go.set()
+    one.join(30)
+    two.join(30)
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["batch"] == {"accepted": 2, "duplicates": 0}

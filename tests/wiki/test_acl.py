@@ -312,3 +312,15 @@ def test_an_item_moved_to_another_thread_and_channel_leaves_the_old_one(push, al
         )
     )
     assert all("Secret pricing" not in t for t in _seen_by(charlie, "delta"))
+
+
+def test_after_an_upgrade_a_late_old_event_does_not_reopen_a_private_channel(push, alice, charlie):
+    """Visibility recorded since the upgrade starts from the container's stored events, so the
+    first event seen afterwards is compared with them, not taken as a change."""
+    push(slack("Kappa old public note", ts="20.0", channel="CK", tags={"customer": "Kappa"}, minutes=0))
+    push(slack("Kappa secret new", ts="21.0", channel="CK", tags={"customer": "Kappa"}, public=False,
+               members=["alice@acme.com"], minutes=10))  # fmt: skip
+    AccessGroup.objects.filter(key="slack:channel:CK").update(public=None, public_at=None)  # as upgraded
+    push(slack("Kappa late public note", ts="19.0", channel="CK", tags={"customer": "Kappa"}, minutes=-5))
+    assert _seen_by(charlie, "kappa") == []
+    assert len(_seen_by(alice, "kappa")) == 3
