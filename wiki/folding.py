@@ -58,13 +58,16 @@ def normalize(text: str) -> str:
 
 # A region in brackets inside a Chinese legal name: 阿里巴巴（中国）有限公司, 腾讯科技（深圳）有限公司.
 _ZH_REGION = re.compile(rf"\s*\([{_CJK_RANGES}]{{1,6}}\)\s*")
+_ZH_LEGAL_FORMS = ("有限公司", "有限责任公司", "股份有限公司", "集团公司", "集团")
 
 
 def fold(name: str) -> str:
     """The matching key of an entity name."""
     text = normalize(name).strip()
     text = text.lstrip("#@")
-    if has_cjk(text):
+    if has_cjk(text) and text.endswith(_ZH_LEGAL_FORMS):
+        # 阿里巴巴（中国）有限公司: the bracket in a company's legal name is where it is
+        # registered. Elsewhere it names something (数据平台（一期） is not （二期）).
         text = _ZH_REGION.sub("", text)  # NFKC made the fullwidth brackets plain
     previous = None
     while previous != text:
