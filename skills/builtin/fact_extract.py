@@ -159,7 +159,7 @@ def _is_filler(sentence: str) -> bool:
 
 
 # Asked, not said: "我们是否已经签约", "有没有人知道预算", "我们签了合同没有".
-_ZH_QUESTION = re.compile(r"是否|有没有|(?:了|过).{0,20}没有$|(?:吗|呢|是不是|对不对|好不好)$")
+_ZH_QUESTION = re.compile(r"是否|有没有|(?:了|过)[^，。,；;！!]{0,20}没有$|(?:吗|呢|是不是|对不对|好不好)$")
 # Supposed, not said: "If we sign, the discount would be 15%", "如果我们签约，折扣是15%".
 _HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|assuming|in case|what if|imagine|unless)\b|\bif\b.*\bwould\b|\bwould\b.*\bif\b|"

@@ -162,6 +162,7 @@ def test_skill_output_valid():
         ("不确定Acme会不会续约，下周再跟进。", "fact"),  # unsure: no decision
         ("We did NOT sign with Acme last week.", "fact"),  # kept, negation and all
         ("我们没有和Acme签合同。", "fact"),
+        ("我查过了，预算里没有", "fact"),  # a statement ending in 没有, not "…了…没有?"
     ],
 )
 def test_fact_extract_classifies(sentence, kind):

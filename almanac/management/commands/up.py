@@ -67,6 +67,7 @@ class Command(BaseCommand):
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait()  # reaped: a zombie leader would keep its group "alive" below
         for p in procs.values():
             stop_group(p.pid)  # what a child that died (or was killed) left behind
         if failed and not stopping:
