@@ -235,6 +235,7 @@ def _audited_membership_change(request, scope, change) -> None:
     """Run `change()` and record who joined and who left the memberships in `scope` (a
     queryset) as access events by the admin."""
     before = services.memberships_of(scope)
+    known = AccessGroup.objects.in_bulk(list(before))  # a deleted group is still named in its events
     change()
     after = services.memberships_of(scope)
     actor = request.user.get_username()
@@ -246,7 +247,10 @@ def _audited_membership_change(request, scope, change) -> None:
         origin="admin",
     )
     services.access_audit(
-        changes={g: before.get(g, set()) - after.get(g, set()) for g in groups}, granted=False, actor=actor
+        changes={g: before.get(g, set()) - after.get(g, set()) for g in groups},
+        granted=False,
+        actor=actor,
+        groups=known,
     )
 
 
@@ -256,6 +260,18 @@ class AccessGroupAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_filter = ["tenant", "kind", "builtin"]
     search_fields = ["key", "name"]
     inlines = [MembershipInline]
+
+    def delete_model(self, request, obj):
+        scope = GroupMembership.objects.filter(group_id=obj.pk)  # the id: a deleted instance has none
+        _audited_membership_change(
+            request, scope, lambda: super(AccessGroupAdmin, self).delete_model(request, obj)
+        )
+
+    def delete_queryset(self, request, queryset):
+        scope = GroupMembership.objects.filter(group__in=list(queryset.values_list("pk", flat=True)))
+        _audited_membership_change(
+            request, scope, lambda: super(AccessGroupAdmin, self).delete_queryset(request, queryset)
+        )
 
     def save_formset(self, request, form, formset, change):
         if formset.model is not GroupMembership:

@@ -459,14 +459,19 @@ def audit_record(
 AUDIT_MAX_USERS = 200
 
 
-def access_audit(*, changes: dict[int, set[int]], granted: bool, actor: str, origin: str = "") -> None:
+def access_audit(
+    *, changes: dict[int, set[int]], granted: bool, actor: str, origin: str = "", groups: dict | None = None
+) -> None:
     """One `access.grant` / `access.revoke` event per access group: {group id: user ids}
     that just joined or left it. Membership is the permission model, so every change of it,
     by the directory, a connector or an admin, is recorded with who made it."""
     changes = {gid: ids for gid, ids in changes.items() if ids}
     if not changes:
         return
-    groups = AccessGroup.objects.in_bulk(list(changes))
+    groups = {
+        **AccessGroup.objects.in_bulk(list(changes)),
+        **(groups or {}),
+    }  # `groups`: read before a delete
     names = dict(User.objects.filter(pk__in=set().union(*changes.values())).values_list("pk", "username"))
     for gid, ids in sorted(changes.items()):
         group = groups.get(gid)

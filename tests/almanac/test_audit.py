@@ -124,3 +124,23 @@ def test_agent_keys_are_audited_and_their_hash_never_shown(client, root, tenant)
     client.force_login(root)
     page = client.get(f"/admin/almanac/agentkey/{key.pk}/change/").content.decode()
     assert key.prefix in page and key.hashed_secret not in page and "Hashed secret" not in page
+
+
+def test_deleting_an_access_group_in_the_admin_revokes_its_members_on_record(
+    client, root, tenant, alice, bob
+):
+    from almanac.models import AccessGroup
+    from almanac.services import group_ensure, membership_add
+
+    group = group_ensure(tenant=tenant, key="slack:channel:CDEL", kind=AccessGroup.Kind.SOURCE, name="#gone")
+    for user in (alice, bob):
+        membership_add(user=user, group=group, origin="slack")
+    client.force_login(root)
+    response = client.post(f"/admin/almanac/accessgroup/{group.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    revoked = _events("access.revoke")[-1]
+    assert (revoked.object_id, revoked.detail["users"], revoked.actor) == (
+        "slack:channel:CDEL",
+        ["alice", "bob"],
+        "root",
+    )
