@@ -254,24 +254,38 @@ def _audited_membership_change(request, scope, change) -> None:
     )
 
 
+class MembershipDeletesAuditedMixin:
+    """Deletes that take memberships with them (the rows themselves, or their groups' cascade)
+    are recorded as `access.revoke` by the admin. `deleted_memberships`: the membership field
+    that holds the deleted objects' ids (ids, not instances: a deleted instance has none)."""
+
+    deleted_memberships = "pk"
+
+    def _memberships(self, ids):
+        return GroupMembership.objects.filter(**{f"{self.deleted_memberships}__in": list(ids)})
+
+    def delete_model(self, request, obj):
+        scope = self._memberships([obj.pk])
+        _audited_membership_change(
+            request, scope, lambda: super(MembershipDeletesAuditedMixin, self).delete_model(request, obj)
+        )
+
+    def delete_queryset(self, request, queryset):
+        scope = self._memberships(queryset.values_list("pk", flat=True))
+        _audited_membership_change(
+            request,
+            scope,
+            lambda: super(MembershipDeletesAuditedMixin, self).delete_queryset(request, queryset),
+        )
+
+
 @admin.register(AccessGroup)
-class AccessGroupAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class AccessGroupAdmin(MembershipDeletesAuditedMixin, TenantScopedAdminMixin, admin.ModelAdmin):
+    deleted_memberships = "group_id"
     list_display = ["key", "kind", "name", "tenant", "builtin"]
     list_filter = ["tenant", "kind", "builtin"]
     search_fields = ["key", "name"]
     inlines = [MembershipInline]
-
-    def delete_model(self, request, obj):
-        scope = GroupMembership.objects.filter(group_id=obj.pk)  # the id: a deleted instance has none
-        _audited_membership_change(
-            request, scope, lambda: super(AccessGroupAdmin, self).delete_model(request, obj)
-        )
-
-    def delete_queryset(self, request, queryset):
-        scope = GroupMembership.objects.filter(group__in=list(queryset.values_list("pk", flat=True)))
-        _audited_membership_change(
-            request, scope, lambda: super(AccessGroupAdmin, self).delete_queryset(request, queryset)
-        )
 
     def save_formset(self, request, form, formset, change):
         if formset.model is not GroupMembership:
@@ -283,7 +297,7 @@ class AccessGroupAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(GroupMembership)
-class GroupMembershipAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class GroupMembershipAdmin(MembershipDeletesAuditedMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     tenant_field = "group__tenant"
     list_display = ["user", "group", "origin", "confirmed_at"]
     list_filter = ["origin", "group__tenant", "group__kind"]
@@ -298,18 +312,6 @@ class GroupMembershipAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         scope = GroupMembership.objects.filter(pairs)
         _audited_membership_change(
             request, scope, lambda: super(GroupMembershipAdmin, self).save_model(request, obj, form, change)
-        )
-
-    def delete_model(self, request, obj):
-        scope = GroupMembership.objects.filter(pk=obj.pk)
-        _audited_membership_change(
-            request, scope, lambda: super(GroupMembershipAdmin, self).delete_model(request, obj)
-        )
-
-    def delete_queryset(self, request, queryset):
-        scope = GroupMembership.objects.filter(pk__in=list(queryset.values_list("pk", flat=True)))
-        _audited_membership_change(
-            request, scope, lambda: super(GroupMembershipAdmin, self).delete_queryset(request, queryset)
         )
 
 
