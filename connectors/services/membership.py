@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from django.db import connection
 from django.utils import timezone
 
 from almanac.models import AccessGroup, GroupMembership, Tenant
@@ -223,7 +222,7 @@ def _visibility_from_history(*, group: AccessGroup, event_id: int | None) -> Non
         AccessGroup.objects.filter(pk=group.pk, public_at__isnull=True).update(
             public=newest[0], public_at=newest[1]
         )
-        group.public_at = newest[1]
+        group.public, group.public_at = newest[0], newest[1]
 
 
 def visibility_observe(
@@ -243,19 +242,16 @@ def visibility_observe(
         return False
     group = _group(tenant=tenant, container=data.container, cache=cache)
     at = min(observed_at or data.occurred_at, timezone.now())
-    public, table = data.container.public, AccessGroup._meta.db_table
+    public = data.container.public
     if group.public_at is None:
         _visibility_from_history(group=group, event_id=event_id)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""UPDATE {table} SET public = %s, public_at = %s
-                WHERE id = %s AND (public_at IS NULL OR public_at <= %s) AND public IS DISTINCT FROM %s""",
-            [public, at, group.pk, at, public],
-        )
-        if cursor.rowcount:
-            return True
-        cursor.execute(  # the same visibility seen later: a later flip back needs a later observation
-            f"UPDATE {table} SET public_at = %s WHERE id = %s AND public = %s AND public_at < %s",
-            [at, group.pk, public, at],
-        )
-    return False
+    # The group's row is locked (groups_lock) and its state read with it: decided here, and
+    # written only when it moves (most events repeat what the container's state says).
+    if group.public_at is not None and at < group.public_at:
+        return False  # older than what is known
+    flipped = group.public is not public
+    if not flipped and group.public_at == at:
+        return False
+    AccessGroup.objects.filter(pk=group.pk).update(public=public, public_at=at)
+    group.public, group.public_at = public, at
+    return flipped
