@@ -17,7 +17,7 @@ import re
 import shutil
 import threading
 import unicodedata
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +84,16 @@ def word_starts(text: str) -> set[int]:
             starts.update(range(pos, pos + len(word)))
         pos += len(word)
     return starts
+
+
+def word_matches(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
+    """The matches of `pattern` in `text` that begin a word: 前天 in 以前天天 begins inside
+    以前 (以前 + 天天, "used to, every day"), 去年 in 过去年份 inside 过去."""
+    starts = None
+    for match in pattern.finditer(text):
+        starts = word_starts(text) if starts is None else starts
+        if match.start() in starts:
+            yield match
 
 
 def _is_id(token: str) -> bool:

@@ -16,7 +16,7 @@ from django_q.tasks import async_task
 from almanac import keyword
 from almanac.errors import ApplicationError
 from almanac.models import Department, Project, UserProfile, key_part
-from almanac.search import embed, segment
+from almanac.search import embed, segment, word_matches
 from almanac.selectors import int_array, text_array, user_group_keys
 from memories import conf
 from memories.models import CORPUS, Feedback, Memory, MemoryLink
@@ -257,7 +257,7 @@ def fact_signature(text: str) -> tuple[frozenset[str], bool]:
     text = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
     text = _ORDINAL_SUFFIX.sub(r"\1th", _EN_NUMBER_WORD.sub(_spelt_number, text))
     facts, rest = _unit_facts(text)
-    facts |= {m.group(1).replace("这", "本") + m.group(2) for m in _ZH_RELATIVE.finditer(rest)}
+    facts |= {m.group(1).replace("这", "本") + m.group(2) for m in word_matches(_ZH_RELATIVE, rest)}
     tokens = segment(rest)
     for token in tokens:
         if token in _CALENDAR_WORDS or re.search(r"\d", token):

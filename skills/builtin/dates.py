@@ -23,6 +23,8 @@ import unicodedata
 
 import dateparser
 
+from almanac.search import word_matches
+
 _GRACE = dt.timedelta(days=31)
 _ZH_DIGITS = {char: i for i, char in enumerate("〇一二三四五六七八九")} | {"零": 0, "两": 2}
 _ZH_NUMERAL = "〇零一二三四五六七八九十"
@@ -163,7 +165,7 @@ def _chinese(sentence: str, base: dt.date) -> dt.date | None:
         return _zh_ymd(match, sentence, base)
     if match := _ZH_WEEKDAY.search(sentence):
         return _zh_weekday(match.group(1), match.group(2), base, future=bool(_FUTURE.search(sentence)))
-    if match := _ZH_RELDAY_WORD.search(sentence):
+    if match := next(word_matches(_ZH_RELDAY_WORD, sentence), None):
         return base + dt.timedelta(days=_ZH_RELDAY[match.group()])
     if (match := _ZH_DAYS_AGO.search(sentence)) and (days := _zh_int(match.group(1))) is not None:
         return base - dt.timedelta(days=days)

@@ -88,3 +88,17 @@ def test_slash_dates_when_only_one_reading_is_a_date(text, expected):
 )
 def test_weekdays_and_days_around_today(text, expected):
     assert find_date(text, SESSION) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我以前天天加班",  # 以前 + 天天: "used to, every day", not 前天
+        "他之前天津出差过",  # 之前 + 天津
+        "最后天气很好",  # 最后 + 天气, not 后天
+        "午后天色暗了",
+    ],
+)
+def test_a_day_word_inside_another_word_is_no_date(text):
+    assert find_date(text, SESSION) is None
+    assert parse_occurred(text, SESSION) is None
