@@ -139,7 +139,19 @@ def _zh_ymd(match: re.Match, sentence: str, base: dt.date) -> dt.date | None:
         return _safe_date(year, month, day) if year else None
     if match["rel"]:
         return _safe_date(base.year + _ZH_REL_YEAR[match["rel"]], month, day)
-    return month_day(month, day, base, future=bool(_FUTURE.search(sentence)))
+    ahead = bool(_FUTURE.search(sentence)) or _zh_stated(match, sentence)
+    return month_day(month, day, base, future=ahead)
+
+
+# "航班是5月3日", "会议定在5月3日": a date stated or set is one to come; "合同是5月3日签的",
+# "是5月3日开过会" report the past (是…的, 了, 过 after the date, in its clause).
+_ZH_STATED_BEFORE = re.compile(r"(?:是|定在|定于|安排在|改到|改在|推迟到|延期到|延到)\s*$")
+_ZH_PAST_AFTER = re.compile(r"^[^，。；！？,.;!?]*[了过的]")
+
+
+def _zh_stated(match: re.Match, sentence: str) -> bool:
+    before, after = sentence[: match.start()], sentence[match.end() :]
+    return bool(_ZH_STATED_BEFORE.search(before)) and not _ZH_PAST_AFTER.search(after)
 
 
 def _zh_weekday(prefix: str | None, day: str, base: dt.date, *, future: bool = False) -> dt.date:

@@ -102,3 +102,18 @@ def test_weekdays_and_days_around_today(text, expected):
 def test_a_day_word_inside_another_word_is_no_date(text):
     assert find_date(text, SESSION) is None
     assert parse_occurred(text, SESSION) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我的航班是5月3日", date(2026, 5, 3)),  # stated: to come
+        ("会议定在5月3日，大家都同意了", date(2026, 5, 3)),
+        ("评审推迟到5月3日", date(2026, 5, 3)),
+        ("合同是5月3日签的", date(2025, 5, 3)),  # 是…的: a report
+        ("是5月3日开过会", date(2025, 5, 3)),
+        ("5月3日的会议讨论了预算", date(2025, 5, 3)),
+    ],
+)
+def test_a_chinese_date_stated_or_set_is_one_to_come(text, expected):
+    assert find_date(text, SESSION) == expected
