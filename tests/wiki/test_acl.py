@@ -324,3 +324,19 @@ def test_after_an_upgrade_a_late_old_event_does_not_reopen_a_private_channel(pus
     push(slack("Kappa late public note", ts="19.0", channel="CK", tags={"customer": "Kappa"}, minutes=-5))
     assert _seen_by(charlie, "kappa") == []
     assert len(_seen_by(alice, "kappa")) == 3
+
+
+def test_a_thread_across_containers_does_not_title_a_public_page_with_a_private_tag(push, bob, charlie):
+    """Pushed events may share one thread key across containers: the public container's
+    draft must not land on a page named only by the private one's tags."""
+    secret = slack("Pangolin will be acquired for 2B", ts="20.0", channel="CSEC", public=False,
+                   members=["bob@acme.com"], author="bob@acme.com", tags={"customer": "Pangolin Holdings"})  # fmt: skip
+    board = slack("weekly board sync notes: nothing special", ts="21.0", channel="CPUB", minutes=1)
+    secret["thread_key"] = board["thread_key"] = "hubspot:thread:shared"
+    push(secret)
+    push(board)
+    assert "Pangolin Holdings" not in {p.title for p in selectors.page_list(user=charlie)}
+    (page,) = [p for p in selectors.page_list(user=bob) if p.title == "Pangolin Holdings"]
+    assert _seen_by(charlie, page.slug) == []
+    (text,) = _seen_by(bob, page.slug)  # the private draft only, not the board's
+    assert "acquired" in text and "board sync" not in text

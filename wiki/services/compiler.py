@@ -228,7 +228,12 @@ def _draft(
 def thread_plan(
     *, tenant, thread_key: str, items: list[Item]
 ) -> dict[int, tuple[Entity, list[SectionDraft]]]:
-    """page entity id → (entity, drafts): one draft per source container of the thread."""
+    """page entity id → (entity, drafts): one draft per source container of the thread.
+
+    A thread that spans containers (pushed events may share a thread key) puts a
+    container's draft on an entity's page only if that container's items named the entity
+    or its readers may know the name: a private container's tag must not title a page
+    that a public container's draft makes visible to the whole tenant."""
     from wiki.selectors import entity_matcher
 
     matcher = entity_matcher(tenant.pk, max_age=0)  # entities made by other workers count
@@ -238,14 +243,17 @@ def thread_plan(
         by_container[item.first("container_key")].append(item)
     visibility = container_visibility(tenant_id=tenant.pk, keys=[key for key in by_container if key])
     entities: dict[int, Entity] = {}
+    named_by: dict[int, set[str]] = defaultdict(set)  # entity → containers whose items named it
     for item in live:
-        public = visibility.get(item.first("container_key"))
-        for entity in item_entities(tenant=tenant, item=item, matcher=matcher, public=public):
+        key = item.first("container_key")
+        for entity in item_entities(tenant=tenant, item=item, matcher=matcher, public=visibility.get(key)):
             entities[entity.pk] = entity
+            named_by[entity.pk].add(key)
     if live and not entities:
         topic = _topic_entity(tenant=tenant, item=live[0])
         if topic is not None:
             entities[topic.pk] = topic
+            named_by[topic.pk].update(by_container)
     drafts = [
         _draft(
             tenant=tenant, thread_key=thread_key, container_key=key, items=group, public=visibility.get(key)
@@ -253,7 +261,13 @@ def thread_plan(
         for key, group in sorted(by_container.items())
         if key
     ]
-    return {pk: (entity, drafts) for pk, entity in entities.items()}
+    return {
+        pk: (
+            entity,
+            [d for d in drafts if d.container_key in named_by[pk] or entity.name_known_to(d.acl)],
+        )
+        for pk, entity in entities.items()
+    }
 
 
 # The reason on a page's history row for a status change: it says no more than the row's
