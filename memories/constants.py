@@ -20,9 +20,23 @@ JUNK_WORDS = _words(
 )
 MIN_FACT_CHARS = 5
 
-PROJECT_CUES_ZH = ("我们项目组", "我们项目", "我们的项目", "项目组", "咱们项目", "我们团队", "我们组")
+# First person plural only: "他们项目组", "华为的项目组" are someone else's team.
+PROJECT_CUES_ZH = (
+    "我们项目",
+    "我们的项目",
+    "咱们项目",
+    "咱们的项目",
+    "我们团队",
+    "我们的团队",
+    "咱们团队",
+    "我们组",
+    "我们小组",
+)
 PROJECT_CUES_EN = re.compile(r"\b(our|the) (project|team|squad)\b", re.I)
 DEPT_CUES_ZH = ("我们部门", "我们的部门", "本部门", "咱们部门")
 DEPT_CUES_EN = re.compile(r"\b(our|my) (department|dept|division)\b", re.I)
+# "我个人…", "personally": the speaker's own view, whatever team it mentions.
+PERSONAL_CUES_ZH = ("我个人", "我自己", "个人认为", "个人觉得")
+PERSONAL_CUES_EN = re.compile(r"\b(personally|my own|for me)\b", re.I)
 
 CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")

@@ -206,6 +206,12 @@ def test_scope_attribution(alice, bob, charlie):
     assert attribute_scope(user=alice, text="Our department hires two people") == ("dept", "sales")
     assert attribute_scope(user=alice, text="I like tea") == ("user", None)
     assert attribute_scope(user=alice, text="我们项目组和我们部门一起开会") == ("user", None)  # ambiguous
+    # Someone else's team, or the speaker's own view: the user's, never shared.
+    assert attribute_scope(user=alice, text="他们项目组的预算只有3万元") == ("user", None)
+    assert attribute_scope(user=alice, text="华为的项目组要求我们下周三交付") == ("user", None)
+    assert attribute_scope(user=alice, text="我个人不喜欢我们团队的加班文化") == ("user", None)
+    assert attribute_scope(user=alice, text="Personally I think our team works too late") == ("user", None)
+    assert attribute_scope(user=alice, text="我们团队下周三上线") == ("project", "apollo")
     assert attribute_scope(user=charlie, text="our team ships on Fridays") == ("user", None)  # no project
     # bob is in Apollo and Zephyr: a team the text does not name could be either.
     assert attribute_scope(user=bob, text="Our team decided to give Vercel a 10% discount") == ("user", None)
