@@ -71,19 +71,26 @@ def add_words(words: Iterable[str]) -> None:
                 jieba.add_word(word, 1000, None)
 
 
-def word_starts(text: str) -> set[int]:
-    """Where the segmenter's words begin in `text` (Chinese words; every other character
-    position counts as a start): a name found at another offset is inside a longer word
-    (华为 in 新华为人民服务 = 新华 + 为人民服务)."""
-    starts, pos = set(), 0
+def word_spans(text: str) -> dict[int, int]:
+    """Start → end of the segmenter's Chinese words in `text`; every other character is a
+    word of its own. A name found at an offset that is no start is inside a longer word
+    (华为 in 新华为人民服务 = 新华 + 为人民服务); one whose word ends later begins a longer
+    word (小米 in 小米粥)."""
+    spans, pos = {}, 0
     with _jieba_lock:
         words = _jieba().cut(text)
     for word in words:
-        starts.add(pos)
-        if not _CJK.fullmatch(word):
-            starts.update(range(pos, pos + len(word)))
+        if _CJK.fullmatch(word):
+            spans[pos] = pos + len(word)
+        else:
+            spans.update((i, i + 1) for i in range(pos, pos + len(word)))
         pos += len(word)
-    return starts
+    return spans
+
+
+def word_starts(text: str) -> set[int]:
+    """Where the segmenter's words begin in `text` (see `word_spans`)."""
+    return set(word_spans(text))
 
 
 def word_matches(pattern: re.Pattern, text: str) -> Iterator[re.Match]:

@@ -81,6 +81,18 @@ def fold(name: str) -> str:
     return text or normalize(name).strip()
 
 
+def is_legal_form(text: str) -> bool:
+    """Is `text` only legal-form words (公司, 集团, 有限公司…): 华为 in the segmenter's word
+    华为公司 is still 华为."""
+    text = text.strip()
+    while text:
+        suffix = next((s for s in _ZH_SUFFIXES if text.endswith(s)), None)
+        if suffix is None:
+            return False
+        text = text[: -len(suffix)].strip()
+    return True
+
+
 def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text or ""))
 

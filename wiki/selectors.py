@@ -90,12 +90,15 @@ class _Matcher:
             return []
         found: dict[int, Entity] = {}
         folded = _fold_text(text)
-        starts = None  # the segmenter's word starts, cut only when a Chinese name matched
+        spans = None  # the segmenter's words, cut only when a Chinese name matched
         for match in self.pattern.finditer(folded):
             if folding.has_cjk(match.group()):
-                starts = search.word_starts(folded) if starts is None else starts
-                if match.start() not in starts:
+                spans = search.word_spans(folded) if spans is None else spans
+                end = spans.get(match.start())
+                if end is None:
                     continue  # inside a longer word: 华为 in 新华为人民服务
+                if end > match.end() and not folding.is_legal_form(folded[match.end() : end]):
+                    continue  # the start of a longer word: 小米 in 小米粥, not in 小米集团
             for pk in self.by_key.get(match.group(), []):
                 found.setdefault(pk, self.entities[pk])
         return list(found.values())

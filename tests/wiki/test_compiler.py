@@ -192,3 +192,15 @@ def test_entity_names_are_rechecked_after_a_change_here_or_after_the_check_inter
     )
     assert [e.name for e in selectors.entities_in_text(tenant=tenant, text="Linear")] == []
     assert [e.name for e in selectors.entity_matcher(tenant.pk, max_age=0).find("Linear")] == ["Linear"]
+
+
+@pytest.mark.parametrize("text", ["早餐吃了小米粥", "小米粥很好喝"])
+def test_a_chinese_name_at_the_start_of_a_longer_word_is_not_matched(tenant, text):
+    services.entity_ensure(tenant=tenant, kind="customer", name="小米")  # the segmenter's 小米粥 is one word
+    assert selectors.entities_in_text(tenant=tenant, text=text) == []
+
+
+@pytest.mark.parametrize("text", ["联想集团续约", "和联想开会", "联想的报价"])
+def test_a_chinese_name_before_a_legal_form_word_is_matched(tenant, text):
+    services.entity_ensure(tenant=tenant, kind="customer", name="联想")  # 联想集团 is one word too
+    assert [e.name for e in selectors.entities_in_text(tenant=tenant, text=text)] == ["联想"]

@@ -51,3 +51,20 @@ def test_the_page_list_counts_what_a_person_page_shows(api, tenant, vercel_world
         for r in ["alice", "bob"]
     }
     assert bob_for["bob"]["bob"] > bob_for["alice"]["bob"] >= 1
+
+
+def test_two_employees_with_one_name_get_two_person_pages(tenant):
+    from almanac.services import user_create
+    from wiki.models import Entity
+
+    first = user_create(tenant=tenant, username="wangwei", email="wangwei@acme.com", display_name="王伟")
+    services.directory_sync(tenant=tenant)
+    second = user_create(tenant=tenant, username="wangwei2", email="wangwei2@acme.com", display_name="王伟")
+    services.directory_sync(tenant=tenant)
+    services.directory_sync(tenant=tenant)  # idempotent: each keeps its own page
+    people = {e.user_id: e for e in Entity.objects.filter(kind="person")}
+    assert set(people) == {first.pk, second.pk}
+    assert people[first.pk].name == "王伟" and people[second.pk].name == "王伟 (wangwei2)"
+    for entity in people.values():
+        (section,) = PageSection.objects.filter(page__entity=entity)
+        assert section.thread_key == f"directory:{entity.user.username}"

@@ -6,6 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from almanac.models import UserProfile
+from wiki import folding
 from wiki.models import Entity, Page
 from wiki.services.sections import SectionDraft, section_write
 
@@ -51,7 +52,15 @@ def person_page_sync(*, user) -> Page | None:
     aliases = [a for a in {user.username, name} if a]
     entity = Entity.objects.filter(tenant=tenant, kind=Entity.Kind.PERSON, user=user).first()
     if entity is None:
-        entity = entity_ensure(tenant=tenant, kind=Entity.Kind.PERSON, name=name, aliases=aliases, user=user)
+        # Two employees may share a name (王伟): the second gets a page of its own, titled
+        # with the username, never the first one's page (activity follows the page's user).
+        taken = (
+            Entity.objects.filter(tenant=tenant, kind=Entity.Kind.PERSON, key=folding.fold(name)[:300])
+            .exclude(user=None)
+            .exists()
+        )
+        title = f"{name} ({user.username})" if taken else name
+        entity = entity_ensure(tenant=tenant, kind=Entity.Kind.PERSON, name=title, aliases=aliases, user=user)
     page = Page.objects.select_for_update().get(entity=entity)
     existing = page.sections.filter(thread_key=f"directory:{user.username}").first()
     draft = SectionDraft(
