@@ -495,7 +495,11 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
     if not can_modify(user=user, memory=memory, perm="change_memory"):
         raise ApplicationError("only the owner or a governor may change this memory", status_code=403)
     lock_tenant_writes(memory.tenant_id)
-    memory = Memory.objects.select_related("owner").select_for_update(of=("self",)).get(pk=memory.pk)
+    memory = (
+        Memory.objects.select_related("owner").select_for_update(of=("self",)).filter(pk=memory.pk).first()
+    )
+    if memory is None:  # deleted while this call waited for the lock
+        raise ApplicationError("memory not found", status_code=404)
     before = (memory.acl[0], memory.content)
     changed: list[str] = []
     if data.get("content") is not None:
@@ -752,7 +756,9 @@ def memory_feedback(*, memory: Memory, user, signal: str) -> Feedback:
     """
     if signal not in conf.QUALITY_STEP:
         raise ApplicationError(f"unknown signal {signal!r}", status_code=422)
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    memory = Memory.objects.select_for_update().filter(pk=memory.pk).first()
+    if memory is None:  # deleted since the caller read it
+        raise ApplicationError("memory not found", status_code=404)
     before = memory.quality
     last = Feedback.objects.filter(memory=memory, user=user).order_by("-created_at", "-id").first()
     if last is None or last.signal != signal:

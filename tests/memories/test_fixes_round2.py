@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from almanac.errors import ApplicationError
 from memories import conf, services
 from memories.models import Memory
 from memories.services import compression
@@ -212,3 +213,16 @@ def test_a_deeply_nested_tool_output_is_kept_by_lines(api, alice):
     )
     assert response.status_code == 201, response.content[:200]
     assert response.json()["content"] == content  # one line: nothing to cut
+
+
+def test_a_memory_deleted_while_a_change_waited_is_a_404_not_a_500(alice):
+    """PATCH or feedback that read the memory just before a concurrent DELETE took it."""
+    from memories.services import memory_delete, memory_feedback, memory_update
+
+    stale, _ = services.memory_create(owner=alice, content="Acme renews in May")
+    memory_delete(memory=Memory.objects.get(pk=stale.pk), user=alice)
+    with pytest.raises(ApplicationError) as updating:
+        memory_update(memory=stale, user=alice, data={"importance": 0.9})
+    with pytest.raises(ApplicationError) as rating:
+        memory_feedback(memory=stale, user=alice, signal="adopted")
+    assert updating.value.status_code == rating.value.status_code == 404
