@@ -74,7 +74,7 @@ def acting_user(request, ref: str | None):
             raise Http404("user not found")
         return user
     user = request.user
-    if ref and ref not in {user.username, user.email}:
+    if ref and ref.strip() != user.username and ref.strip().upper() != (user.email or "").upper():
         raise HttpError(403, "a session user may not act as someone else")
     if selectors.user_tenant(user) is None:
         raise Http404("user not found")

@@ -229,8 +229,8 @@ def user_find_in_tenant(*, tenant: Tenant, ref: str):
             f"""SELECT {select_list(User, "u")} FROM {User._meta.db_table} u
                 JOIN {UserProfile._meta.db_table} p ON p.user_id = u.id
                 WHERE p.tenant_id = %s AND u.is_active AND (u.username = %s OR UPPER(u.email::text) = UPPER(%s))
-                ORDER BY u.id LIMIT 1""",
-            [tenant.pk, ref, ref],
+                ORDER BY u.username = %s DESC, u.id LIMIT 1""",
+            [tenant.pk, ref, ref, ref],
         )
         row = cursor.fetchone()
     return instance(User, row) if row else None

@@ -7,6 +7,8 @@ from almanac.api import api, no_such_endpoint
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # ninja's own root view answers an HTML 404 outside the API's handlers: ours is JSON.
+    path("api/v1/", no_such_endpoint, {"rest": "v1/"}),
     path("api/v1/", api.urls),
     re_path(r"^api/(?P<rest>[\s\S]*)$", no_such_endpoint),
     # Not django.contrib.auth.urls: its password reset sends mail, and no mail server is

@@ -87,7 +87,7 @@ def rank_pages(hits, entity_page_ids: list[int], seen_pages: set[int]) -> list[t
 
 def _where(section) -> str:
     source = section.sources[0]["source"] if section.sources else ""
-    return " ".join(p for p in [source, section.container_name] if p)
+    return " ".join(single_line(p) for p in [source, section.container_name] if p)
 
 
 def _page_text(sections) -> str:

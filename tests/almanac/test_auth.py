@@ -87,6 +87,16 @@ def test_session_user_acting_as_another_is_403(client, alice, bob):
     assert client.get("/api/v1/me").json()["username"] == "alice"
     assert client.get("/api/v1/me", {"user": "alice"}).status_code == 200
     assert client.get("/api/v1/me", {"user": "bob"}).status_code == 403
+    # Naming oneself by e-mail is case-insensitive, as it is for an agent key.
+    assert client.get("/api/v1/me", {"user": "ALICE@acme.com"}).json()["username"] == "alice"
+
+
+def test_a_username_wins_over_another_user_s_email(api, tenant, alice):
+    from almanac.services import user_create
+
+    user_create(tenant=tenant, username="alice@acme.com", email="zed@acme.com")
+    assert api.get("/me", user="alice@acme.com").json()["username"] == "alice@acme.com"
+    assert api.get("/me", user="ALICE@ACME.COM").json()["username"] == "alice"  # by e-mail
 
 
 def test_key_is_stored_hashed_and_use_is_recorded(api, alice):
@@ -100,3 +110,10 @@ def test_key_is_stored_hashed_and_use_is_recorded(api, alice):
 def test_unknown_path_is_json_404(api):
     r = api.get("/no-such-thing")
     assert r.status_code == 404
+
+
+def test_the_api_root_is_a_json_404(client):
+    for path in ("/api/v1/", "/api/v1", "/api/"):
+        response = client.get(path)
+        assert response.status_code == 404 and response["Content-Type"] == "application/json", path
+        assert "no such endpoint" in response.json()["detail"]
