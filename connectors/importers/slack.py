@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from almanac.models import Tenant
 from connectors.importers import from_ts, iso
+from connectors.schemas import MAX_VERSION
 from connectors.services.identity import identity_upsert_many
 
 # System messages that are not content; membership comes from the channel member lists.
@@ -32,7 +34,6 @@ SKIP_SUBTYPES = {
     "group_unarchive",
     "pinned_item",
     "unpinned_item",
-    "tombstone",
     "message_replied",  # a parent's reply counter changed: not new content
 }
 MENTION_RE = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
@@ -140,6 +141,10 @@ def message_payloads(
     ):
         return []
     ts = message["ts"]
+    if message.get("subtype") == "tombstone":
+        # A deleted thread parent: Slack keeps a "This message was deleted." stub for its
+        # replies (history, polls and a `message_changed` webhook carry it), never the text.
+        return [tombstone_payload(source_name=source_name, channel=channel, message=message)]
     base = _base(
         source_name=source_name,
         channel=channel,
@@ -183,6 +188,18 @@ def deleted_payload(
         "occurred_at": iso(from_ts(event_ts)),
         "raw": raw,
     }
+
+
+def tombstone_payload(*, source_name: str, channel: SlackChannel, message: dict) -> dict:
+    """The deletion a tombstone stands for, at the highest version: it is final, and every
+    later read of the same stub is a duplicate. Its time is the edit that made the stub when
+    Slack says, else now: later than any edit, so the deletion is the item's state."""
+    stamp = (message.get("edited") or {}).get("ts") or str(time.time())
+    payload = deleted_payload(
+        source_name=source_name, channel=channel, deleted_ts=message["ts"], event_ts=stamp, raw=message
+    )
+    payload["version"] = MAX_VERSION
+    return payload
 
 
 def membership_payload(

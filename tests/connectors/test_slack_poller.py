@@ -231,6 +231,23 @@ def test_slack_poll_notices_a_deleted_message(company, slack_api, monkeypatch):
     assert not Event.objects.filter(kind="message_deleted", text="好的").exists()
 
 
+def test_slack_poll_deletes_a_thread_parent_that_became_a_tombstone(company, slack_api, monkeypatch):
+    monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
+    source = _source(company.tenant, slack_api)
+    poll_source(source=source)
+    for pages in slack_api.api.history.values():
+        for page in pages:
+            for message in page:
+                if message["text"] == "oldest message":
+                    message.update(subtype="tombstone", text="This message was deleted.", user="USLACKBOT")
+                    gone = message["ts"]
+    assert poll_source(source=source)["accepted"] == 1
+    deletion = Event.objects.get(kind="message_deleted")
+    assert deletion.external_id == f"C1/{gone}"
+    assert not Event.objects.filter(text="This message was deleted.").exists()
+    assert poll_source(source=source)["accepted"] == 0  # the stub read again is a duplicate
+
+
 def test_slack_deletion_check_can_be_turned_off(company, slack_api, monkeypatch):
     monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
     source = _source(company.tenant, slack_api)

@@ -146,6 +146,25 @@ def test_slack_changed_and_deleted(client, slack_source):
     assert versions == ["message", "message_changed", "message_deleted"]
 
 
+def test_slack_deleting_a_thread_parent_sends_a_tombstone_that_deletes_it(client, slack_source):
+    """A parent with replies is not deleted but replaced by a stub: Slack sends
+    `message_changed` whose message has subtype `tombstone`."""
+    original = Event.objects.filter(container_key="slack:channel:C02SALES", kind="message").first()
+    msg_ts = original.external_id.split("/")[1]
+    now = f"{time.time():.6f}"
+    stub = {"type": "message", "subtype": "tombstone", "text": "This message was deleted.",
+            "user": "USLACKBOT", "hidden": True, "ts": msg_ts, "thread_ts": msg_ts, "reply_count": 1}  # fmt: skip
+    changed = {"type": "message", "subtype": "message_changed", "hidden": True, "channel": "C02SALES",
+               "ts": now, "event_ts": now, "message": stub}  # fmt: skip
+    assert slack_post(client, callback(changed)).json()["accepted"] == 1
+    (deletion,) = Event.objects.filter(external_id=original.external_id, kind="message_deleted")
+    assert deletion.text == ""
+    assert (
+        slack_post(client, callback({**changed, "event_ts": f"{time.time() + 5:.6f}"})).json()["accepted"]
+        == 0
+    )
+
+
 def test_slack_member_left_takes_effect_on_next_read(client, slack_source, company):
     bob = company.users["bob"]
     assert "slack:channel:G01FININT" in user_group_keys(bob)
