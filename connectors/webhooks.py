@@ -280,6 +280,27 @@ def _github_comment_payloads(*, source: Source, repo: gh.Repo, data: dict) -> li
     return gh.comment_payloads(source_name=source.name, repo=repo, number=number, comment=comment)
 
 
+def _github_issue_deleted(*, source: Source, repo: gh.Repo, issue: dict) -> list[dict]:
+    """A deleted issue takes its comments with it (GitHub sends no event for them): a
+    final deletion for the issue and for each comment stored under it."""
+    base = gh.issue_payloads(source_name=source.name, repo=repo, issue=issue)[-1]
+    comments = (
+        Event.objects.filter(source=source, external_id__startswith=f"{base['external_id']}/comment/")
+        .values_list("external_id", flat=True)
+        .distinct()
+    )
+    deletion = {
+        **base,
+        "kind": "message_deleted",
+        "version": MAX_VERSION,
+        "title": "",
+        "text": "",
+        "tags": {},
+    }
+    deletion["occurred_at"] = iso(timezone.now())
+    return [{**deletion, "external_id": key} for key in [base["external_id"], *sorted(comments)]]
+
+
 def _github_object(data: dict, name: str, what: str) -> dict:
     value = data.get(name)
     if not isinstance(value, dict):
@@ -326,7 +347,9 @@ def github_payloads(*, source: Source, event: str, data: dict, delivery: str = "
         return []
     _github_check(event=event, data=data)
     repo = gh.Repo(full_name=info["full_name"], private=bool(info.get("private", True)), members=None)
-    if event == "issues" and data.get("issue") and data.get("action") != "deleted":
+    if event == "issues" and data.get("issue"):
+        if data.get("action") == "deleted":
+            return _github_issue_deleted(source=source, repo=repo, issue=data["issue"])
         return gh.issue_payloads(source_name=source.name, repo=repo, issue=data["issue"])
     if event == "pull_request" and data.get("pull_request"):
         return gh.issue_payloads(

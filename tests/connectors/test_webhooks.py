@@ -291,6 +291,23 @@ def test_github_member_removed_and_comment(client, github_source, company):
     assert kinds == ["message", "message_deleted"]
 
 
+def test_github_deleting_an_issue_deletes_it_and_its_comments(client, github_source):
+    opened = {**ISSUE, "state": "open", "closed_at": None}
+    github_post(client, "issues", {"action": "opened", "issue": opened, "repository": REPO})
+    comment = {"id": 6, "body": "installer 2.0 ready", "user": {"login": "dave-acme"},
+               "created_at": "2026-11-26T10:00:00Z", "updated_at": "2026-11-26T10:00:00Z"}  # fmt: skip
+    body = {"action": "created", "issue": opened, "comment": comment, "repository": REPO}
+    github_post(client, "issue_comment", body, delivery="d-6")
+    deleted = {"action": "deleted", "issue": opened, "repository": REPO}
+    assert github_post(client, "issues", deleted, delivery="d-7").json()["accepted"] == 2
+    gone = Event.objects.filter(kind="message_deleted").order_by("external_id")
+    assert list(gone.values_list("external_id", "text")) == [
+        ("acme/apollo#30", ""),
+        ("acme/apollo#30/comment/6", ""),
+    ]
+    assert github_post(client, "issues", deleted, delivery="d-8").json()["duplicates"] == 2
+
+
 def test_github_ping(client, github_source):
     assert github_post(client, "ping", {"zen": "Keep it logically awesome."}).json()["accepted"] == 0
 
