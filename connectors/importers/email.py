@@ -7,6 +7,7 @@ original's external_id."""
 from __future__ import annotations
 
 import email
+import email.errors
 import email.policy
 import html
 import mailbox
@@ -86,10 +87,23 @@ def body_text(msg: EmailMessage) -> str:
     return "\n".join(lines).replace("\x00", "").strip()
 
 
+# What the stdlib e-mail parser raises on hostile input (e.g. `To: <a@[1.2.3.4>` is an
+# AttributeError inside the header parser): that message is rejected, the others are read.
+PARSE_ERRORS = (
+    AttributeError,
+    LookupError,
+    TypeError,
+    ValueError,
+    RecursionError,
+    email.errors.MessageError,
+    ApplicationError,
+)
+
+
 def occurred(msg: EmailMessage) -> datetime:
     try:
         value = parsedate_to_datetime(str(msg.get("Date")))
-    except (TypeError, ValueError):
+    except PARSE_ERRORS:
         return timezone.now()  # no usable Date: when we first saw it
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
@@ -219,6 +233,11 @@ def mailbox_payloads(*, tenant: Tenant, path: str | Path, source_name: str = "em
     messages = sorted(read_messages(path), key=occurred)
     for msg in messages:
         try:
-            yield from message_payloads(tenant=tenant, source_name=source_name, msg=msg)
+            payloads = message_payloads(tenant=tenant, source_name=source_name, msg=msg)
         except ApplicationError as exc:
             yield exc  # counted as rejected by ingest_all; the messages after it are read
+            continue
+        except PARSE_ERRORS as exc:
+            yield ApplicationError(f"a message the e-mail parser cannot read: {type(exc).__name__}: {exc}")
+            continue
+        yield from payloads

@@ -63,7 +63,7 @@ def note_payload(*, tenant: Tenant, source_name: str, root: Path, path: Path) ->
     """The file's event. ApplicationError (naming the file) when it cannot be read."""
     rel = path.relative_to(root).as_posix()
     try:
-        post = frontmatter.loads(path.read_text(encoding="utf-8"))
+        post = frontmatter.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is no part of the front matter
         mtime = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
     except (OSError, ValueError, yaml.YAMLError) as exc:  # UnicodeDecodeError is a ValueError
         raise ApplicationError(f"{rel}: cannot read the note: {type(exc).__name__}: {exc}") from exc

@@ -11,30 +11,18 @@ counted as rejected and passed: one bad e-mail never stops the mailbox.
 from __future__ import annotations
 
 import contextlib
-import email.errors
 import imaplib
 import logging
 
 from django.db import DataError, transaction
 
-from almanac.errors import ApplicationError
 from connectors.crypto import credentials_decode
-from connectors.importers.email import message_payloads, parse_bytes
+from connectors.importers.email import PARSE_ERRORS, message_payloads, parse_bytes
 from connectors.pollers import PollError
 
-# What the stdlib e-mail parser raises on hostile input (e.g. `To: <a@[1.2.3.4>` is an
-# AttributeError inside the header parser). Not connection errors: those must fail the poll,
-# not skip the message for good. (A DataError, a header value the database refuses in a
-# lookup, is the message's fault: it is skipped too, see `_payloads`.)
-PARSE_ERRORS = (
-    AttributeError,
-    LookupError,
-    TypeError,
-    ValueError,
-    RecursionError,
-    email.errors.MessageError,
-    ApplicationError,
-)
+# A message the parser cannot read is skipped (importers.email.PARSE_ERRORS), not retried:
+# connection errors are not in it, they fail the poll. (A DataError, a header value the
+# database refuses in a lookup, is the message's fault: it is skipped too, see `_payloads`.)
 log = logging.getLogger(__name__)
 
 

@@ -91,6 +91,32 @@ def test_mbox_reimport_and_single_eml(company, tmp_path):
     assert Event.objects.get(external_id="solo@x.example").title == "测试"
 
 
+def test_one_unreadable_message_does_not_stop_an_mbox_import(company, tmp_path):
+    box = tmp_path / "hostile.mbox"
+    box.write_bytes(
+        b"From bad@x Mon Nov  9 10:00:00 2026\nMessage-ID: <bad@x.example>\nFrom: bad@acme.example\n"
+        b"To: <a@[1.2.3.4>\nSubject: broken\nDate: Mon, 09 Nov 2026 10:00:00 +0000\n\nbroken\n\n"
+        b"From ok@x Mon Nov  9 11:00:00 2026\nMessage-ID: <ok2@x.example>\nFrom: dave@acme.example\n"
+        b"To: carol@acme.example\nSubject: fine\nDate: Mon, 09 Nov 2026 11:00:00 +0000\n\nfine\n"
+    )
+    tenant = company.tenant
+    result = ingest_all(tenant=tenant, payloads=email.mailbox_payloads(tenant=tenant, path=box))
+    assert result["rejected"] == 1
+    assert Event.objects.filter(external_id="ok2@x.example").exists()
+
+
+def test_a_note_saved_with_a_byte_order_mark_keeps_its_front_matter(company, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "bom.md").write_bytes(
+        "\ufeff---\ntitle: Vercel sync\nattendees: [alice@acme.example]\n---\nVercel wants SSO\n".encode()
+    )
+    tenant = company.tenant
+    ingest_all(tenant=tenant, payloads=notes.notes_payloads(tenant=tenant, folder=folder))
+    event = Event.objects.get(kind="meeting_note")
+    assert event.title == "Vercel sync" and event.text.strip() == "Vercel wants SSO"
+
+
 def test_explicit_recall_header(company):
     tenant = company.tenant
     original = email.parse_bytes(
