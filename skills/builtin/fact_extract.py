@@ -95,7 +95,8 @@ _FILLER_WORDS = frozenset(
 _ZH_FILLER = re.compile(
     r"好的|谢谢|多谢|感谢|太好了|不错|明白|了解|知道|收到|没问题|可以|行|嗯|哦|哈|对|是的|好|啦|了|呀|啊|吧|的|我|你|您|们|呢|"
     r"非常|真|很|帮助|帮忙|稍等|一下|那就这样|就这样|(?:明天|回头|下次|改天)?见|再见|拜拜|晚安|辛苦|麻烦|打扰|不好意思|抱歉|"
-    r"开心|高兴"
+    r"开心|高兴|"
+    r"不用|算了|没事|没关系|稍后|回头|再说|想想|考虑|让"  # declines and "let me think"
 )
 _DECISION = re.compile(
     r"\b(?:decided|decide to|decision|agreed to|agreed on|settled on|resolved to|final call)\b|决定|敲定|拍板|决议|商定|最终选|定下来",
@@ -129,7 +130,9 @@ _QUESTION_START = re.compile(
     r"^(?:what|how|why|when|where|who|whom|which|can you|could you|would you|will you|do you|does|did you|"
     r"is there|are there|is it|are you|should i|shall we|may i|"
     r"(?:do|did|have|had|should|can|could|would|will|are|were) we|has anyone|does anyone|did anyone|"
-    r"is anyone|do i|did i|have i)\b",
+    r"is anyone|do i|did i|have i|"
+    # an auxiliary first: "Is the budget enough", "Are they coming tomorrow" (not "Do not …")
+    r"(?:is|are|was|were|does|did|has|have|can|could|should|shall|would)\s+\w+|do\s+(?!not\b)\w+)\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -158,8 +161,19 @@ def _is_filler(sentence: str) -> bool:
     return len(cjk_left) < 2 and all(w in _FILLER_WORDS for w in words)
 
 
-# Asked, not said: "我们是否已经签约", "有没有人知道预算", "我们签了合同没有".
-_ZH_QUESTION = re.compile(r"是否|有没有|(?:了|过)[^，。,；;！!]{0,20}没有$|(?:吗|呢|是不是|对不对|好不好)$")
+# Asked, not said: "我们是否已经签约", "有没有人知道预算", "我们签了合同没有", "能否下周三交付",
+# "请问报价是多少", "签合同了没", A-not-A ("来不来", "要不要", "可以不可以"), question words
+# ("谁负责", "什么时候付款", "哪个版本", "几点开会") but not their indefinite uses ("谁都知道",
+# "什么都行", "没什么问题", "苹果什么的", "哪怕", "或多或少", "多少有点").
+_ZH_QUESTION = re.compile(
+    r"是否|有没有|能否|可否|请问|(?:了|过)[^，。,；;！!]{0,20}没有?$|(?:吗|呢|是不是|对不对|好不好)$"
+)
+_ZH_ASKING = re.compile(
+    r"([\u4e00-\u9fff]{1,2})不\1|"
+    r"(?<![没管论])什么(?![都也的])|(?<!或)多少(?!有点|有些)|谁(?![都也])|哪(?!怕)|几点|几号|[周期拜]几"
+)
+# ... unless it is reported, not asked: "不确定Acme会不会续约", "我不知道谁负责".
+_ZH_EMBEDDED = re.compile(r"不确定|不知道|不清楚|看看|问问|确认|取决于|决定|商量")
 # Supposed, not said: "If we sign, the discount would be 15%", "如果我们签约，折扣是15%".
 _HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|assuming|in case|what if|imagine|unless)\b|\bif\b.*\bwould\b|\bwould\b.*\bif\b|"
@@ -171,6 +185,8 @@ _HYPOTHETICAL = re.compile(
 def _is_question(sentence: str) -> bool:
     bare = sentence.rstrip(" .。!！~")
     if bare.endswith(("?", "？")) or _ZH_QUESTION.search(bare):
+        return True
+    if _ZH_ASKING.search(bare) and not _ZH_EMBEDDED.search(bare):
         return True
     return bool(_QUESTION_START.match(sentence)) and not sentence.endswith((".", "。"))
 

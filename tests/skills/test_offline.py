@@ -191,6 +191,25 @@ def test_fact_extract_classifies(sentence, kind):
         "我们是否已经和Acme签约",
         "我们签了合同没有",
         "有没有人知道预算是多少",
+        "Is Wang Wei coming tomorrow",
+        "Is the budget enough",
+        "华为什么时候付款",
+        "谁负责华为的项目",
+        "能否下周三交付",
+        "王伟明天来不来",
+        "合同金额是多少",
+        "我们要不要和华为签约",
+        "请问华为的报价是多少",
+        "我们和华为签合同了没",
+        "是不是下周交付",
+        "下午几点开会",
+        # Chinese declines and "let me think"
+        "不用，谢谢。",
+        "算了，不用了",
+        "没事，不用了",
+        "我再想想",
+        "让我考虑一下",
+        "稍后再说",
         # what is supposed, not said
         "If we sign with Acme, the discount would be 15%.",
         "The discount would be 15% if we sign this week.",
@@ -202,6 +221,22 @@ def test_fact_extract_drops_filler_questions_and_requests(sentence):
     from skills.builtin.fact_extract import extract_offline
 
     assert extract_offline(sentence) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "谁都知道华为是大客户",
+        "没什么问题，下周三上线",
+        "哪怕下雨也要去拜访华为",
+        "华为或多或少有点不满",
+        "Do not deploy on Fridays",
+    ],
+)
+def test_indefinite_question_words_and_prohibitions_are_statements(sentence):
+    from skills.builtin.fact_extract import extract_offline
+
+    assert len(extract_offline(sentence)) == 1
 
 
 def test_fact_extract_remember_prefix_is_stripped_and_importance_raised():
