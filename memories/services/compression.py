@@ -285,7 +285,7 @@ def compressed_expire() -> int:
     it would lose what it says.
     """
     cutoff = timezone.now() - timedelta(days=conf.COMPRESSED_KEEP_DAYS)
-    terms: dict[int, SummaryTerms] = {}  # summary id → summary_terms, for this run
+    terms: dict[str, SummaryTerms] = {}  # summary text → summary_terms, for this run
     done = 0
     expiring = Memory.objects.filter(status=Memory.Status.COMPRESSED, updated_at__lt=cutoff)
     for memory_id, tenant_id in expiring.values_list("pk", "tenant_id"):
@@ -310,15 +310,17 @@ def compressed_expire() -> int:
     return done
 
 
-def _held(memory: Memory, terms: dict[int, SummaryTerms]) -> bool:
-    """Is `memory` linked to a summary that still says it? (`terms` caches summary terms.)"""
+def _held(memory: Memory, terms: dict[str, SummaryTerms]) -> bool:
+    """Is `memory` linked to a summary that still says it? The summaries are read now, under
+    the caller's locks (one edited since the run began counts as it reads now); `terms`
+    caches the terms of each summary text."""
     summary_ids = MemoryLink.objects.filter(
         source_id=memory.pk, kind=MemoryLink.Kind.COMPRESSED_INTO
     ).values_list("target_id", flat=True)
-    for pk, content in Memory.objects.filter(pk__in=summary_ids).values_list("pk", "content"):
-        if pk not in terms:
-            terms[pk] = summary_terms(content)
-        if summary_holds(memory.content, terms[pk]):
+    for content in Memory.objects.filter(pk__in=summary_ids).values_list("content", flat=True):
+        if content not in terms:
+            terms[content] = summary_terms(content)
+        if summary_holds(memory.content, terms[content]):
             return True
     return False
 

@@ -166,3 +166,29 @@ def test_purging_a_summary_purges_its_expired_originals_history(alice, settings)
     assert "Apollo fact number 5:" in "".join(
         Memory.history.filter(id=live[1].pk).values_list("content", flat=True)
     )
+
+
+def test_an_expiry_run_reads_a_summary_edited_while_it_runs(alice, settings, monkeypatch):
+    """The run must not delete originals by a summary text it read before an edit: once the
+    summary no longer says them, the rest go back to active."""
+    from memories.services import compression
+
+    settings.LLM_BASE_URL = ""
+    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    memory_compress_task()
+    summary = Memory.objects.get(meta__source="compression")
+    Memory.objects.filter(pk__in=[m.pk for m in originals]).update(
+        updated_at=timezone.now() - timedelta(days=conf.COMPRESSED_KEEP_DAYS + 1)
+    )
+    remove = compression._remove
+
+    def remove_then_edit(**kwargs):
+        removed = remove(**kwargs)
+        Memory.objects.filter(pk=summary.pk).update(content="Apollo has no open facts any more.")
+        return removed
+
+    monkeypatch.setattr(compression, "_remove", remove_then_edit)
+    assert services.compressed_expire() == 1  # the first, deleted before the edit
+    assert (
+        Memory.objects.filter(pk__in=[m.pk for m in originals], status="active").count() == len(originals) - 1
+    )
