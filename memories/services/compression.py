@@ -157,6 +157,7 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
     held = [m for m in memories if summary_holds(m.content, terms)]
     if not held:
         log.warning("compress: the summary of %s memories holds none of them; nothing done", len(memories))
+        transaction.set_rollback(True)  # nor its run log: see below
         return None
     vector = embed([summary])[0]  # before the lock: writers of the tenant wait on it
     lock_tenant_writes(first.tenant_id)
@@ -169,6 +170,9 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
     }
     # A rename re-keys rows without touching updated_at: the scope is compared as well.
     if any(now.get(m.pk) != [m.updated_at, m.acl, Memory.Status.ACTIVE] for m in memories):
+        # Its run log (written in this transaction) holds the old texts: a purge that came
+        # while the skill ran could not redact a row it could not see yet, so it goes.
+        transaction.set_rollback(True)
         return None
     ids, held_ids = [m.pk for m in memories], [m.pk for m in held]
     memory_set_status(
@@ -245,6 +249,8 @@ def memories_compress() -> int:
 @transaction.atomic
 def memory_restore(*, memories, user, reason: str = "admin:restore") -> int:
     """Compressed originals back to active; a summary whose originals are all back is archived."""
+    for tenant_id in sorted(set(memories.values_list("tenant_id", flat=True))):
+        lock_tenant_writes(tenant_id)  # before any row: a delete of the summary locks it, then these
     originals = list(memories.filter(status=Memory.Status.COMPRESSED))
     ids = [m.pk for m in originals]
     summary_ids = set(

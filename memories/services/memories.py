@@ -722,7 +722,13 @@ def _audit(*, action: str, memory: Memory, user, memory_id: int, detail: dict) -
 @transaction.atomic
 def memory_set_status(*, memories, status: str, user, reason: str) -> int:
     """Archive / reactivate / mark compressed, with a history row per memory; archiving and
-    reactivating are audited (compression and restores are, where they happen)."""
+    reactivating are audited (compression and restores are, where they happen).
+
+    The tenants' write locks first, as every memory write takes them: a restore, the decay
+    job or an admin action locking rows against a concurrent delete (which locks a summary
+    and then its originals) deadlocked without them."""
+    for tenant_id in sorted(set(memories.values_list("tenant_id", flat=True))):
+        lock_tenant_writes(tenant_id)
     count = 0
     for memory in memories.select_for_update(of=("self",)):
         if memory.status != status:

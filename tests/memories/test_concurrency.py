@@ -4,7 +4,7 @@ import pytest
 from django.db import connection, transaction
 
 from almanac.models import CorpusStat, TermStat
-from memories import services
+from memories import conf, services
 from memories.models import CORPUS, Memory, SessionChunk
 from memories.services.extraction import _chunks_of, _digest
 from tests.locking import while_locked
@@ -201,3 +201,60 @@ def test_a_rename_waits_for_a_memory_write_of_that_user(tenant, alice):
     )
     assert "error" not in outcome, outcome
     assert list(Memory.objects.filter(owner=alice).values_list("acl", flat=True)) == [["user:alice2"]]
+
+
+def test_a_restore_and_a_delete_of_its_summary_at_once_do_not_deadlock(alice, settings):
+    """A restore locks the originals, then their summary; a delete of the summary locks it,
+    then its originals. Both take the tenant's write lock first, so one waits for the other."""
+    from memories.tasks import memory_compress_task
+    from tests.memories.test_compression import _apollo
+
+    settings.LLM_BASE_URL = ""
+    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    memory_compress_task()
+    summary = Memory.objects.get(meta__source="compression")
+    ids = [m.pk for m in originals]
+
+    outcome = while_locked(
+        lambda: services.memory_set_status(
+            memories=Memory.objects.filter(pk__in=ids), status="active", user=alice, reason="admin:restore"
+        ),
+        lambda: services.memory_delete(memory=summary, user=alice),
+        then=lambda: list(Memory.objects.select_for_update().filter(pk=summary.pk)),
+    )
+    assert outcome == {"value": True}, outcome
+    assert not Memory.objects.filter(pk=summary.pk).exists()
+    assert Memory.objects.filter(pk__in=ids, status="active").count() == len(ids)
+
+
+def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, settings, monkeypatch):
+    """The purge redacts the runs it can see; the compression's run row, written in its own
+    transaction after the purge, must not be committed when it gives up."""
+    import threading
+
+    from django.db import connections
+
+    from memories.services import compression
+    from memories.tasks import memory_compress_task
+    from skills.models import SkillRun
+    from tests.memories.test_compression import _apollo
+
+    settings.LLM_BASE_URL = ""
+    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    secret = originals[0]
+    real = compression.skill_run
+
+    def slow_skill(**kwargs):  # the purge lands while the LLM works
+        def purge():
+            services.memory_purge(memory=Memory.objects.get(pk=secret.pk), user=alice)
+            connections.close_all()
+
+        thread = threading.Thread(target=purge)
+        thread.start()
+        thread.join(30)
+        return real(**kwargs)
+
+    monkeypatch.setattr(compression, "skill_run", slow_skill)
+    assert memory_compress_task()["summaries"] == 0  # a memory changed meanwhile: nothing written
+    assert not Memory.objects.filter(pk=secret.pk).exists()
+    assert not [r for r in SkillRun.objects.all() if secret.content in str(r.input)]
