@@ -171,10 +171,20 @@ def test_a_rename_while_the_summary_is_written_stops_the_compression(tenant, ali
     topic = list(Memory.objects.filter(owner=alice).order_by("created_at", "id"))
     real = compression.skill_run
 
-    def skill_run_while_renamed(**kw):
-        user = get_user_model().objects.get(pk=alice.pk)
-        user.username = "alice2"
-        user.save()
+    def skill_run_while_renamed(**kw):  # the rename commits in another transaction
+        import threading
+
+        from django.db import connections
+
+        def rename():
+            user = get_user_model().objects.get(pk=alice.pk)
+            user.username = "alice2"
+            user.save()
+            connections.close_all()
+
+        thread = threading.Thread(target=rename)
+        thread.start()
+        thread.join(30)
         return real(**kw)
 
     monkeypatch.setattr(compression, "skill_run", skill_run_while_renamed)
