@@ -48,7 +48,10 @@ _FILLER_START = re.compile(
     r"你好|您好|大家好|谢谢|感谢|好的|嗯+|收到|再见|此致|祝好)\b",
     re.IGNORECASE,
 )
-_CLAUSE = re.compile(r"(?<=[，,、：:；;])")
+# After a clause mark, not inside a number: "¥297,500", "15:30" stay whole.
+_CLAUSE = re.compile(r"(?<=[，、：；;])|(?<=(?<!\d)[,:])|(?<=[,:])(?!\d)")
+# "[2026-11-30] bob:", how the compiler starts each line: it stays with the line's first clause.
+_LINE_PREFIX = re.compile(r"^\[\d{4}-\d{2}-\d{2}\][^:：]{0,80}[:：]$")
 
 
 _NAME_TAGS = {
@@ -139,9 +142,10 @@ def _units(text: str, max_tokens: int) -> list[tuple[str, int, int]]:
             if tokens <= max_tokens:
                 out.append((sentence, tokens, number))
             else:
-                out.extend(
-                    (c.strip(), count_tokens(c.strip()), number) for c in _CLAUSE.split(sentence) if c.strip()
-                )
+                clauses = [c.strip() for c in _CLAUSE.split(sentence) if c.strip()]
+                if len(clauses) > 1 and _LINE_PREFIX.match(clauses[0]):
+                    clauses[:2] = [f"{clauses[0]} {clauses[1]}"]
+                out.extend((c, count_tokens(c), number) for c in clauses)
     return out
 
 

@@ -159,3 +159,19 @@ def test_a_page_summary_keeps_the_dated_and_costed_facts_not_greetings_or_fragme
     assert "2026-12-01" in summary and "$120,000" in summary and "2026-12-15" in summary
     assert "Hi Alice" not in summary and "Location: Zoom" not in summary and "Thanks" not in summary
     assert count_tokens(summary) <= 90 < count_tokens(text)
+
+
+def test_a_long_sentence_is_cut_between_clauses_never_inside_a_number():
+    from skills.builtin.summarize import _units, extractive_summary
+
+    text = (
+        "[2026-11-30] wang@catl.example: 关于续约报价的回复: 王伟您好，我司同意按八五折执行，"
+        "首年费用为¥297,500元，请于12月18日前提供正式合同，会议时间定在周三15:30，王伟东"
+    )
+    units = [unit for unit, _, _ in _units(text, 20)]
+    assert "首年费用为¥297,500元，" in units and "会议时间定在周三15:30，" in units
+    assert units[0].startswith("[2026-11-30] wang@catl.example:") and "关于续约" in units[0]
+    for budget in (20, 30, 40):
+        summary = extractive_summary(text, budget)
+        assert "297,500" in summary or "¥297" not in summary
+        assert "15:30" in summary or "15:" not in summary
