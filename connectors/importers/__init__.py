@@ -78,8 +78,9 @@ def short_hash(value: str, n: int = 16) -> str:
 
 
 def version_for_content(*, tenant: Tenant, source_name: str, external_id: str, content_digest: str) -> int:
-    """A version for sources without one (notes, calendar files): the stored version with the
-    same content (a re-import is a duplicate), else one past the latest (an edit). An id with
+    """A version for sources without one (notes, calendar files): the latest stored version
+    when it has the same content (a re-import is a duplicate), else one past it (an edit; a
+    revert to an earlier text too, which must win over the version it undoes). An id with
     a NUL byte is never stored (PostgreSQL refuses it in text): version 1, without a lookup,
     and the validator rejects the event."""
     if "\x00" in external_id or "\x00" in source_name:
@@ -89,10 +90,8 @@ def version_for_content(*, tenant: Tenant, source_name: str, external_id: str, c
             "version", "raw__digest"
         )
     )
-    for version, known in versions:
-        if known == content_digest:
-            return version
-    return max((v for v, _ in versions), default=0) + 1
+    latest, known = max(versions, default=(0, None))
+    return latest if known == content_digest else latest + 1
 
 
 def iso(value: datetime) -> str:

@@ -1,3 +1,4 @@
+import os
 import shutil
 
 import pytest
@@ -178,6 +179,14 @@ def test_notes_import_and_edit_is_new_version(company, tmp_path):
         1,
         2,
     ]
+    # Reverted to the first text: a third version, the latest (not a duplicate of the first).
+    original = (DEMO / "notes" / path.name).read_text()
+    path.write_text(original)
+    os.utime(path, (path.stat().st_atime, path.stat().st_mtime + 60))
+    reverted = ingest_all(tenant=tenant, payloads=notes.notes_payloads(tenant=tenant, folder=folder))
+    assert reverted == {"accepted": 1, "duplicates": 3}
+    latest = Event.objects.filter(external_id=note.external_id).latest("version")
+    assert latest.version == 3 and "每周例会" not in latest.text
 
 
 def test_github_export_issues_prs_comments_members(company):
