@@ -90,23 +90,35 @@ def occurrences(component, *, now: datetime) -> list[datetime]:
     if component.get("RRULE") is None and component.get("RDATE") is None:
         return []
     start = _when(component.get("DTSTART"))
+    if start is None:
+        return []
+    # An all-day or floating series (DTSTART;VALUE=DATE, no TZID) has a floating UNTIL
+    # (RFC 5545): its rule is expanded in floating time, the starts read as UTC after.
+    raw = component.get("DTSTART").dt
+    floating = not isinstance(raw, datetime) or raw.tzinfo is None
+
+    def local(value: datetime) -> datetime:
+        return value.replace(tzinfo=None) if floating else value
+
     rules = rruleset()
     try:
         for rule in (
             component.get("RRULE") if isinstance(component.get("RRULE"), list) else [component.get("RRULE")]
         ):
             if rule is not None:
-                rules.rrule(rrulestr(rule.to_ical().decode(), dtstart=start, ignoretz=False))
+                rules.rrule(rrulestr(rule.to_ical().decode(), dtstart=local(start), ignoretz=floating))
     except (ValueError, TypeError):
         return []
     for extra in _dates(component.get("RDATE")):
-        rules.rdate(extra)
+        rules.rdate(local(extra))
     for skip in _dates(component.get("EXDATE")):
-        rules.exdate(skip)
+        rules.exdate(local(skip))
     window = rules.between(
-        now - timedelta(days=RECURRENCE_PAST_DAYS), now + timedelta(days=RECURRENCE_FUTURE_DAYS), inc=True
+        local(now - timedelta(days=RECURRENCE_PAST_DAYS)),
+        local(now + timedelta(days=RECURRENCE_FUTURE_DAYS)),
+        inc=True,
     )
-    return window[:RECURRENCE_MAX]
+    return [when.replace(tzinfo=UTC) if floating else when for when in window[:RECURRENCE_MAX]]
 
 
 def event_payload(

@@ -341,6 +341,45 @@ def test_ics_recurring_events_become_occurrences(company):
     assert again["accepted"] == 0  # re-import is idempotent
 
 
+ALL_DAY_AND_FLOATING = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//Google Inc//Google Calendar 70.9054//EN
+BEGIN:VEVENT
+UID:allday@acme.example
+DTSTART;VALUE=DATE:20261102
+DTEND;VALUE=DATE:20261103
+RRULE:FREQ=WEEKLY;UNTIL=20261201;BYDAY=MO
+EXDATE;VALUE=DATE:20261109
+SUMMARY:Planning day
+ORGANIZER:mailto:alice@acme.example
+END:VEVENT
+BEGIN:VEVENT
+UID:floating@acme.example
+DTSTART:20261102T100000
+DTEND:20261102T110000
+RRULE:FREQ=WEEKLY;UNTIL=20261123T100000;BYDAY=MO
+SUMMARY:Floating standup
+ORGANIZER:mailto:alice@acme.example
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+def test_ics_all_day_and_floating_series_with_until_are_expanded(company):
+    """RFC 5545: with a DATE or floating DTSTART, UNTIL is a date or floating too."""
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    ids = sorted(
+        p["external_id"]
+        for p in calendar.ics_payloads(tenant=company.tenant, data=ALL_DAY_AND_FLOATING, now=now)
+    )
+    assert ids == [
+        *(f"allday@acme.example/2026-{day}T00:00:00+00:00" for day in ("11-02", "11-16", "11-23", "11-30")),
+        *(f"floating@acme.example/2026-{day}T10:00:00+00:00" for day in ("11-02", "11-09", "11-16", "11-23")),
+    ]
+
+
 def test_ics_broken_rrule_still_imports_the_event_once(company):
     broken = WEEKLY.replace("RRULE:FREQ=WEEKLY;COUNT=6", "RRULE:FREQ=SOMETIMES")
     payloads = list(calendar.ics_payloads(tenant=company.tenant, data=broken))
