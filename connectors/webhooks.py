@@ -127,7 +127,9 @@ def _slack_channel(
         for i in identities
     }
     public = channel_type == "channel" if channel_type else channel_id.startswith("C")
-    name = last.container_name.lstrip("#") if last else ""
+    # A channel no import or poll has named yet goes by its id: its threads still need a
+    # topic page, and a later read with the name renames the container.
+    name = last.container_name.lstrip("#") if last else channel_id
     return sl.SlackChannel(id=channel_id, name=name, public=public, users=users)
 
 

@@ -146,6 +146,19 @@ def test_slack_changed_and_deleted(client, slack_source):
     assert versions == ["message", "message_changed", "message_deleted"]
 
 
+def test_slack_a_channel_only_webhooks_have_seen_still_gets_a_topic_page(client, slack_source):
+    from wiki.models import PageSection
+    from wiki.services import compile_pending
+
+    now = f"{time.time():.6f}"
+    message = {"type": "message", "channel": "C0HOOKONLY", "channel_type": "channel", "user": "U01ALICE",
+               "text": "the office coffee machine is fixed", "ts": now, "event_ts": now}  # fmt: skip
+    assert slack_post(client, callback(message)).json()["accepted"] == 1
+    compile_pending()
+    (section,) = PageSection.objects.filter(container_key="slack:channel:C0HOOKONLY")
+    assert "coffee machine" in section.content and section.page.title == "#C0HOOKONLY"
+
+
 def test_slack_deleting_a_thread_parent_sends_a_tombstone_that_deletes_it(client, slack_source):
     """A parent with replies is not deleted but replaced by a stub: Slack sends
     `message_changed` whose message has subtype `tombstone`."""
