@@ -33,7 +33,8 @@ _ZH_REL_YEAR = {"大前年": -3, "前年": -2, "去年": -1, "今年": 0, "明�
 _MONTH_OR_DAY = rf"\d{{1,2}}|[{_ZH_NUMERAL}]{{1,3}}"
 # (?<!...) rather than \b: a CJK character is a word character, so "2024-03-05上线" has no \b.
 _ZH_YMD = re.compile(
-    rf"(?:(?P<year>\d{{4}}|[〇零一二三四五六七八九]{{4}})\s*年\s*|(?P<rel>大前年|前年|去年|今年|明年|后年)\s*(?:的\s*)?)?"
+    rf"(?:(?P<year>\d{{4}}|[〇零一二三四五六七八九]{{4}})\s*年\s*|(?<!\d)(?P<year2>\d{{2}})\s*年\s*|"
+    rf"(?P<rel>大前年|前年|去年|今年|明年|后年)\s*(?:的\s*)?)?"
     rf"(?<![\d{_ZH_NUMERAL}])(?P<month>{_MONTH_OR_DAY})\s*月\s*(?P<day>{_MONTH_OR_DAY})\s*[日号]"
 )
 _NUM_YMD = re.compile(r"(?<![\d.])(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\.?\d)")
@@ -137,6 +138,8 @@ def _zh_ymd(match: re.Match, sentence: str, base: dt.date) -> dt.date | None:
     if match["year"]:
         year = _zh_int(match["year"])
         return _safe_date(year, month, day) if year else None
+    if match["year2"]:  # "25年5月3日": 2025
+        return _safe_date(2000 + int(match["year2"]), month, day)
     if match["rel"]:
         return _safe_date(base.year + _ZH_REL_YEAR[match["rel"]], month, day)
     ahead = bool(_FUTURE.search(sentence)) or _zh_stated(match, sentence)
@@ -172,7 +175,11 @@ def _chinese(sentence: str, base: dt.date) -> dt.date | None:
     match = _ZH_YMD.search(sentence)
     if RECURRING.search(sentence):
         # "每周一开例会", "每年3月5日": a habit, not a day (one with its year still is one)
-        return _zh_ymd(match, sentence, base) if match and (match["year"] or match["rel"]) else None
+        return (
+            _zh_ymd(match, sentence, base)
+            if match and (match["year"] or match["year2"] or match["rel"])
+            else None
+        )
     if match:
         return _zh_ymd(match, sentence, base)
     if match := _ZH_WEEKDAY.search(sentence):

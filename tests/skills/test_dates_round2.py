@@ -117,3 +117,15 @@ def test_a_day_word_inside_another_word_is_no_date(text):
 )
 def test_a_chinese_date_stated_or_set_is_one_to_come(text, expected):
     assert find_date(text, SESSION) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("25年5月3日我们和华为签约", date(2025, 5, 3)),  # a two-digit year
+        ("24年3月5日开了会", date(2024, 3, 5)),
+        ("我工作了25年，5月3日退休", date(2026, 5, 3)),  # a count of years, not one
+    ],
+)
+def test_a_two_digit_chinese_year(text, expected):
+    assert find_date(text, SESSION) == expected
