@@ -159,6 +159,7 @@ _UNITS = {
     "折": "折", "day": "day", "days": "day", "天": "day", "日": "日", "号": "日", "week": "week", "weeks": "week",
     "周": "week", "星期": "week", "month": "month", "months": "month", "个月": "month", "月": "月",
     "year": "year", "years": "year", "yr": "year", "yrs": "year", "年": "年", "岁": "岁", "点": "点",
+    "点半": "点半", "点一刻": "点一刻", "点三刻": "点三刻",  # 3点半 is not 3点
     "kb": "kb", "mb": "mb", "gb": "gb", "tb": "tb", "kg": "kg", "g": "g", "km": "km", "cm": "cm", "mm": "mm",
 }  # fmt: skip
 

@@ -110,6 +110,7 @@ def test_a_close_sentence_with_other_facts_is_a_new_memory(alice, first, second)
         ("We sign with Acme on the tenth of March", "We sign with Acme on the fifteenth of March"),
         ("The Acme review is next Wednesday in room 3", "The Acme review was last Wednesday in room 3"),
         ("Acme 评审在下周三", "Acme 评审在上周三"),
+        ("周五的 Acme 评审会定在下午3点", "周五的 Acme 评审会定在下午3点半"),
         ("Shipped the Acme fix yesterday", "Shipping the Acme fix tomorrow"),
     ],
 )
