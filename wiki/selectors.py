@@ -512,9 +512,23 @@ def section_search(
     ]
 
 
+def relevant(breakdown: dict | None) -> bool:
+    """A keyword match, or a vector neighbour that is actually similar (not just the nearest:
+    the vector lane always returns its 50, however far)."""
+    from almanac.context import conf
+
+    breakdown = breakdown or {}
+    if breakdown.get("keyword_rank") is not None:
+        return True
+    similarity = breakdown.get("vector_similarity")
+    return similarity is None or similarity >= conf.MIN_VECTOR_SIMILARITY
+
+
 def page_search(*, user, query: str, top_k: int = 10) -> list[dict]:
-    """Pages ranked by their best section hits (sum of the page's top-3 section RRF scores)."""
-    hits = section_search(user=user, query=query, top_k=LANE_SIZE * 2)
+    """Pages ranked by their best relevant section hits (sum of the page's top-3 section RRF
+    scores), as the context call ranks them: a page whose only hits are far vector
+    neighbours does not outrank the page that has the word."""
+    hits = [h for h in section_search(user=user, query=query, top_k=LANE_SIZE * 2) if relevant(h.breakdown)]
     grouped: dict[int, list[SectionHit]] = {}
     for hit in hits:
         grouped.setdefault(hit.section.page_id, []).append(hit)

@@ -59,19 +59,12 @@ def task_entities(*, user, tenant, task: str) -> tuple[list, dict[int, int], lis
     return entities, {e.pk: pages[e.pk] for e in entities}, names
 
 
-def relevant(hit) -> bool:
-    """A keyword match, or a vector neighbour that is actually similar (not just the nearest)."""
-    breakdown = hit.breakdown or {}
-    if breakdown.get("keyword_rank") is not None:
-        return True
-    similarity = breakdown.get("vector_similarity")
-    return similarity is None or similarity >= conf.MIN_VECTOR_SIMILARITY
-
-
 def rank_pages(hits, entity_page_ids: list[int], seen_pages: set[int]) -> list[tuple[int, float]]:
     """(page_id, score) best first: pages an entity names, then by aggregated section score."""
+    from wiki.selectors import relevant
+
     by_page: dict[int, list[float]] = {}
-    for hit in filter(relevant, hits):
+    for hit in (hit for hit in hits if relevant(hit.breakdown)):
         by_page.setdefault(hit.page_id, []).append(float(hit.score))
     scored = {
         pid: max(scores) + _REST_WEIGHT * (sum(scores) - max(scores)) for pid, scores in by_page.items()

@@ -134,3 +134,16 @@ def test_search_and_page_show_when_the_page_changed_for_the_reader(api, vercel_w
     body = api.get("/wiki/pages/vercel", user="alice").json()
     assert body["sections"] == [] and body["stale_sections"] == 1
     assert _when(body["updated_at"]) == _ms(public.updated_at)
+
+
+def test_search_does_not_rank_far_vector_neighbours_above_the_page_with_the_word(api, vercel_world, push):
+    from tests.wiki.conftest import slack
+
+    push(slack("华为 asked for an on-prem installer", tags={"customer": "华为"}))
+    results = api.post("/wiki/search", {"user": "alice", "query": "华为", "top_k": 10}).json()["results"]
+    assert results[0]["page"]["title"] == "华为"
+    for result in results:  # every page listed has the word, or a hit that is actually similar
+        assert all(
+            hit["breakdown"]["keyword_rank"] is not None or hit["breakdown"]["vector_similarity"] >= 0.15
+            for hit in result["sections"]
+        ), result
