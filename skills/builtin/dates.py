@@ -22,6 +22,7 @@ import re
 import unicodedata
 
 import dateparser
+from dateutil.relativedelta import relativedelta
 
 from almanac.search import word_matches
 
@@ -47,7 +48,13 @@ _ZH_WEEKDAY = re.compile(
 )
 _ZH_RELDAY = {"大前天": -3, "前天": -2, "昨天": -1, "今天": 0, "明天": 1, "后天": 2, "大后天": 3}
 _ZH_RELDAY_WORD = re.compile("|".join(sorted(_ZH_RELDAY, key=len, reverse=True)))  # 大后天 before 后天
-_ZH_DAYS_AGO = re.compile(r"(\d+|[一二三四五六七八九十两]{1,3})\s*天前")
+# "三天前", "两周后", "一个月以后": days, weeks or months from the day it was said ("3月前"
+# is "before March" and "3日前" "before the 3rd": months need 个, days are 天).
+_ZH_OFFSET = re.compile(
+    r"(\d+|[一二三四五六七八九十两]{1,3})\s*(天|周|个星期|星期|个礼拜|礼拜|个月)\s*(前|以前|之前|后|以后|之后)"
+)
+# "下个月10号", "本月15日": a day of a named month ("10号" alone is as often a building or a line).
+_ZH_MONTH_DAY = re.compile(r"(本月|这个月|下个?月|上个?月)\s*(\d{1,2}|[一二三四五六七八九十]{1,3})\s*[号日]")
 _WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 RECURRING = re.compile(
     r"每(?:个)?(?:周|星期|礼拜|天|日|月|年|晚|早)|(?<![上下这本])(?:周|星期|礼拜|天|月)[一二三四五六七八九十两几\d]+(?:次|回|遍)|"
@@ -186,8 +193,17 @@ def _chinese(sentence: str, base: dt.date) -> dt.date | None:
         return _zh_weekday(match.group(1), match.group(2), base, future=bool(_FUTURE.search(sentence)))
     if match := next(word_matches(_ZH_RELDAY_WORD, sentence), None):
         return base + dt.timedelta(days=_ZH_RELDAY[match.group()])
-    if (match := _ZH_DAYS_AGO.search(sentence)) and (days := _zh_int(match.group(1))) is not None:
-        return base - dt.timedelta(days=days)
+    if (match := _ZH_OFFSET.search(sentence)) and (count := _zh_int(match.group(1))) is not None:
+        sign = -1 if match.group(3).endswith("前") else 1
+        if match.group(2) == "天":
+            return base + dt.timedelta(days=sign * count)
+        if match.group(2) == "个月":
+            return base + relativedelta(months=sign * count)
+        return base + dt.timedelta(weeks=sign * count)
+    if (match := _ZH_MONTH_DAY.search(sentence)) and (day := _zh_int(match.group(2))) is not None:
+        shift = {"本": 0, "这": 0, "下": 1, "上": -1}[match.group(1)[0]]
+        first = base.replace(day=1) + relativedelta(months=shift)
+        return _safe_date(first.year, first.month, day)
     return None
 
 

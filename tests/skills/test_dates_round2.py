@@ -129,3 +129,22 @@ def test_a_chinese_date_stated_or_set_is_one_to_come(text, expected):
 )
 def test_a_two_digit_chinese_year(text, expected):
     assert find_date(text, SESSION) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("三天前和华为开会", date(2026, 3, 17)),
+        ("两天后交付", date(2026, 3, 22)),
+        ("两周后上线", date(2026, 4, 3)),
+        ("一个月后续约", date(2026, 4, 20)),
+        ("3个月前签的合同", date(2025, 12, 20)),
+        ("下个月10号交付", date(2026, 4, 10)),
+        ("本月15日开会", date(2026, 3, 15)),
+        ("上个月5号签约", date(2026, 2, 5)),
+        ("3月前提交", None),  # before March, no day
+        ("10号楼开会", None),  # building 10
+    ],
+)
+def test_chinese_offsets_and_days_of_a_named_month(text, expected):
+    assert find_date(text, SESSION) == expected
