@@ -125,9 +125,13 @@ def _plain(text: str, out: list[str]) -> None:
     out.extend(_latin_words(text[pos:]))
 
 
+# "1,200" and "1200" are one number: thousands separators go before tokenizing.
+THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
 def segment(text: str) -> list[str]:
     """Tokens for indexing and querying (the same function is used for both)."""
-    text = unicodedata.normalize("NFKC", text or "")
+    text = THOUSANDS.sub("", unicodedata.normalize("NFKC", text or ""))
     out: list[str] = []
     pos = 0
     for match in _PROTECTED.finditer(text):

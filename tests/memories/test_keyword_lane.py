@@ -95,3 +95,35 @@ def test_lanes_return_extra_columns_in_every_scan(alice, remember):
         assert all(len(row) == 4 and row[2] == owners[row[0]] for row in hits)
     # The literal of a query vector is built once and reused.
     assert vectors.vector_literal(unit(300)) is vectors.vector_literal(unit(300))
+
+
+def _found(alice, query):
+    from memories import selectors
+
+    return [h.memory.content for h in selectors.memory_search(user=alice, query=query)
+            if h.breakdown.get("keyword_rank") is not None]  # fmt: skip
+
+
+def test_an_amount_with_thousands_separators_is_one_number(alice, remember):
+    remember(alice, "给Vercel的报价是¥1,200", embedding=unit(400))
+    for query in ("1200", "1,200", "１２００", "¥1,200"):
+        assert _found(alice, query) == ["给Vercel的报价是¥1,200"], query
+
+
+def test_the_upgrade_indexes_old_rows_with_separators_again(alice, remember):
+    from almanac.migration_helpers import reindex_thousands
+    from almanac.models import TermStat
+
+    memory = remember(alice, "Acme paid $12,500 for the pilot", embedding=unit(401))
+    # As the old segmenter indexed it: "12" and "500", with the statistics to match.
+    before = {"tokens": "acm paid 12 500 pilot", "tf": {"acm": 1, "paid": 1, "12": 1, "500": 1, "pilot": 1}}
+    before["doc_len"] = 5
+    Memory.objects.filter(pk=memory.pk).update(**before)
+    now = {"tf": memory.tf, "doc_len": memory.doc_len}
+    keyword.stats_apply(tenant_id=memory.tenant_id, corpus=CORPUS, old=now, new=before)
+    assert _found(alice, "12500") == []
+    assert reindex_thousands(Memory, corpus=CORPUS, text=lambda m: m.content, fields=("content",)) == 1
+    assert _found(alice, "12500") == ["Acme paid $12,500 for the pilot"]
+    df = dict(TermStat.objects.filter(tenant_id=memory.tenant_id, corpus=CORPUS).values_list("term", "df"))
+    assert df.get("12500") == 1 and not df.get("500")
+    assert reindex_thousands(Memory, corpus=CORPUS, text=lambda m: m.content, fields=("content",)) == 0
