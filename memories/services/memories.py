@@ -615,6 +615,12 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
     if not can_modify(user=user, memory=memory, perm="delete_memory"):
         raise ApplicationError("only the owner or a governor may purge this memory", status_code=403)
     memory_id = memory.pk
+    # The tenant's write lock before anything is read: an edit or an expiry between reading
+    # what to scrub and deleting would leave its text unscrubbed.
+    lock_tenant_writes(memory.tenant_id)
+    memory = Memory.objects.filter(pk=memory_id).first()
+    if memory is None:
+        raise ApplicationError("memory not found (deleted meanwhile)", status_code=404)
     # 1. Every text it ever had: an edit before the purge leaves the old one in the run log
     #    (the compress run that folded it in) and in the history of its summary.
     texts = _texts_ever(memory)
