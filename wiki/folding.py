@@ -52,8 +52,11 @@ _PUNCT = re.compile(r"[\s\"'`.,;:!?()\[\]{}<>|/\\]+")
 
 
 def normalize(text: str) -> str:
-    """NFKC + casefold: the form both names and texts are compared in."""
-    return unicodedata.normalize("NFKC", text or "").casefold()
+    """NFKC + casefold + traditional Chinese as simplified: the form both names and texts
+    are compared in (華為 is 华为)."""
+    from almanac.search import simplified
+
+    return simplified(unicodedata.normalize("NFKC", text or "").casefold())
 
 
 # A region in brackets inside a Chinese legal name: 阿里巴巴（中国）有限公司, 腾讯科技（深圳）有限公司.

@@ -110,8 +110,14 @@ def test_an_amount_with_thousands_separators_is_one_number(alice, remember):
         assert _found(alice, query) == ["给Vercel的报价是¥1,200"], query
 
 
+def test_traditional_and_simplified_chinese_find_each_other(alice, remember):
+    remember(alice, "華為的報價是三萬元", embedding=unit(402))
+    for query in ("华为 报价", "華為", "报价"):
+        assert _found(alice, query) == ["華為的報價是三萬元"], query
+
+
 def test_the_upgrade_indexes_old_rows_with_separators_again(alice, remember):
-    from almanac.migration_helpers import reindex_thousands
+    from almanac.migration_helpers import reindex_changed_text
     from almanac.models import TermStat
 
     memory = remember(alice, "Acme paid $12,500 for the pilot", embedding=unit(401))
@@ -122,8 +128,8 @@ def test_the_upgrade_indexes_old_rows_with_separators_again(alice, remember):
     now = {"tf": memory.tf, "doc_len": memory.doc_len}
     keyword.stats_apply(tenant_id=memory.tenant_id, corpus=CORPUS, old=now, new=before)
     assert _found(alice, "12500") == []
-    assert reindex_thousands(Memory, corpus=CORPUS, text=lambda m: m.content, fields=("content",)) == 1
+    assert reindex_changed_text(Memory, corpus=CORPUS, text=lambda m: m.content, fields=("content",)) == 1
     assert _found(alice, "12500") == ["Acme paid $12,500 for the pilot"]
     df = dict(TermStat.objects.filter(tenant_id=memory.tenant_id, corpus=CORPUS).values_list("term", "df"))
     assert df.get("12500") == 1 and not df.get("500")
-    assert reindex_thousands(Memory, corpus=CORPUS, text=lambda m: m.content, fields=("content",)) == 0
+    assert reindex_changed_text(Memory, corpus=CORPUS, text=lambda m: m.content, fields=("content",)) == 0

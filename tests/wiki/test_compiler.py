@@ -97,7 +97,10 @@ def test_entities_in_text_matches_folded_latin_names(known_entities, tenant, tex
     assert [e.name for e in selectors.entities_in_text(tenant=tenant, text=text)] == ["Vercel"]
 
 
-@pytest.mark.parametrize("text", ["华为技术有限公司的续约", "和华为集团开会", "华为股份有限公司"])
+@pytest.mark.parametrize(
+    "text",
+    ["华为技术有限公司的续约", "和华为集团开会", "华为股份有限公司", "華為的報價", "和華為技術有限公司開會"],
+)
 def test_entities_in_text_matches_chinese_names(known_entities, tenant, text):
     assert [e.name for e in selectors.entities_in_text(tenant=tenant, text=text)] == ["华为"]
 
@@ -204,3 +207,28 @@ def test_a_chinese_name_at_the_start_of_a_longer_word_is_not_matched(tenant, tex
 def test_a_chinese_name_before_a_legal_form_word_is_matched(tenant, text):
     services.entity_ensure(tenant=tenant, kind="customer", name="联想")  # 联想集团 is one word too
     assert [e.name for e in selectors.entities_in_text(tenant=tenant, text=text)] == ["联想"]
+
+
+def test_the_upgrade_folds_and_indexes_traditional_chinese_written_before_it(tenant, push):
+    from almanac.migration_helpers import refold_entity_keys, reindex_changed_text
+
+    push(slack("華為 asked for the installer", tags={"customer": "華為"}))
+    entity = Entity.objects.get(kind="customer")
+    section = PageSection.objects.get(page__entity=entity)
+    assert entity.key == "华为" and "华为" in section.tokens.split()
+    # As the release before indexed them: traditional characters kept.
+    Entity.objects.filter(pk=entity.pk).update(key="華為", alias_keys=["華為"])
+    PageSection.objects.filter(pk=section.pk).update(tokens=section.tokens.replace("华为", "華為"))
+    assert refold_entity_keys(Entity) == 1
+    changed = reindex_changed_text(
+        PageSection,
+        corpus="wiki",
+        text=lambda s: f"{s.page.title}\n{s.title}\n{s.content}",
+        fields=("content", "title"),
+        related=("page",),
+    )
+    assert changed == 1
+    entity.refresh_from_db()
+    section.refresh_from_db()
+    assert entity.key == "华为" and "華為" in entity.alias_keys
+    assert "华为" in section.tokens.split() and "華為" not in section.tokens
