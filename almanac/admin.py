@@ -58,13 +58,31 @@ def tenant_choices(request, model):
     return qs if tenant_id is not None else qs.none()
 
 
+class OwnRowsValuesFilter(admin.AllValuesFieldListFilter):
+    """Values of a field across a relation (`source__name`) as the admin's own rows hold
+    them: Django's filter reads the related table whole (every tenant's source names)."""
+
+    def __init__(self, field, request, params, model, model_admin, field_path):
+        super().__init__(field, request, params, model, model_admin, field_path)
+        self.lookup_choices = (
+            model_admin.get_queryset(request)
+            .order_by(field_path)
+            .values_list(field_path, flat=True)
+            .distinct()
+        )
+
+
 def _related_only(model, list_filter):
     """A related-field filter offers every row of the related table (every tenant's name);
-    RelatedOnlyFieldListFilter offers only those the admin's own rows point to."""
+    RelatedOnlyFieldListFilter offers only those the admin's own rows point to, and
+    OwnRowsValuesFilter only the values they hold."""
     if not isinstance(list_filter, str):
         return list_filter
-    if get_fields_from_path(model, list_filter)[-1].is_relation:
+    fields = get_fields_from_path(model, list_filter)
+    if fields[-1].is_relation:
         return (list_filter, admin.RelatedOnlyFieldListFilter)
+    if len(fields) > 1:
+        return (list_filter, OwnRowsValuesFilter)
     return list_filter
 
 
@@ -413,9 +431,10 @@ admin.site.register(get_user_model(), TenantUserAdmin)
 
 
 class SuperuserOnlyAdminMixin:
-    """The task queue's admin (django-q2's schedules, results, failures and queue) is the
-    whole installation's, not a tenant's, and a schedule names any Python function to run
-    on the workers: superusers only, whatever model permissions staff were given."""
+    """What belongs to the whole installation, not a tenant: the task queue (django-q2's
+    schedules, results, failures and queue; a schedule names any Python function to run on
+    the workers) and the skills every tenant runs. Superusers only, whatever model
+    permissions staff were given."""
 
     def has_module_permission(self, request):
         return request.user.is_active and request.user.is_superuser

@@ -23,9 +23,21 @@ class SyncCursorInline(admin.StackedInline):
     ]
 
 
+# Where a source connects or what it reads on the server: the installation's to decide.
+# Tenant staff pointing a source at their own host would have the worker send it the
+# stored token (or, with env:VAR, any of the server's secrets); a folder, any file it can read.
+ENDPOINT_KEYS = ("base_url", "url", "host", "port", "ssl", "starttls", "folder")
+# What routes a webhook to a source: one tenant's claim only.
+CLAIM_KEYS = {Source.Kind.SLACK: "team_id", Source.Kind.GITHUB: "repos"}
+
+
 class SourceForm(forms.ModelForm):
     """Credentials are write-only: a new value is encrypted (or kept as env:VAR); the stored
-    value is never shown."""
+    value is never shown. Only a superuser may name the server's environment (env:VAR) or
+    set a source's endpoint (ENDPOINT_KEYS); a workspace or repository another tenant's
+    source claims cannot be claimed again."""
+
+    user = None  # the admin user, set by SourceAdmin.get_form
 
     new_credentials = forms.CharField(
         required=False,
@@ -37,14 +49,54 @@ class SourceForm(forms.ModelForm):
         model = Source
         fields = ["tenant", "kind", "name", "config", "enabled", "poll_minutes"]
 
+    def _superuser(self) -> bool:
+        return bool(self.user and self.user.is_superuser)
+
     def clean_new_credentials(self):
         value = self.cleaned_data["new_credentials"].strip()
         if not value:
             return None
+        if value.startswith(ENV_PREFIX) and not self._superuser():
+            raise forms.ValidationError(
+                "only a superuser may point credentials at the server's environment (env:VAR)"
+            )
         try:
             return credentials_encode(value)
         except ApplicationError as exc:
             raise forms.ValidationError(exc.message) from exc
+
+    def clean_config(self):
+        config = self.cleaned_data.get("config")
+        if not isinstance(config, dict):
+            raise forms.ValidationError("config must be a JSON object")
+        before = (self.instance.config if self.instance.pk else None) or {}
+        changed = [key for key in ENDPOINT_KEYS if config.get(key) != before.get(key)]
+        if changed and not self._superuser():
+            raise forms.ValidationError(
+                f"only a superuser may set {', '.join(changed)}: where a source connects or "
+                "what it reads on the server is the installation's to decide"
+            )
+        return config
+
+    def clean(self):
+        data = super().clean()
+        kind, config, tenant = data.get("kind"), data.get("config"), data.get("tenant")
+        field = CLAIM_KEYS.get(kind)
+        if field and isinstance(config, dict) and tenant is not None:
+            values = config.get(field)
+            values = values if isinstance(values, list) else [values] if values else []
+            others = Source.objects.filter(kind=kind).exclude(tenant=tenant)
+            if self.instance.pk:
+                others = others.exclude(pk=self.instance.pk)
+            for value in values:
+                lookup = (
+                    {f"config__{field}__contains": [value]}
+                    if field == "repos"
+                    else {f"config__{field}": value}
+                )
+                if others.filter(**lookup).exists():
+                    self.add_error("config", f"{value!r} is claimed by another tenant's {kind} source")
+        return data
 
     def save(self, commit=True):
         if self.cleaned_data.get("new_credentials"):
@@ -72,6 +124,10 @@ class SourceAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     inlines = [SyncCursorInline]
     actions = ["poll_now", "reset_backoff"]
     readonly_fields = ["created_at", "credentials_kind"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        return type(form.__name__, (form,), {"user": request.user})
 
     @admin.display(description="stored credentials")
     def credentials_kind(self, obj):

@@ -72,9 +72,13 @@ def _source(kind: str, *, field: str, value: str, contains: bool = False) -> Sou
     sources = Source.objects.select_related("tenant").filter(kind=kind, enabled=True)
     if value:
         lookup = {f"config__{field}__contains": [value]} if contains else {f"config__{field}": value}
-        found = sources.filter(**lookup).first()
-        if found is not None:
-            return found
+        found = list(sources.filter(**lookup).order_by("pk"))
+        if len({source.tenant_id for source in found}) > 1:  # the admin refuses a second claim
+            raise ApplicationError(
+                f"{value} is claimed by more than one tenant's {kind} source", status_code=409
+            )
+        if found:
+            return found[0]
     candidates = list(sources[:2])
     if len(candidates) == 1 and not candidates[0].config.get(field):
         return candidates[0]

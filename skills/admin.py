@@ -17,7 +17,12 @@ from django.urls import reverse
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
-from almanac.admin import HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin
+from almanac.admin import (
+    HiddenFieldsAdminMixin,
+    ScopedHistoryAdminMixin,
+    SuperuserOnlyAdminMixin,
+    TenantScopedAdminMixin,
+)
 from skills import bus
 from skills.models import Skill, SkillRun
 from skills.services import skill_sync_builtins
@@ -75,7 +80,9 @@ class SkillForm(forms.ModelForm):
 
 
 @admin.register(Skill)
-class SkillAdmin(ScopedHistoryAdminMixin, SimpleHistoryAdmin):
+class SkillAdmin(SuperuserOnlyAdminMixin, ScopedHistoryAdminMixin, SimpleHistoryAdmin):
+    # The skills are the installation's: one tenant's staff disabling or rewriting
+    # `summarize` would change every tenant's context calls.
     form = SkillForm
     list_display = ["name", "version", "builtin", "enabled", "events", "runs", "updated_at"]
     list_filter = ["builtin", "enabled"]

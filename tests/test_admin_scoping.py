@@ -168,12 +168,14 @@ def test_history_pages_still_open_for_what_the_user_may_see(client, tenant, alic
     section = PageSection.objects.get(tenant=tenant)
     skill = skill_sync_builtins()[0]
     make_staff(alice, "wiki.view_page", "wiki.view_pagesection", "skills.view_skill")
+    client.force_login(alice)  # the skills are the installation's: superusers only
+    assert client.get(f"/admin/skills/skill/{skill.pk}/history/").status_code == 403
     for user in (alice, superadmin):
         client.force_login(user)
         for model, obj in (
             ("wiki/page", section.page),
             ("wiki/pagesection", section),
-            ("skills/skill", skill),
+            *([("skills/skill", skill)] if user.is_superuser else []),
         ):
             url = f"/admin/{model}/{obj.pk}/history/"
             assert client.get(url).status_code == 200, url
@@ -542,3 +544,121 @@ def test_the_task_queue_admin_is_for_superusers_only(client, bob):
     )
     assert response.status_code == 403 and not Schedule.objects.filter(func="os.system").exists()
     assert "django_q" not in client.get("/admin/").content.decode()
+
+
+# --- 4. the installation's: endpoints, env secrets, webhook claims, skills ----------------------
+
+
+def _source_form(source, **changes):
+    form = {
+        "tenant": source.tenant_id,
+        "kind": source.kind,
+        "name": source.name,
+        "config": "{}",
+        "enabled": "on",
+        "poll_minutes": 5,
+        "new_credentials": "",
+        "cursor-TOTAL_FORMS": 0,
+        "cursor-INITIAL_FORMS": 0,
+        "cursor-MIN_NUM_FORMS": 0,
+        "cursor-MAX_NUM_FORMS": 1,
+    }
+    return {**form, **changes}
+
+
+def test_scoped_staff_cannot_point_a_source_at_their_host_or_the_server_s_secrets(
+    client, tenant, bob, superadmin, settings
+):
+    from cryptography.fernet import Fernet
+
+    settings.CONNECTOR_SECRET_KEY = Fernet.generate_key().decode()
+    source = Source.objects.create(tenant=tenant, kind="github", name="gh", config={"repos": ["acme/apollo"]})
+    make_staff(bob, "connectors.view_source", "connectors.change_source")
+    client.force_login(bob)
+    url = f"/admin/connectors/source/{source.pk}/change/"
+    for changes in (
+        {
+            "config": '{"repos": ["acme/apollo"], "base_url": "http://evil.example/"}',
+            "new_credentials": "ghp_x",
+        },
+        {"config": '{"repos": ["acme/apollo"]}', "new_credentials": "env:SECRET_KEY"},
+        {"config": '{"folder": "/etc"}'},
+    ):
+        response = client.post(url, _source_form(source, **changes))
+        assert response.status_code == 200 and "only a superuser may" in response.content.decode(), changes
+    source.refresh_from_db()
+    assert source.config == {"repos": ["acme/apollo"]} and not source.credentials
+    # A literal token and the repositories are the tenant's to set.
+    ok = client.post(
+        url, _source_form(source, config='{"repos": ["acme/apollo", "acme/zephyr"]}', new_credentials="ghp_x")
+    )
+    assert ok.status_code == 302
+    client.force_login(superadmin)
+    ok = client.post(
+        url,
+        _source_form(
+            source,
+            config='{"repos": ["acme/apollo"], "base_url": "https://ghe.acme/api/v3"}',
+            new_credentials="env:GITHUB_TOKEN",
+        ),
+    )
+    assert ok.status_code == 302
+    source.refresh_from_db()
+    assert source.config["base_url"] == "https://ghe.acme/api/v3" and source.credentials == "env:GITHUB_TOKEN"
+
+
+def test_a_workspace_another_tenant_claims_cannot_be_claimed_again(client, tenant, other_tenant, superadmin):
+    Source.objects.create(tenant=other_tenant, kind="slack", name="slack", config={"team_id": "TGLOBEX"})
+    Source.objects.create(tenant=other_tenant, kind="github", name="gh", config={"repos": ["globex/deals"]})
+    mine = Source.objects.create(tenant=tenant, kind="slack", name="slack", config={})
+    gh = Source.objects.create(tenant=tenant, kind="github", name="gh", config={})
+    client.force_login(superadmin)
+    for source, config in ((mine, '{"team_id": "TGLOBEX"}'), (gh, '{"repos": ["acme/x", "globex/deals"]}')):
+        response = client.post(
+            f"/admin/connectors/source/{source.pk}/change/", _source_form(source, config=config)
+        )
+        assert response.status_code == 200 and "claimed by another tenant" in response.content.decode()
+
+
+def test_a_webhook_two_tenants_claim_is_refused(client, tenant, other_tenant, settings):
+    import hashlib
+    import hmac
+    import json
+    import time
+
+    settings.SLACK_SIGNING_SECRET = "whsec"
+    for t in (tenant, other_tenant):  # as rows written before the admin refused a second claim
+        Source.objects.create(tenant=t, kind="slack", name="slack", config={"team_id": "TBOTH"})
+    event = {"type": "message", "channel": "C1", "user": "U1", "text": "hi", "ts": "1700000000.000100"}
+    raw = json.dumps({"type": "event_callback", "team_id": "TBOTH", "event": event})
+    stamp = str(int(time.time()))
+    signature = "v0=" + hmac.new(b"whsec", f"v0:{stamp}:{raw}".encode(), hashlib.sha256).hexdigest()
+    response = client.post("/api/v1/connectors/slack/events", raw, content_type="application/json",
+                           headers={"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature})  # fmt: skip
+    assert response.status_code == 409 and not Event.objects.exists()
+
+
+def test_the_skills_admin_is_for_superusers_only(client, bob):
+    skill_sync_builtins()
+    make_staff(bob, *[f"skills.{verb}_skill" for verb in ("add", "change", "view", "delete")])
+    client.force_login(bob)
+    assert client.get("/admin/skills/skill/").status_code == 403
+    from skills.models import Skill
+
+    summarize = Skill.objects.get(name="summarize")
+    response = client.post("/admin/skills/skill/", {"action": "disable", "_selected_action": [summarize.pk]})
+    assert response.status_code == 403
+    summarize.refresh_from_db()
+    assert summarize.enabled
+
+
+def test_scoped_staff_see_only_their_source_names_in_the_event_filter(client, bob, other_tenant, two_tenants):
+    from connectors.services import event_ingest as ingest
+
+    payload = {**slack("globex feed", members=["mallory@globex.com"]), "source": "globex-acquisition-feed"}
+    payload["container"] = {**payload["container"], "key": "push:globex-feed"}
+    ingest(tenant=other_tenant, payload=payload)
+    make_staff(bob, "connectors.view_event")
+    client.force_login(bob)
+    body = client.get("/admin/connectors/event/").content.decode()
+    assert "globex-acquisition-feed" not in body
