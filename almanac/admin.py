@@ -436,20 +436,36 @@ class SuperuserOnlyAdminMixin:
     the workers) and the skills every tenant runs. Superusers only, whatever model
     permissions staff were given."""
 
+    # Superusers only, and then only what the admin itself allows (django-q2 offers no
+    # "add" for task results: forcing it open gave a 500).
     def has_module_permission(self, request):
-        return request.user.is_active and request.user.is_superuser
+        return request.user.is_active and request.user.is_superuser and super().has_module_permission(request)
 
     def has_view_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
+        return (
+            request.user.is_active and request.user.is_superuser and super().has_view_permission(request, obj)
+        )
 
     def has_add_permission(self, request, *args):
-        return request.user.is_active and request.user.is_superuser
+        return (
+            request.user.is_active
+            and request.user.is_superuser
+            and super().has_add_permission(request, *args)
+        )
 
     def has_change_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
+        return (
+            request.user.is_active
+            and request.user.is_superuser
+            and super().has_change_permission(request, obj)
+        )
 
     def has_delete_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
+        return (
+            request.user.is_active
+            and request.user.is_superuser
+            and super().has_delete_permission(request, obj)
+        )
 
 
 def _superusers_only(app_label: str) -> None:

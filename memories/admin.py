@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 
+from django import forms
 from django.contrib import admin, messages
 from django.http import HttpResponse
 from simple_history.admin import SimpleHistoryAdmin
@@ -60,6 +61,63 @@ def _export_audit(request, queryset, fmt: str) -> None:
         )
 
 
+class MemoryAdminForm(forms.ModelForm):
+    """The write goes through the services while the form is validated: what they refuse
+    (a scope the owner is not in, a NUL byte, an importance out of range) is a form error
+    shown with the input kept, never a "saved" message over a change that was not made.
+    The admin's request runs in one transaction, so nothing stays of a refused write."""
+
+    request = None  # set by MemoryAdmin.get_form
+
+    class Meta:
+        model = Memory
+        fields = [
+            "owner",
+            "memory_type",
+            "content",
+            "scope",
+            "scope_key",
+            "importance",
+            "status",
+            "occurred_at",
+            "meta",
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "scope_key" in self.fields:
+            self.fields["scope_key"].required = False  # a user's own scope needs none
+        self.written = None
+
+    def _post_clean(self):
+        super()._post_clean()  # the model's own checks first: a write only once all pass
+        if self.errors:
+            return
+        try:
+            self.written = self._write(self.cleaned_data)
+        except ApplicationError as exc:
+            self.add_error(None, exc.message)
+
+    def _write(self, data) -> Memory:
+        user = self.request.user
+        if self.instance.pk:
+            # Compare with the stored row, not the form's initial values: on a history
+            # revert the form starts from the old version, so changed_data is empty.
+            current = Memory.objects.get(pk=self.instance.pk)
+            changes = {f: data[f] for f in EDITABLE if f in data and data[f] != getattr(current, f)}
+            return services.memory_update(
+                memory=current, user=user, data=changes, reason="admin", scope_user=current.owner
+            )
+        if data.get("owner") is None:
+            raise ApplicationError("a memory needs an owner")
+        memory, _ = services.memory_create(
+            owner=data["owner"], content=data.get("content") or "", memory_type=data.get("memory_type"),
+            scope=data.get("scope"), scope_key=data.get("scope_key") or None, importance=data.get("importance"),
+            meta=data.get("meta"), occurred_at=data.get("occurred_at"), reason="admin", actor=user,
+        )  # fmt: skip
+        return memory
+
+
 @admin.register(Memory)
 class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
     history_acl = True
@@ -91,29 +149,15 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
     def short_content(self, obj: Memory) -> str:
         return obj.content[:80] + ("…" if len(obj.content) > 80 else "")
 
+    form = MemoryAdminForm
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        return type(form.__name__, (form,), {"request": request})
+
     def save_model(self, request, obj, form, change):
-        try:
-            if change:
-                # Compare with the stored row, not the form's initial values: on a history
-                # revert the form starts from the old version, so changed_data is empty.
-                current = Memory.objects.get(pk=obj.pk)
-                data = {
-                    f: form.cleaned_data[f]
-                    for f in EDITABLE
-                    if f in form.cleaned_data and form.cleaned_data[f] != getattr(current, f)
-                }
-                services.memory_update(
-                    memory=obj, user=request.user, data=data, reason="admin", scope_user=current.owner
-                )
-            else:
-                memory, _ = services.memory_create(
-                    owner=obj.owner, content=obj.content, memory_type=obj.memory_type, scope=obj.scope,
-                    scope_key=obj.scope_key or None, importance=obj.importance, meta=obj.meta,
-                    occurred_at=obj.occurred_at, reason="admin",
-                )  # fmt: skip
-                obj.pk = memory.pk
-        except ApplicationError as exc:
-            self.message_user(request, exc.message, messages.ERROR)
+        # Written by the services while the form was validated (MemoryAdminForm).
+        obj.pk = form.written.pk
 
     def delete_model(self, request, obj):
         services.memory_delete(memory=obj, user=request.user, reason="admin")
@@ -206,6 +250,9 @@ class ConversationSessionAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     readonly_fields = ["tenant", "user", "turn_count", "started_at", "ended_at", "extracted_at"]
     list_select_related = ["user"]
     inlines = [TurnInline, ChunkInline]
+
+    def has_add_permission(self, request):
+        return False  # sessions are opened by agents (POST /sessions), for a user of a tenant
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)

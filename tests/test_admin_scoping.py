@@ -662,3 +662,10 @@ def test_scoped_staff_see_only_their_source_names_in_the_event_filter(client, bo
     client.force_login(bob)
     body = client.get("/admin/connectors/event/").content.decode()
     assert "globex-acquisition-feed" not in body
+
+
+def test_admin_pages_that_cannot_add_offer_no_add_page(client, superadmin):
+    client.force_login(superadmin)
+    for path in ("django_q/success", "django_q/failure", "wiki/pagesection", "memories/conversationsession"):
+        assert client.get(f"/admin/{path}/add/").status_code == 403, path
+    assert client.get("/admin/django_q/schedule/add/").status_code == 200  # schedules can be added

@@ -165,6 +165,9 @@ class PageSectionAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHi
     actions = ["confirm_stale_sections"]
     list_select_related = ["page"]
 
+    def has_add_permission(self, request):
+        return False  # a section is the compiler's (its thread, container and events)
+
     def get_queryset(self, request):
         # `visible_to` is bound to the user's tenant already; the tenant mixin is here for
         # the list filters.

@@ -41,12 +41,6 @@ LABELS = {
         "error": _("failing"),
         "never": _("never synced"),
     },
-    "warning": {
-        "summarized": _("summarized"),
-        "source_lagging": _("source lagging"),
-        "stale_excluded": _("stale sections left out"),
-        "budget_exceeded": _("over budget"),
-    },
 }
 
 

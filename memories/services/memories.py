@@ -383,8 +383,12 @@ def memory_create(
     occurred_at: date | None = None,
     reason: str = "api",
     embedding=None,
+    actor=None,
 ) -> tuple[Memory, Memory | None]:
     """Write a memory, or return the near-duplicate already in the same scope.
+
+    `actor`: who writes it when that is not its owner (an admin), named in its history and
+    the audit log.
 
     Returns `(memory, duplicate_of)`: `duplicate_of` is the existing memory (and `memory`
     is it too) when one with cosine > MEMORY_DEDUP_THRESHOLD and the same facts (numbers
@@ -421,10 +425,16 @@ def memory_create(
         importance=importance,
         occurred_at=occurred_at,
         meta=meta or {},
-        history_user=owner,
+        history_user=actor or owner,
         reason=reason,
     )
-    _audit(action="memory.create", memory=memory, user=owner, memory_id=memory.pk, detail={"reason": reason})
+    _audit(
+        action="memory.create",
+        memory=memory,
+        user=actor or owner,
+        memory_id=memory.pk,
+        detail={"reason": reason},
+    )
     return memory, None
 
 

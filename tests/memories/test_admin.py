@@ -99,3 +99,44 @@ def test_history_revert_restores_content_and_index(client, alice, superadmin, re
         == 1
     )
     assert not selectors.memory_list(user=alice, q="杭州").exists()
+
+
+def _form(owner, **changes):
+    form = {"owner": owner.pk, "memory_type": "semantic", "content": "Apollo ships in May", "scope": "user",
+            "scope_key": "", "importance": "0.5", "status": "active", "meta": "{}", "occurred_at": ""}  # fmt: skip
+    return {**form, **changes}
+
+
+def test_a_change_the_services_refuse_is_a_form_error_and_changes_nothing(
+    client, alice, bob, superadmin, remember
+):
+    memory = remember(alice, "The Apollo launch is in March")
+    client.force_login(superadmin)
+    url = f"/admin/memories/memory/{memory.pk}/change/"
+    changes = {"content": "The Apollo launch is in June", "scope": "dept", "scope_key": "Finance"}  # bob's
+    response = client.post(url, _form(alice, **changes))
+    body = response.content.decode()
+    assert (
+        response.status_code == 200 and "not a member of dept" in body and "changed successfully" not in body
+    )
+    assert "The Apollo launch is in June" in body  # the input is kept
+    memory.refresh_from_db()
+    assert memory.content == "The Apollo launch is in March" and memory.scope == "user"
+
+
+def test_an_admin_adds_a_memory_in_the_owner_s_scope_as_itself(client, alice, superadmin):
+    from almanac.models import AuditEvent
+
+    client.force_login(superadmin)
+    response = client.post("/admin/memories/memory/add/", _form(alice))  # no scope_key: the owner's own
+    assert response.status_code == 302, response.content[:2000]
+    memory = Memory.objects.get(content="Apollo ships in May")
+    assert memory.scope_key == "alice"
+    assert memory.history.first().history_user == superadmin
+    assert AuditEvent.objects.get(action="memory.create", object_id=str(memory.pk)).actor == "root"
+    refused = client.post(
+        "/admin/memories/memory/add/",
+        _form(alice, content="Apollo ships later", scope="project", scope_key="nope"),
+    )
+    assert refused.status_code == 200 and "unknown project" in refused.content.decode()
+    assert not Memory.objects.filter(content="Apollo ships later").exists()
