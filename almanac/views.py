@@ -60,7 +60,8 @@ def search_results(*, user, q: str) -> dict:
 
     q = q.strip()[:500]
     pages = page_search(user=user, query=q, top_k=5) if q else []
-    memories = memory_search(user=user, query=q, top_k=5) if q else []
+    # A person browsing is not an agent recalling: no hit counts (they rank and keep memories).
+    memories = memory_search(user=user, query=q, top_k=5, touch=False) if q else []
     return {"q": q, "pages": pages, "memories": memories}
 
 
@@ -156,7 +157,8 @@ def context_preview_build(*, user, task: str, max_tokens: str | None) -> tuple[d
     if error:
         return None, error
     try:
-        return context_build(user=user, tenant=user_tenant(user), task=task, max_tokens=budget), ""
+        built = context_build(user=user, tenant=user_tenant(user), task=task, max_tokens=budget, touch=False)
+        return built, ""
     except ApplicationError as exc:
         return None, service_message(exc)
     except Http404:

@@ -39,6 +39,7 @@ def context_for(
     session_id=None,
     lang: str | None = None,
     cursor: str | None = None,
+    touch: bool = True,
 ) -> dict:
     """The context for one LLM call of an agent acting for `user` (API.md, Context).
 
@@ -57,7 +58,8 @@ def context_for(
     selection = select(user=user, tenant=tenant, task=task, seen=seen, session_id=session_id)
     summarize = page_summarizer(tenant=tenant, lang=lang, keep=selection.entities)
     result = fit(selection.candidates, max_tokens=max_tokens, lang=lang, summarize=summarize)
-    touch_returned(result)
+    if touch:  # the web UI's preview shows what an agent would get: no agent used it
+        touch_returned(result)
     freshness = freshness_for(tenant=tenant)
     warnings = budget_warnings(result, lang)
     warnings += freshness_warnings(freshness)

@@ -146,3 +146,21 @@ def test_context_preview_for_a_user_without_a_tenant_says_so(client, db):
     client.force_login(loner)
     page = client.get("/context/", {"task": "Vercel"})
     assert page.status_code == 200 and "belongs to no tenant" in page.content.decode()
+
+
+def test_browsing_counts_no_memory_hits(client, wiki, bob, monkeypatch, django_capture_on_commit_callbacks):
+    """Hit counts rank and keep memories for agents: a person searching or previewing is no
+    agent recall (an agent's context call counts, the preview of the same call does not)."""
+    from almanac.context.services import context_build
+    from almanac.selectors import user_tenant
+    from memories import services
+
+    memory_create(owner=bob, content="Vercel prefers quarterly invoices")
+    touched = []
+    monkeypatch.setattr(services, "memory_touch_later", lambda *, memory_ids: touched.extend(memory_ids))
+    login(client, bob)
+    assert client.get("/search", {"q": "Vercel invoices"}).status_code == 200
+    assert client.get("/context/", {"task": "Vercel invoices", "max_tokens": 800}).status_code == 200
+    assert touched == []
+    context_build(user=bob, tenant=user_tenant(bob), task="Vercel invoices", max_tokens=800)
+    assert touched  # the same call for an agent counts
