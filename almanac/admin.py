@@ -356,8 +356,14 @@ class AgentKeyAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
     @admin.action(description="Revoke selected keys")
     def revoke(self, request, queryset):
-        for key in queryset:
-            services.agentkey_revoke(key=key, actor=request.user.get_username())
+        revoked = [
+            key for key in queryset if services.agentkey_revoke(key=key, actor=request.user.get_username())
+        ]
+        already = queryset.count() - len(revoked)
+        self.message_user(
+            request,
+            f"{len(revoked)} key(s) revoked" + (f"; {already} already revoked" if already else ""),
+        )
 
 
 class ReadOnlyAdminMixin:

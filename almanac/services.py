@@ -416,11 +416,14 @@ def _key_audit(key: AgentKey, action: str, actor: str) -> None:
     )
 
 
-def agentkey_revoke(*, key: AgentKey, actor: str = "") -> None:
-    if key.revoked_at is None:
-        key.revoked_at = timezone.now()
-        key.save(update_fields=["revoked_at"])
-        _key_audit(key, "agentkey.revoke", actor)
+def agentkey_revoke(*, key: AgentKey, actor: str = "") -> bool:
+    """Revoke `key`; False when it was revoked already."""
+    if key.revoked_at is not None:
+        return False
+    key.revoked_at = timezone.now()
+    key.save(update_fields=["revoked_at"])
+    _key_audit(key, "agentkey.revoke", actor)
+    return True
 
 
 def agentkey_touch(*, key: AgentKey) -> None:

@@ -14,7 +14,9 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.http import HttpResponse
+from django.template.response import TemplateResponse
 from simple_history.admin import SimpleHistoryAdmin
 
 from almanac.admin import ScopedHistoryAdminMixin, TenantScopedAdminMixin
@@ -209,6 +211,17 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
 
     @admin.action(description="Purge selected (delete and remove the text from history and skill runs)")
     def purge(self, request, queryset):
+        if request.POST.get("post") != "yes":  # a purge cannot be undone: ask first
+            return TemplateResponse(
+                request,
+                "admin/memories/memory/purge_confirmation.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "opts": self.model._meta,
+                    "memories": list(queryset.select_related("owner")),
+                    "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
         done = failed = 0
         for memory in queryset:
             try:

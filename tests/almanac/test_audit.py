@@ -144,3 +144,17 @@ def test_deleting_an_access_group_in_the_admin_revokes_its_members_on_record(
         ["alice", "bob"],
         "root",
     )
+
+
+def test_the_revoke_action_says_what_it_did(client, root, tenant):
+    from almanac.services import agentkey_create
+
+    fresh, _ = agentkey_create(tenant=tenant, name="bot-a", actor="root")
+    old, _ = agentkey_create(tenant=tenant, name="bot-b", actor="root")
+    client.force_login(root)
+    client.post("/admin/almanac/agentkey/", {"action": "revoke", "_selected_action": [old.pk]})
+    response = client.post(
+        "/admin/almanac/agentkey/", {"action": "revoke", "_selected_action": [fresh.pk, old.pk]}, follow=True
+    )
+    assert "1 key(s) revoked; 1 already revoked" in response.content.decode()
+    assert AuditEvent.objects.filter(action="agentkey.revoke").count() == 2

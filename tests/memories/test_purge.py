@@ -75,8 +75,13 @@ def test_admin_purge_action(client, alice, secret, tenant):
 
     root = user_create(tenant=tenant, username="root", is_admin=True, password="pw-12345678")
     client.force_login(root)
+    asked = client.post("/admin/memories/memory/", {"action": "purge", "_selected_action": [secret.pk]})
+    assert asked.status_code == 200 and "cannot be undone" in asked.content.decode()  # asked first
+    assert Memory.objects.filter(pk=secret.pk).exists()
     response = client.post(
-        "/admin/memories/memory/", {"action": "purge", "_selected_action": [secret.pk]}, follow=True
+        "/admin/memories/memory/",
+        {"action": "purge", "_selected_action": [secret.pk], "post": "yes"},
+        follow=True,
     )
     assert response.status_code == 200 and "1 memories purged" in response.content.decode()
     assert set(_history_texts(secret.pk)) == {"[purged]"}
