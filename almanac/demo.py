@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.contrib.auth import get_user_model
+
 from almanac.models import AgentKey, Tenant
 from almanac.services import agentkey_create, tenant_create, user_create
 
@@ -27,10 +29,16 @@ class DemoCompany:
 
 
 def load_company() -> DemoCompany:
+    """The demo company, created once: a user who exists already is left as they are (a
+    changed password, department or e-mail survives every later `make run`), and a demo key
+    that exists, revoked or not, is not made again."""
     tenant, _ = tenant_create(slug="acme", name="Acme Corp 艾克米")
     company = DemoCompany(tenant=tenant)
+    demo_users = [*(row[0] for row in USERS), "admin"]
+    mine = get_user_model().objects.filter(username__in=demo_users, profile__tenant=tenant)
+    existing = {user.username: user for user in mine}
     for username, email, depts, projects, title, display in USERS:
-        company.users[username] = user_create(
+        company.users[username] = existing.get(username) or user_create(
             tenant=tenant,
             username=username,
             email=email,
@@ -40,11 +48,11 @@ def load_company() -> DemoCompany:
             title=title,
             display_name=display,
         )
-    company.users["admin"] = user_create(
+    company.users["admin"] = existing.get("admin") or user_create(
         tenant=tenant, username="admin", email="admin@acme.example", password=PASSWORD, is_admin=True
     )
     for name, connector in (("demo-agent", False), ("demo-connector", True)):
-        if not AgentKey.objects.filter(tenant=tenant, name=name, revoked_at__isnull=True).exists():
+        if not AgentKey.objects.filter(tenant=tenant, name=name).exists():
             _, raw = agentkey_create(tenant=tenant, name=name, can_push_events=connector, actor="demo")
             company.new_keys[name] = raw
     return company

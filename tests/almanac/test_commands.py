@@ -106,6 +106,27 @@ def test_demo_is_idempotent():
     assert Tenant.objects.filter(slug="acme").count() == 1
 
 
+def test_running_the_demo_again_keeps_changed_passwords_and_revoked_keys():
+    from django.contrib.auth import get_user_model
+
+    from almanac.models import AgentKey
+    from almanac.services import agentkey_revoke
+
+    run("demo")
+    users = get_user_model().objects
+    for name in ("alice", "admin"):
+        user = users.get(username=name)
+        user.set_password("a-better-secret-42")
+        user.save()
+    agentkey_revoke(key=AgentKey.objects.get(name="demo-agent"))
+    again = run("demo")
+    assert "shown once" not in again  # no key minted again
+    for name in ("alice", "admin"):
+        user = users.get(username=name)
+        assert user.check_password("a-better-secret-42") and not user.check_password("almanac-demo")
+    assert AgentKey.objects.filter(name="demo-agent").count() == 1
+
+
 def test_backup_writes_a_restorable_dump(tmp_path, tenant):
     import subprocess
 
