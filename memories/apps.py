@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.core import checks
 
 
 class MemoriesConfig(AppConfig):
@@ -6,3 +7,23 @@ class MemoriesConfig(AppConfig):
 
     def ready(self):
         from memories import signals  # noqa: F401  (connects the receivers)
+
+        checks.register(rerank_check)
+
+
+def rerank_check(app_configs=None, **kwargs):
+    """MEMORY_RERANK names a callable that imports: checked when the server, the worker or
+    `migrate` starts, not on the first recall (a 500 for every call then)."""
+    from django.utils.module_loading import import_string
+
+    from memories import conf
+
+    if not conf.RERANK:
+        return []
+    try:
+        hook = import_string(conf.RERANK)
+    except ImportError as exc:
+        return [checks.Error(f"MEMORY_RERANK={conf.RERANK!r} cannot be imported: {exc}", id="memories.E001")]
+    if not callable(hook):
+        return [checks.Error(f"MEMORY_RERANK={conf.RERANK!r} is not callable", id="memories.E002")]
+    return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from almanac.settings import env, envbool, envfloat, envint
+from almanac.settings import env, envbool, envchoice, envfloat, envint
 
 # Recall
 RECALL_LANE_SIZE = envint("MEMORY_RECALL_LANE_SIZE", 50)
@@ -16,7 +16,7 @@ EXACT_SCAN_MAX = envint("MEMORY_EXACT_SCAN_MAX", 5000)  # tenants with at most t
 RERANK = env("MEMORY_RERANK")  # dotted path of a callable(query, hits) -> hits; empty = off
 TOUCH_ON_RECALL = envbool("MEMORY_TOUCH_ON_RECALL", True)
 # buffer: counted in-process, one UPDATE per flush (memories/touch.py) | task: a django-q2 task per search
-TOUCH_MODE = env("MEMORY_TOUCH_MODE", "buffer")
+TOUCH_MODE = envchoice("MEMORY_TOUCH_MODE", "buffer", ("buffer", "task"))
 TOUCH_FLUSH_SECONDS = envfloat("MEMORY_TOUCH_FLUSH_SECONDS", 2.0)
 
 # Write path

