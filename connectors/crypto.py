@@ -44,7 +44,12 @@ def credentials_decode(stored: str) -> str | dict:
     if not stored:
         return ""
     if stored.startswith(ENV_PREFIX):
-        plain = envsecret(stored[len(ENV_PREFIX) :])
+        name = stored[len(ENV_PREFIX) :]
+        plain = envsecret(name)
+        if not plain:  # a typo or a variable the worker was not given: say so, never poll without
+            raise ApplicationError(
+                f"credentials name the environment variable {name}, which is not set (nor {name}_FILE)"
+            )
     elif stored.startswith(FERNET_PREFIX):
         try:
             plain = _fernet().decrypt(stored[len(FERNET_PREFIX) :].encode()).decode()

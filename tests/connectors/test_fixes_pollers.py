@@ -15,7 +15,7 @@ from almanac.services import agentkey_create
 from connectors import conf, services
 from connectors.importers import ingest_all
 from connectors.importers import slack as sl
-from connectors.models import Event, SyncCursor
+from connectors.models import Event, Source, SyncCursor
 from connectors.pollers import poll_source
 from tests.connectors.servers import Mailbox, http_server, imap_server
 from tests.connectors.test_github_poller import GitHubApi, issue, second_issues_request_fails
@@ -457,3 +457,15 @@ def test_retry_after_as_an_http_date(company):
         assert poll_source(source=source)["state"] == "backoff"
     state = SyncCursor.objects.get(source=source)
     assert 290 <= (state.backoff_until - state.last_attempt_at).total_seconds() <= 310
+
+
+def test_credentials_naming_an_unset_environment_variable_fail_the_poll(company, monkeypatch):
+    monkeypatch.delenv("ALMANAC_TEST_CAL_TOKEN", raising=False)
+    requests = []
+    with http_server(lambda request: requests.append(request) or (200, {}, b"")) as server:
+        source = _calendar_source(company.tenant, server.url + "/basic.ics")
+        Source.objects.filter(pk=source.pk).update(credentials="env:ALMANAC_TEST_CAL_TOKEN")
+        source.refresh_from_db()
+        assert poll_source(source=source)["state"] == "backoff"
+    assert "ALMANAC_TEST_CAL_TOKEN, which is not set" in SyncCursor.objects.get(source=source).last_error
+    assert requests == []  # never polled without the credentials it was given
