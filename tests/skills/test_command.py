@@ -28,3 +28,14 @@ def test_skill_run_command_reports_bad_input(settings):
     settings.LLM_BASE_URL = ""
     with pytest.raises(CommandError, match="max_tokens"):
         call_command("skill_run", "summarize", '{"text": "x"}', stdout=StringIO(), stderr=StringIO())
+
+
+def test_an_unknown_skill_reports_no_earlier_run(settings):
+    settings.LLM_BASE_URL = ""
+    call_command(
+        "skill_run", "summarize", '{"text": "x", "max_tokens": 20}', stdout=StringIO(), stderr=StringIO()
+    )
+    err = StringIO()
+    with pytest.raises(CommandError, match="unknown skill"):
+        call_command("skill_run", "nosuch", "--text", "x", stdout=StringIO(), stderr=err)
+    assert "run #" not in err.getvalue()

@@ -30,16 +30,18 @@ class Command(BaseCommand):
             raise CommandError(f"input is not JSON: {exc}") from exc
         extra = {"text": text, "max_tokens": max_tokens, "session_date": session_date}
         data.update({k: v for k, v in extra.items() if v is not None})
+        before = SkillRun.objects.order_by("-id").values_list("id", flat=True).first() or 0
         try:
             output = skill_run(name=name, input=data, trigger="cli")
         except (SkillFailed, ApplicationError) as exc:
-            self._report()
+            self._report(after=before)
             raise CommandError(str(exc)) from exc
         self.stdout.write(json.dumps(output, ensure_ascii=False, indent=2))
-        self._report()
+        self._report(after=before)
 
-    def _report(self):
-        run = SkillRun.objects.filter(trigger="cli").order_by("-id").first()
+    def _report(self, *, after: int):
+        """This command's run, if it got as far as one (an unknown skill records none)."""
+        run = SkillRun.objects.filter(trigger="cli", id__gt=after).order_by("-id").first()
         if run:
             self.stderr.write(
                 f"run #{run.id}: {run.status}, used_llm={run.used_llm}, attempts={run.attempts}, "
