@@ -150,7 +150,12 @@ DATABASE_URL = envsecret("DATABASE_URL")
 if DATABASE_URL:
     import dj_database_url
 
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    try:
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    except (ValueError, dj_database_url.UnknownSchemeError) as exc:  # never echo the URL: it holds a password
+        raise ImproperlyConfigured(
+            f"DATABASE_URL is not a database URL ({type(exc).__name__}); expected postgres://user:pass@host:5432/db"
+        ) from exc
 else:
     from almanac.embedded_pg import database_settings
 

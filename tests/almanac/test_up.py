@@ -129,6 +129,8 @@ def test_a_worker_killed_outright_leaves_no_processes_behind():
     [
         ("127.0.0.1:99999", "the port must be between 1 and 65535"),
         ("no-such-host.invalid:8095", "cannot resolve the host"),
+        ("8752", "is no address: give host:port"),  # a port alone
+        ("", "is no address: give host:port"),  # ALMANAC_ADDR set empty
     ],
 )
 def test_an_address_that_cannot_be_is_refused_in_a_line(addr, said):

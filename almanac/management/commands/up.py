@@ -96,9 +96,11 @@ def stop_group(pgid: int, grace: float = 10.0) -> None:
 
 def check_free(addr: str) -> None:
     """Refuse at once, before migrating, when something (another Almanac?) listens on addr."""
+    if addr.startswith("unix:"):
+        return  # a unix socket: gunicorn judges it
     host, sep, port = addr.rpartition(":")
-    if not sep or not port.isdigit() or host.startswith("unix"):
-        return  # a unix socket or a form gunicorn will judge
+    if not sep or not port.isdigit():
+        raise CommandError(f"{addr!r} is no address: give host:port, e.g. 127.0.0.1:8000 or 0.0.0.0:8000")
     if not 0 < int(port) < 65536:
         raise CommandError(f"{addr}: the port must be between 1 and 65535")
     try:
