@@ -1,6 +1,6 @@
 from django import forms
 from django.contrib import admin, messages
-from django.utils import timezone
+from django.db.models import Max
 
 from almanac.admin import HiddenFieldsAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
@@ -142,19 +142,18 @@ class SourceAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         except SyncCursor.DoesNotExist:
             return None
 
+    def get_queryset(self, request):
+        # The newest event too: the state and "last synced" the web UI and the context call
+        # report (an imported or pushed source has no poll to succeed).
+        return super().get_queryset(request).annotate(last_event_at=Max("events__received_at"))
+
     @admin.display(description="state")
     def sync_state(self, obj):
-        cursor = self._cursor(obj)
-        if cursor is None:
-            return "never"
-        if cursor.backoff_until and cursor.backoff_until > timezone.now():
-            return "backoff"
-        return "error" if cursor.consecutive_failures else ("ok" if cursor.last_success_at else "never")
+        return selectors.source_state(obj)["state"]
 
-    @admin.display(description="last success")
+    @admin.display(description="last synced")
     def last_success(self, obj):
-        cursor = self._cursor(obj)
-        return cursor.last_success_at if cursor else None
+        return selectors.source_state(obj)["last_synced_at"]
 
     @admin.display(description="backoff until")
     def backoff(self, obj):
@@ -173,13 +172,20 @@ class SourceAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         sources = [s for s in queryset if is_pollable(s) and s.enabled]
         for source in sources:
             async_task("connectors.tasks.source_poll_task", source.id, True)
-        self.message_user(request, f"poll queued for {len(sources)} source(s)", messages.SUCCESS)
+        skipped = [s.name for s in queryset if s not in sources]
+        note = (
+            f"; not polled (disabled, or nothing to poll: no token, folder, URL…): {', '.join(skipped)}"
+            if skipped
+            else ""
+        )
+        self.message_user(request, f"poll queued for {len(sources)} source(s){note}", messages.SUCCESS)
 
     @admin.action(description="Reset backoff")
     def reset_backoff(self, request, queryset):
-        for source in queryset:
-            services.source_reset_backoff(source=source)
-        self.message_user(request, f"backoff reset for {queryset.count()} source(s)", messages.SUCCESS)
+        reset = sum(services.source_reset_backoff(source=source) for source in queryset)
+        self.message_user(
+            request, f"backoff reset for {reset} of {queryset.count()} source(s)", messages.SUCCESS
+        )
 
 
 @admin.register(SyncCursor)

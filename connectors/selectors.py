@@ -41,6 +41,14 @@ def source_freshness(*, tenant: Tenant) -> dict[str, dict]:
     return result
 
 
+def source_state(source: Source, *, now=None) -> dict:
+    """One source's sync state as `source_freshness` reports it: its cursor and, when the
+    source was read with `last_event_at` annotated, its newest event (pushed and imported
+    sources have no poll to succeed)."""
+    source.cursor_state = _cursor_or_none(source)
+    return _state(source, now=now or timezone.now())
+
+
 def _state(source: Source, *, now) -> dict:
     cursor = source.cursor_state
     last_event_at = getattr(source, "last_event_at", None)

@@ -97,11 +97,15 @@ def sync_failure(*, source: Source, error: str, retry_after: float | None = None
 
 
 @transaction.atomic
-def source_reset_backoff(*, source: Source) -> None:
-    """Allow the next poll now (the failure count and last error stay visible until a success)."""
+def source_reset_backoff(*, source: Source) -> bool:
+    """Allow the next poll now (the failure count and last error stay visible until a
+    success). False, and nothing written, when the source is not backing off."""
+    if not SyncCursor.objects.filter(source=source, backoff_until__gt=timezone.now()).exists():
+        return False
     state = _cursor_locked(source)
     state.backoff_until = None
     state.save(update_fields=["backoff_until"])
+    return True
 
 
 def source_claim_poll(*, source: Source) -> bool:

@@ -3,6 +3,7 @@ from cryptography.fernet import Fernet
 from django.db import transaction
 
 from connectors import services
+from connectors.admin import SourceAdmin
 from connectors.demo import load
 from connectors.models import Event, Source, SyncCursor
 
@@ -40,8 +41,29 @@ def test_admin_reset_backoff_action(admin_client, company):
     response = admin_client.post(
         "/admin/connectors/source/", {"action": "reset_backoff", "_selected_action": [source.id]}, follow=True
     )
-    assert response.status_code == 200
+    assert (
+        response.status_code == 200
+        and "backoff reset for 1 of 1 source(s)" in response.content.decode().lower()
+    )
     assert SyncCursor.objects.get(source=source).backoff_until is None
+    idle = services.source_ensure(tenant=company.tenant, name="notes")
+    response = admin_client.post(
+        "/admin/connectors/source/",
+        {"action": "reset_backoff", "_selected_action": [source.id, idle.id]},
+        follow=True,
+    )
+    assert "backoff reset for 0 of 2 source(s)" in response.content.decode().lower()
+    assert not SyncCursor.objects.filter(source=idle).exists()  # no empty cursor made
+
+
+def test_admin_source_states_match_what_agents_are_told(admin_client, company):
+    from connectors.selectors import source_freshness
+
+    load(company)  # imported history: sources with events and no poll
+    rows = admin_client.get("/admin/connectors/source/").context["cl"].result_list
+    told = source_freshness(tenant=company.tenant)
+    assert {s.name: SourceAdmin.sync_state(None, s) for s in rows} == {n: f["state"] for n, f in told.items()}
+    assert any(f["state"] == "ok" for f in told.values())  # the demo history counts as synced
 
 
 def test_admin_poll_now_action_polls(admin_client, company, tmp_path):

@@ -200,6 +200,23 @@ def test_password_change_uses_the_web_ui_layout(client, alice):
     assert 'href="/wiki/"' in body  # the web UI's navigation
 
 
+def test_a_weak_new_password_is_refused_in_the_reader_s_language(client, alice):
+    alice.set_password("old-secret-42")
+    alice.save()
+    login(client, alice)
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    for weak, said in (
+        ("password", "这个密码太常见了"),
+        ("x7-k", "密码太短"),
+        ("1234567890", "密码只包含数字"),
+    ):
+        form = {"old_password": "old-secret-42", "new_password1": weak, "new_password2": weak}
+        body = client.post("/accounts/password_change/", form, **zh).content.decode()
+        assert said in body and "This password" not in body, weak
+    alice.refresh_from_db()
+    assert alice.check_password("old-secret-42")
+
+
 # 6. Search URLs
 
 
@@ -226,3 +243,15 @@ def test_search_from_htmx_is_a_fragment_and_pushes_the_url(client, wiki, bob):
     )
     assert "<html" in restore.content.decode()
     assert 'hx-push-url="true"' in client.get("/").content.decode()
+
+
+def test_every_control_has_a_name_a_screen_reader_can_say(client, alice):
+    from memories.services.memories import memory_create
+
+    memory, _ = memory_create(owner=alice, content="Alice prefers aisle seats")
+    login(client, alice)
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    memories = client.get("/memories/", **zh).content.decode()
+    assert f'aria-label="删除记忆 #{memory.pk}"' in memories and 'aria-label="类型"' in memories
+    assert 'aria-label="类别"' in client.get("/wiki/", **zh).content.decode()
+    assert 'maxlength="500" aria-label="' in client.get("/search").content.decode()
