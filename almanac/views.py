@@ -6,6 +6,9 @@ same access filter) as the agent API.
 
 from __future__ import annotations
 
+import functools
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -16,6 +19,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from almanac.context import conf as context_conf
 from almanac.errors import ApplicationError
@@ -44,7 +48,22 @@ def home(request):
     return render(request, "web/search.html", search_results(user=request.user, q=request.GET.get("q", "")))
 
 
-@login_required
+def login_required_htmx(view):
+    """`login_required`, but an htmx request of an expired session is sent to the login page
+    as a whole page (HX-Redirect), not swapped into the part of the page that asked."""
+    guarded = login_required(view)
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if request.htmx and not request.user.is_authenticated:
+            current = request.htmx.current_url_abs_path or request.get_full_path()
+            return HttpResponseClientRedirect(f"{settings.LOGIN_URL}?{urlencode({'next': current})}")
+        return guarded(request, *args, **kwargs)
+
+    return wrapper
+
+
+@login_required_htmx
 def search(request):
     context = search_results(user=request.user, q=request.GET.get("q", ""))
     # A link opened directly, a reload of a pushed URL and htmx's history restore get the page.
@@ -111,13 +130,20 @@ def memory_list_view(request):
     return render(request, "web/memories.html", {"memories": memories, "type": memory_type, "q": q})
 
 
-@login_required
+@login_required_htmx
 @require_POST
 def memory_delete_view(request, memory_id):
     from memories.selectors import memory_get_for_user
     from memories.services.memories import memory_delete
 
-    memory = memory_get_for_user(user=request.user, memory_id=memory_id)
+    try:
+        memory = memory_get_for_user(user=request.user, memory_id=memory_id)
+    except Http404:
+        if not request.htmx:
+            raise
+        # Deleted in another tab, or never the reader's to see: said in place of the card.
+        message = _("This memory is no longer there.")
+        return render(request, "web/_error.html", {"message": message}, status=404)
     try:
         memory_delete(memory=memory, user=request.user, reason="web")
     except ApplicationError as exc:

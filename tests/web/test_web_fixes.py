@@ -255,3 +255,19 @@ def test_every_control_has_a_name_a_screen_reader_can_say(client, alice):
     assert f'aria-label="删除记忆 #{memory.pk}"' in memories and 'aria-label="类型"' in memories
     assert 'aria-label="类别"' in client.get("/wiki/", **zh).content.decode()
     assert 'maxlength="500" aria-label="' in client.get("/search").content.decode()
+
+
+def test_htmx_requests_of_an_expired_session_or_a_gone_memory_get_whole_answers(client, alice):
+    from memories.services.memories import memory_create
+
+    htmx = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": "http://testserver/memories/?q=x"}
+    search = client.get("/search", {"q": "Vercel"}, **htmx)  # not logged in
+    assert (
+        search.status_code == 200 and search["HX-Redirect"] == "/accounts/login/?next=%2Fmemories%2F%3Fq%3Dx"
+    )
+    memory, _ = memory_create(owner=alice, content="Alice prefers aisle seats")
+    login(client, alice)
+    assert client.post(f"/memories/{memory.pk}/delete", **htmx).status_code == 200
+    gone = client.post(f"/memories/{memory.pk}/delete", **htmx, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert gone.status_code == 404 and "这条记忆已不存在" in gone.content.decode()
+    assert "<html" not in gone.content.decode()  # a fragment for the card, not a page
