@@ -321,6 +321,7 @@ class GroupMembershipAdmin(MembershipDeletesAuditedMixin, TenantScopedAdminMixin
     list_filter = ["origin", "group__tenant", "group__kind"]
     search_fields = ["user__username", "group__key"]
     raw_id_fields = ["user", "group"]
+    list_select_related = ["user", "group"]
 
     def save_model(self, request, obj, form, change):
         pairs = Q(user_id=obj.user_id, group_id=obj.group_id)

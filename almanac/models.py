@@ -120,7 +120,8 @@ class GroupMembership(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user_id} in {self.group_id}"
+        # Names, not ids: the admin's messages and delete pages show this.
+        return f"{self.user} in {self.group}"
 
 
 def rate_limit_validate(value: str) -> None:
