@@ -45,3 +45,19 @@ def while_locked(first, second, then=None) -> dict:
             then()
     thread.join(30)
     return outcome
+
+
+def committed_meanwhile(write) -> None:
+    """Run `write` in a transaction of its own that commits before this returns (another
+    request landing while the caller's transaction is still open)."""
+
+    def worker():
+        try:
+            with transaction.atomic():
+                write()
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(30)

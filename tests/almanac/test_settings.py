@@ -26,6 +26,19 @@ def run(env, code=PROBE):
     )
 
 
+def manage(env: dict, *args: str) -> subprocess.CompletedProcess:
+    """`manage.py ARGS` with only `env` set (and PATH), as an operator would start it."""
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "almanac.settings"}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def test_settings_start_with_no_env_at_all():
     out = run({})
     assert out.returncode == 0, out.stderr
@@ -90,15 +103,7 @@ def test_bad_integer_setting_is_a_clear_error():
     ],
 )
 def test_an_operator_s_bad_setting_is_one_line_from_manage_py(env, said):
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "almanac.settings"}
-    out = subprocess.run(
-        [sys.executable, "manage.py", "check"],
-        cwd=ROOT,
-        env={**base, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = manage(env, "check")
     assert out.returncode == 1
     assert out.stderr.strip().startswith(f"Almanac is not configured right: {said}")
     assert "Traceback" not in out.stderr
@@ -116,28 +121,12 @@ def test_the_api_docs_page_needs_nothing_outside_the_network(client):
 
 
 def test_a_rerank_hook_that_does_not_import_fails_the_start_not_every_recall():
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "almanac.settings"}
-    out = subprocess.run(
-        [sys.executable, "manage.py", "check"],
-        cwd=ROOT,
-        env={**base, "MEMORY_RERANK": "no.such.func"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = manage({"MEMORY_RERANK": "no.such.func"}, "check")
     assert out.returncode == 1 and "MEMORY_RERANK='no.such.func' cannot be imported" in out.stderr
 
 
 def test_a_database_that_cannot_be_reached_is_one_line_from_manage_py(tmp_path):
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "almanac.settings"}
     socket_dir = str(tmp_path).replace("/", "%2F")  # an empty folder: no server listens there
-    out = subprocess.run(
-        [sys.executable, "manage.py", "migrate"],
-        cwd=ROOT,
-        env={**base, "DATABASE_URL": f"postgres://almanac:pw@{socket_dir}/almanac"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = manage({"DATABASE_URL": f"postgres://almanac:pw@{socket_dir}/almanac"}, "migrate")
     assert out.returncode == 1 and out.stderr.startswith("Almanac cannot reach its database:")
     assert "Traceback" not in out.stderr and "pw" not in out.stderr.replace("pwd", "")

@@ -7,7 +7,7 @@ from almanac.models import CorpusStat, TermStat
 from memories import conf, services
 from memories.models import CORPUS, Memory, SessionChunk
 from memories.services.extraction import _chunks_of, _digest
-from tests.locking import while_locked
+from tests.locking import committed_meanwhile, while_locked
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -171,20 +171,13 @@ def test_a_rename_while_the_summary_is_written_stops_the_compression(tenant, ali
     topic = list(Memory.objects.filter(owner=alice).order_by("created_at", "id"))
     real = compression.skill_run
 
+    def rename():
+        user = get_user_model().objects.get(pk=alice.pk)
+        user.username = "alice2"
+        user.save()
+
     def skill_run_while_renamed(**kw):  # the rename commits in another transaction
-        import threading
-
-        from django.db import connections
-
-        def rename():
-            user = get_user_model().objects.get(pk=alice.pk)
-            user.username = "alice2"
-            user.save()
-            connections.close_all()
-
-        thread = threading.Thread(target=rename)
-        thread.start()
-        thread.join(30)
+        committed_meanwhile(rename)
         return real(**kw)
 
     monkeypatch.setattr(compression, "skill_run", skill_run_while_renamed)
@@ -240,9 +233,6 @@ def test_a_restore_and_a_delete_of_its_summary_at_once_do_not_deadlock(alice, se
 def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, settings, monkeypatch):
     """The purge redacts the runs it can see; the compression's run row, written in its own
     transaction after the purge, must not be committed when it gives up."""
-    import threading
-
-    from django.db import connections
 
     from memories.services import compression
     from memories.tasks import memory_compress_task
@@ -255,13 +245,9 @@ def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, sett
     real = compression.skill_run
 
     def slow_skill(**kwargs):  # the purge lands while the LLM works
-        def purge():
-            services.memory_purge(memory=Memory.objects.get(pk=secret.pk), user=alice)
-            connections.close_all()
-
-        thread = threading.Thread(target=purge)
-        thread.start()
-        thread.join(30)
+        committed_meanwhile(
+            lambda: services.memory_purge(memory=Memory.objects.get(pk=secret.pk), user=alice)
+        )
         return real(**kwargs)
 
     monkeypatch.setattr(compression, "skill_run", slow_skill)
