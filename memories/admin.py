@@ -91,6 +91,14 @@ class MemoryAdminForm(forms.ModelForm):
             self.fields["scope_key"].required = False  # a user's own scope needs none
         self.written = None
 
+    def clean_meta(self):
+        meta = self.cleaned_data.get("meta")
+        if meta in (None, ""):
+            return {}
+        if not isinstance(meta, dict):
+            raise forms.ValidationError("meta must be a JSON object")
+        return meta
+
     def _post_clean(self):
         super()._post_clean()  # the model's own checks first: a write only once all pass
         if self.errors:

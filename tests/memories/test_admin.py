@@ -140,3 +140,7 @@ def test_an_admin_adds_a_memory_in_the_owner_s_scope_as_itself(client, alice, su
     )
     assert refused.status_code == 200 and "unknown project" in refused.content.decode()
     assert not Memory.objects.filter(content="Apollo ships later").exists()
+    not_object = client.post(
+        "/admin/memories/memory/add/", _form(alice, content="Apollo ships later", meta="[1, 2]")
+    )
+    assert not_object.status_code == 200 and "meta must be a JSON object" in not_object.content.decode()
