@@ -144,9 +144,14 @@ def simplified(text: str) -> str:
     return _t2s().convert(text) if _CJK.search(text) else text
 
 
+def prepare(text: str) -> str:
+    """The text as `segment` reads it: NFKC, no thousands separators, simplified Chinese."""
+    return simplified(THOUSANDS.sub("", unicodedata.normalize("NFKC", text or "")))
+
+
 def segment(text: str) -> list[str]:
     """Tokens for indexing and querying (the same function is used for both)."""
-    text = simplified(THOUSANDS.sub("", unicodedata.normalize("NFKC", text or "")))
+    text = prepare(text)
     out: list[str] = []
     pos = 0
     for match in _PROTECTED.finditer(text):

@@ -145,8 +145,9 @@ def _zh_ymd(match: re.Match, sentence: str, base: dt.date) -> dt.date | None:
     if match["year"]:
         year = _zh_int(match["year"])
         return _safe_date(year, month, day) if year else None
-    if match["year2"]:  # "25年5月3日": 2025
-        return _safe_date(2000 + int(match["year2"]), month, day)
+    if match["year2"]:  # "25年5月3日" is 2025, "99年5月3日" 1999: the century that puts it nearest
+        year = 2000 + int(match["year2"])
+        return _safe_date(year if year <= base.year + 10 else year - 100, month, day)
     if match["rel"]:
         return _safe_date(base.year + _ZH_REL_YEAR[match["rel"]], month, day)
     ahead = bool(_FUTURE.search(sentence)) or _zh_stated(match, sentence)

@@ -131,8 +131,10 @@ _QUESTION_START = re.compile(
     r"is there|are there|is it|are you|should i|shall we|may i|"
     r"(?:do|did|have|had|should|can|could|would|will|are|were) we|has anyone|does anyone|did anyone|"
     r"is anyone|do i|did i|have i|"
-    # an auxiliary first: "Is the budget enough", "Are they coming tomorrow" (not "Do not …")
-    r"(?:is|are|was|were|does|did|has|have|can|could|should|shall|would)\s+\w+|do\s+(?!not\b)\w+)\b",
+    # an auxiliary, then its subject: "Is the budget enough", "Was Wang Wei there"; not a
+    # diary line without a subject ("Was in Berlin", "Could not reach them", "Did the migration")
+    r"(?:is|are|was|were|can|could|should|would|will)\s+(?:the|a|an|this|that|these|those|it|he|she|they|you|"
+    r"there|anyone|someone|everyone|our|your|their|his|her|my|(?-i:[A-Z][a-z]+)))\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -170,7 +172,11 @@ _ZH_QUESTION = re.compile(
 )
 _ZH_ASKING = re.compile(
     r"([\u4e00-\u9fff]{1,2})不\1|"
-    r"(?<![没管论])什么(?![都也的])|(?<!或)多少(?!有点|有些)|谁(?![都也])|哪(?!怕)|几点|几号|[周期拜]几"
+    r"什么(?![都也的])|(?<!或)多少(?!有点|有些)|谁(?![都也])|哪(?!怕)|几点|几号|[周期拜]几"
+)
+# Their indefinite uses, read out before asking: "没有什么问题", "不需要什么审批", "不管谁负责".
+_ZH_INDEFINITE = re.compile(
+    r"(?:没有?|不(?:需要|要|用|是|太|会)?|没啥|并没有)什么|(?:不管|无论|不论)[^，,。；;]*"
 )
 # ... unless it is reported, not asked: "不确定Acme会不会续约", "我不知道谁负责".
 _ZH_EMBEDDED = re.compile(r"不确定|不知道|不清楚|看看|问问|确认|取决于|决定|商量")
@@ -186,7 +192,9 @@ def _is_question(sentence: str) -> bool:
     bare = sentence.rstrip(" .。!！~")
     if bare.endswith(("?", "？")) or _ZH_QUESTION.search(bare):
         return True
-    if _ZH_ASKING.search(bare) and not _ZH_EMBEDDED.search(bare):
+    # Asked in its last clause ("我们下周签约，合同金额是多少"), not in a clause before it.
+    last = re.split(r"[，,；;：:]", bare)[-1]
+    if _ZH_ASKING.search(_ZH_INDEFINITE.sub("", last)) and not _ZH_EMBEDDED.search(bare):
         return True
     return bool(_QUESTION_START.match(sentence)) and not sentence.endswith((".", "。"))
 

@@ -48,10 +48,10 @@ _FILLER_START = re.compile(
     r"你好|您好|大家好|谢谢|感谢|好的|嗯+|收到|再见|此致|祝好)\b",
     re.IGNORECASE,
 )
-# After a clause mark, not inside a number: "¥297,500", "15:30" stay whole.
-_CLAUSE = re.compile(r"(?<=[，、：；;])|(?<=(?<!\d)[,:])|(?<=[,:])(?!\d)")
-# "[2026-11-30] bob:", how the compiler starts each line: it stays with the line's first clause.
-_LINE_PREFIX = re.compile(r"^\[\d{4}-\d{2}-\d{2}\][^:：]{0,80}[:：]$")
+# After a clause mark, not inside a number: "¥297,500", "¥297，500", "15:30", "15：30" stay whole.
+_CLAUSE = re.compile(r"(?<=[、；;])|(?<=(?<!\d)[,:，：])|(?<=[,:，：])(?!\d)")
+# "[2026-11-30] bob:" alone, how the compiler starts each line: it stays with the line's first clause.
+_PREFIX_ONLY = re.compile(r"\[\d{4}-\d{2}-\d{2}\][^:：]{0,80}[:：]")
 
 
 _NAME_TAGS = {
@@ -143,7 +143,7 @@ def _units(text: str, max_tokens: int) -> list[tuple[str, int, int]]:
                 out.append((sentence, tokens, number))
             else:
                 clauses = [c.strip() for c in _CLAUSE.split(sentence) if c.strip()]
-                if len(clauses) > 1 and _LINE_PREFIX.match(clauses[0]):
+                if len(clauses) > 1 and _PREFIX_ONLY.fullmatch(clauses[0]):
                     clauses[:2] = [f"{clauses[0]} {clauses[1]}"]
                 out.extend((c, count_tokens(c), number) for c in clauses)
     return out

@@ -202,6 +202,8 @@ def test_fact_extract_classifies(sentence, kind):
         "请问华为的报价是多少",
         "我们和华为签合同了没",
         "是不是下周交付",
+        "我们下周签约，合同金额是多少",
+        "Is Acme ready for the renewal",
         "下午几点开会",
         # Chinese declines and "let me think"
         "不用，谢谢。",
@@ -230,7 +232,19 @@ def test_fact_extract_drops_filler_questions_and_requests(sentence):
         "没什么问题，下周三上线",
         "哪怕下雨也要去拜访华为",
         "华为或多或少有点不满",
+        "这个方案没有什么问题，我们下周签约",
+        "我们项目不需要什么审批就可以上线",
+        "不管谁负责，预算都是50万",
+        "无论哪个版本，都要在5月3日前交付",
+        "不管客户来不来，发布会定在5月3日",
         "Do not deploy on Fridays",
+        # diary lines without a subject
+        "Have a meeting with Acme on Friday to sign the contract",
+        "Was in Berlin last week for the Acme deal",
+        "Did the migration of the Acme database",
+        "Could not reach the client about Acme",
+        "Should be done by Friday for Acme",
+        "Has been approved by legal for Acme",
     ],
 )
 def test_indefinite_question_words_and_prohibitions_are_statements(sentence):

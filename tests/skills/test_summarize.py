@@ -170,6 +170,11 @@ def test_a_long_sentence_is_cut_between_clauses_never_inside_a_number():
     )
     units = [unit for unit, _, _ in _units(text, 20)]
     assert "首年费用为¥297,500元，" in units and "会议时间定在周三15:30，" in units
+    fullwidth = [
+        unit
+        for unit, _, _ in _units("首年费用为¥297，500元，会议时间定在周三15：30，请于12月18日前回复" * 3, 20)
+    ]
+    assert "首年费用为¥297，500元，" in fullwidth and "会议时间定在周三15：30，" in fullwidth
     assert units[0].startswith("[2026-11-30] wang@catl.example:") and "关于续约" in units[0]
     for budget in (20, 30, 40):
         summary = extractive_summary(text, budget)
