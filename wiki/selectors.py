@@ -49,6 +49,7 @@ TEXT_FIELDS = (
     "occurred_at",
     "updated_at",
     "source_list",
+    "content_digest",
 )
 # A search hit: its text plus what `section_out`/`page_out` show of it and its page.
 _PAGE_FIELDS = (
@@ -216,6 +217,7 @@ class SectionText:
     occurred_at: datetime
     updated_at: datetime
     sources: list[dict]  # as `PageSection.sources`
+    content_digest: str  # equal for the copies of one thread on several pages
 
 
 @dataclass(slots=True)
@@ -271,7 +273,7 @@ def page_texts_for_reader(
             page = out[pid] = PageText(pid, slug, title, kind)
         if newest is None:
             continue  # no section (or a person page, read below)
-        sid, page_id, section_title, content, container, occurred_us, updated_us, source_list = values
+        sid, page_id, section_title, content, container, occurred_us, updated_us, source_list, digest = values
         if isinstance(source_list, str):
             source_list = json.loads(source_list)
         section = SectionText(
@@ -283,6 +285,7 @@ def page_texts_for_reader(
             _EPOCH + timedelta(microseconds=occurred_us),
             _EPOCH + timedelta(microseconds=updated_us),
             section_sources(source_list),
+            digest,
         )
         if newest:
             page.newest.append(section)

@@ -105,6 +105,7 @@ def page_items(
     ranked: list[tuple[int, float]],
     matched: dict[int, list[int]] | None = None,
     taken: set[int] | None = None,
+    said: set[str] | None = None,
 ) -> list[Item]:
     """The pages' visible, non-stale sections as Items, newest first (pages with none are skipped).
 
@@ -115,9 +116,12 @@ def page_items(
 
     `taken`: section ids already returned (earlier passes, higher-ranked pages of this
     call; a person page shows sections of other pages too): left out, and the ones used
-    here are added to it. A page left with none is skipped.
+    here are added to it. `said`: the same for section texts (`digest_key`): the compiler
+    writes one thread's section on every page it names, so its copies on other pages are
+    left out too. A page left with none is skipped.
     """
     taken = set() if taken is None else taken
+    said = set() if said is None else said
     from wiki.selectors import page_texts_for_reader
 
     matched = {pid: ids[: conf.PAGE_MATCHED_SECTIONS] for pid, ids in (matched or {}).items()}
@@ -127,19 +131,39 @@ def page_items(
     items = []
     for pid, score in ranked:
         if pid in pages:
-            for item in _page_with_sections(pages[pid], score, taken):
+            for item in _page_with_sections(pages[pid], score, taken, said):
                 taken.update(item.refs["sections"])
+                said.update(item.refs["digests"])
                 items.append(item)
     return items
 
 
-def _page_with_sections(page, score: float, taken: set[int]) -> list[Item]:
+def digest_key(section) -> str | None:
+    """What identifies a section's text across pages (None for rows written before digests)."""
+    return section.content_digest[:16] or None
+
+
+def _page_with_sections(page, score: float, taken: set[int], said: set[str]) -> list[Item]:
     omitted = len(page.newest) > conf.PAGE_MAX_SECTIONS
-    newest = [s for s in page.newest if s.id not in taken]
-    group = {s.id: s for s in newest[: conf.PAGE_MAX_SECTIONS]}
+    seen_here = set(said)
+
+    def fresh(section) -> bool:
+        key = digest_key(section)
+        if section.id in taken or key in seen_here:
+            return False
+        if key:
+            seen_here.add(key)  # a person page may show two copies of one thread
+        return True
+
+    group = {}
+    for section in page.newest:
+        if len(group) == conf.PAGE_MAX_SECTIONS:
+            break
+        if fresh(section):
+            group[section.id] = section
     for section in page.matched:
-        if section.id not in taken:
-            group.setdefault(section.id, section)
+        if section.id not in group and fresh(section):
+            group[section.id] = section
     if not group:
         return []  # nothing the user may see: the page does not exist for them
     ordered = sorted(group.values(), key=lambda s: (s.occurred_at, s.id), reverse=True)
@@ -159,7 +183,12 @@ def _page_item(page, group, score: float, omitted: bool = False) -> Item:
         updated_at=max(s.updated_at for s in group),
         sources=_page_sources(group),
         digest=digest[:32],
-        refs={"page": page.id, "sections": [s.id for s in group], "omitted": omitted},
+        refs={
+            "page": page.id,
+            "sections": [s.id for s in group],
+            "digests": [key for s in group if (key := digest_key(s))],
+            "omitted": omitted,
+        },
     )
 
 
@@ -179,10 +208,11 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     # Read the top pages; a named page may have nothing visible to this user, then read on.
     items: list[Item] = []
     taken = set(seen.sections)  # a section is returned once, on the best-ranked page showing it
+    said = set(seen.digests)  # and so is its text, whichever page's copy it is
     start = 0
     while len(items) < top and start < len(ranked):
         batch = ranked[start : start + top - len(items)]
-        items += page_items(user=user, ranked=batch, matched=matched, taken=taken)
+        items += page_items(user=user, ranked=batch, matched=matched, taken=taken, said=said)
         start += len(batch)
     selection.candidates["wiki"] = items
     selection.more = selection.more or start < len(ranked)

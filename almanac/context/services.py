@@ -323,17 +323,20 @@ def next_cursor(*, user, task: str, seen: Seen, result: Fit, selection: Selectio
         pages=set(seen.pages),
         sections=set(seen.sections),
         memories=set(seen.memories),
+        digests=set(seen.digests),
         passes=seen.passes + 1,
     )
     for item in returned:
         if item.kind == "wiki":
             new.pages.add(item.refs["page"])
             new.sections.update(item.refs["sections"])
+            new.digests.update(item.refs["digests"])
         elif "memory" in item.refs:
             new.memories.add(item.refs["memory"])
     left_over = [item for item in result.left_out if item.kind != "working"]
     if not (selection.more or left_over):
         return None
-    if not any(item.kind != "working" for item in returned):
+    if not returned:
         return None  # nothing fitted at all: another pass with the same budget would loop
+    # (Only the working window fitted: the next pass has none, so its budget goes to the rest.)
     return cursor_encode(user_id=user.pk, task=task, seen=new)

@@ -356,3 +356,43 @@ def test_a_section_is_returned_once_across_pages_and_passes(api, company, tenant
         body["cursor"] = data["next_cursor"]
     assert "alice" in pages  # the person page, which shares sections with the Vercel and Zephyr pages
     assert len(lines) == len(set(lines)), lines
+
+
+def test_a_thread_on_two_pages_is_said_once_in_a_call_and_in_a_walk(api, company):
+    """The compiler writes one thread's section on every page it names: its copies are
+    left out wherever it was already returned, in the same call and in later passes."""
+    from tests.context.conftest import SALES, push
+
+    line = "Orca wants the Apollo pilot in eu-central-1 by 2026-12-10."
+    push(company, container=SALES, tags={"customer": "Orca Corp", "project": "Apollo"}, text=line)
+    push(company, container=SALES, tags={"customer": "Orca Corp"}, text="Orca budget is $40,000.")
+    push(company, container=SALES, tags={"project": "Apollo"}, text="Apollo beta ships Friday.")
+    task = "Orca Corp and the Apollo pilot"
+    data = context(api, task=task, max_tokens=3000)
+    pages = {item["id"] for block in data["blocks"] if block["kind"] == "wiki" for item in block["items"]}
+    assert {"orca", "apollo"} <= pages and data["prompt"].count("Orca wants the Apollo pilot") == 1
+    said, cursor = 0, None
+    for _ in range(10):
+        data = context(api, task=task, max_tokens=150, cursor=cursor)
+        said += data["prompt"].count("Orca wants the Apollo pilot")
+        cursor = data["next_cursor"]
+        if cursor is None:
+            break
+    assert said == 1
+
+
+def test_a_pass_that_fitted_only_the_session_still_offers_the_rest(api, company, alice):
+    from memories.services import memory_create, session_create, turn_add
+
+    memory_create(owner=alice, content="Wifi rotates monthly.")
+    session = session_create(user=alice)
+    turn_add(session=session, role="user", content="ok")
+    offered = []
+    for budget in range(10, 80, 2):
+        first = context(api, task="office wifi", max_tokens=budget, session_id=session.pk)
+        if [b["kind"] for b in first["blocks"]] != ["working"]:
+            continue
+        assert first["next_cursor"], budget  # the next pass has no session window to pay for
+        second = context(api, task="office wifi", max_tokens=budget, cursor=first["next_cursor"])
+        offered += [b["kind"] for b in second["blocks"]]
+    assert offered and "working" not in offered  # some budget fitted only the session, then the rest
