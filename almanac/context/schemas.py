@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Literal
 
 from django.conf import settings
@@ -26,10 +27,17 @@ class ContextIn(Schema):
     def task_is_usable(cls, value: str) -> str:
         if "\x00" in value:
             raise ValueError("task must not contain NUL bytes")
-        if not value.strip():
+        if not any(c.strip() and unicodedata.category(c) != "Cf" for c in value):  # blanks, zero-widths
             raise ValueError("task must not be empty")
         if len(value) > conf.TASK_MAX_CHARS:
             raise ValueError(f"task is {len(value)} characters; the limit is {conf.TASK_MAX_CHARS}")
+        return value
+
+    @field_validator("max_tokens", mode="before")
+    @classmethod
+    def max_tokens_is_no_boolean(cls, value):
+        if isinstance(value, bool):  # JSON true is not a budget of 1
+            raise ValueError("max_tokens must be an integer")
         return value
 
     @field_validator("max_tokens")

@@ -263,7 +263,7 @@ def freshness_warnings(freshness: dict[str, dict]) -> list[dict]:
         if state.get("state") in {"backoff", "error"}:
             reason = state.get("state")
             if state.get("last_error"):
-                reason += f": {str(state['last_error'])[:120]}"
+                reason += f": {' '.join(str(state['last_error']).split())[:120]}"  # one line
             lagging.append(_("%(name)s (%(reason)s)") % {"name": name, "reason": reason})
         elif lag is not None and lag > settings.SOURCE_LAG_WARNING_SECONDS:
             lagging.append(
@@ -278,7 +278,7 @@ def freshness_warnings(freshness: dict[str, dict]) -> list[dict]:
         {
             "code": "source_lagging",
             "detail": _("these sources may be behind, recent changes may be missing: %(sources)s")
-            % {"sources": "; ".join(lagging)},
+            % {"sources": _("; ").join(lagging)},
             "items": names,
         }
     ]

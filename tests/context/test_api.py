@@ -317,6 +317,8 @@ def test_warning_texts_follow_the_request_language(api, company, alice, no_fresh
     from connectors.services import sync_failure
 
     sync_failure(source=Source.objects.get(tenant=company, name="slack"), error="HTTP 429", retry_after=600)
+    mail = Source.objects.create(tenant=company, kind="email", name="email")
+    sync_failure(source=mail, error="login\nfailed", retry_after=600)
     body = {"user": "alice", "task": "Vercel renewal pricing", "max_tokens": 30}
     english = context(api, **body)
     headers = {**api.headers, "Accept-Language": "zh-hans"}
@@ -328,6 +330,10 @@ def test_warning_texts_follow_the_request_language(api, company, alice, no_fresh
     zh = {w["code"]: w["detail"] for w in chinese["warnings"]}
     assert zh["budget_exceeded"].startswith("为不超过 max_tokens 而略去：")
     assert zh["source_lagging"].startswith("以下来源可能滞后") and "slack（backoff" in zh["source_lagging"]
+    assert (
+        "）；" in zh["source_lagging"] and "login failed" in zh["source_lagging"]
+    )  # one line, 中文 separator
+    assert "); " in detail["source_lagging"] and "\n" not in detail["source_lagging"]
     # Codes and items are the contract: the same whatever the language.
     assert [(w["code"], w["items"]) for w in chinese["warnings"]] == [
         (w["code"], w["items"]) for w in english["warnings"]

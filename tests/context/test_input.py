@@ -16,6 +16,8 @@ import pytest
         ({"task": "ok", "max_tokens": -5}, 422),
         ({"task": "ok", "max_tokens": 10_000_000}, 422),
         ({"task": "ok", "max_tokens": "many"}, 422),
+        ({"task": "ok", "max_tokens": True}, 422),
+        ({"task": "\u200b\u200b \ufeff"}, 422),  # only zero-width characters
         ({"task": "ok", "lang": "fr"}, 422),
         ({"task": "ok", "unknown_field": 1}, 422),
         ({"task": "ok", "session_id": "abc"}, 422),
