@@ -164,6 +164,22 @@ def _join(units: list[tuple[str, int]]) -> str:
     return "".join(parts)
 
 
+_LINE_DATE = re.compile(r"^(?:\[[^\]\n]{1,120}\]\s+)?(\[\d{4}-\d{2}-\d{2}\])")
+
+
+def _dated(chosen: list[int], units, lines, first, dates) -> list[tuple[str, int]]:
+    """(unit, line) pairs to join; the first unit taken from a line, when it is not where the
+    line starts, is prefixed with the line's date."""
+    out, lines_done = [], set()
+    for i in chosen:
+        line, unit = lines[i], units[i]
+        if line not in lines_done and i != first[line] and line in dates:
+            unit = f"{dates[line]} {unit}"
+        lines_done.add(line)
+        out.append((unit, line))
+    return out
+
+
 def extractive_summary(
     text: str, max_tokens: int, keep: list[str] | None = None, title: str | None = None
 ) -> str:
@@ -178,6 +194,15 @@ def extractive_summary(
     units = [unit for unit, _, _ in measured]
     sizes = [tokens for _, tokens, _ in measured]
     lines = [line for _, _, line in measured]
+    # A sentence or clause taken from the middle of a line keeps the line's date ("[2026-11-30]
+    # 首年费用为¥297,500元"): its cost counts it, the join writes it once per line.
+    first: dict[int, int] = {}
+    for i, line in enumerate(lines):
+        first.setdefault(line, i)
+    dates = {line: m.group(1) for line, i in first.items() if (m := _LINE_DATE.match(units[i]))}
+    for i, line in enumerate(lines):
+        if i != first[line] and line in dates:
+            sizes[i] += count_tokens(dates[line] + " ")
     keep_lower = _telling([word.lower() for word in keep], units)
     scores = [_score(unit, i, keep_lower, sizes[i]) for i, unit in enumerate(units)]
     # Filler (greetings, thanks) is only a last resort.
@@ -197,7 +222,7 @@ def extractive_summary(
     if ranked[0] not in chosen and sum(scores[i] for i in chosen) < scores[ranked[0]]:
         # The best sentence alone is worth more than everything that fits: keep its start.
         return _cut_at_word(units[ranked[0]], max_tokens)
-    summary = _join([(units[i], lines[i]) for i in sorted(chosen)])
+    summary = _join(_dated(sorted(chosen), units, lines, first, dates))
     # Token counts are not exactly additive across joins: drop the weakest until it fits.
     # Measured by line (the same number): a summary line is often a whole line of the
     # text, already in the memo, while the summary as a whole is new for every reader.
@@ -206,7 +231,7 @@ def extractive_summary(
             break
         if i in chosen and len(chosen) > 1:
             chosen.discard(i)
-            summary = _join([(units[j], lines[j]) for j in sorted(chosen)])
+            summary = _join(_dated(sorted(chosen), units, lines, first, dates))
     return summary if count_tokens_by_line(summary) <= max_tokens else _cut_at_word(summary, max_tokens)
 
 

@@ -180,3 +180,17 @@ def test_a_long_sentence_is_cut_between_clauses_never_inside_a_number():
         summary = extractive_summary(text, budget)
         assert "297,500" in summary or "¥297" not in summary
         assert "15:30" in summary or "15:" not in summary
+
+
+def test_a_clause_from_the_middle_of_a_line_keeps_the_line_s_date():
+    from skills.builtin.summarize import extractive_summary
+
+    text = (
+        "[2026-11-30] wang@catl.example: 关于续约报价的回复: 王伟您好，我司同意按八五折执行，"
+        "首年费用为¥297,500元，请于12月18日前提供正式合同，会议时间定在周三15:30，王伟东\n"
+        "[2026-12-01] bob@acme.com: ok thanks"
+    )
+    for budget in (30, 45, 60):
+        summary = extractive_summary(text, budget)
+        assert summary.startswith("[2026-11-30] ") and summary.count("[2026-11-30]") == 1, summary
+        assert count_tokens(summary) <= budget
