@@ -238,7 +238,7 @@ def extractive_summary(
 @register
 class Summarize(BaseSkill):
     name = "summarize"
-    version = "1.2"
+    version = "1.3"
     description = "A summary within max_tokens that keeps names, dates, amounts, ids and terms."
     input_schema = INPUT_SCHEMA
     output_schema = OUTPUT_SCHEMA
