@@ -158,7 +158,7 @@ def _page_plan(pages: list[Item], allowance: int, lang: str):
         overhead = max(0, whole - sum(sizes)) + len(active)
         gives = water_fill(sizes, allowance - overhead)
         targets = [
-            None if give >= size else give - count_tokens_by_line(wiki_header(page, lang)) - 1
+            None if give >= size else give - count_tokens_by_line(wiki_header(page, lang, compact=True)) - 1
             for page, size, give in zip(active, sizes, gives, strict=True)
         ]
         if all(t is None or t >= conf.MIN_SUMMARY_TOKENS for t in targets):

@@ -114,8 +114,15 @@ def render_item(item: Item, lang: str) -> str:
     return f"- {single_line(item.text)}"
 
 
-def wiki_header(item: Item, lang: str) -> str:
-    return f"## {single_line(item.title)}{sources_suffix(item.source_labels, lang)}\n"
+# A summarized page names its two newest sources and how many more: its header must not eat
+# the budget its summary was cut to (four long labels cost ~90 tokens).
+SUMMARY_SOURCE_LABELS = 2
+
+
+def wiki_header(item: Item, lang: str, *, compact: bool | None = None) -> str:
+    compact = item.summarized if compact is None else compact
+    limit = SUMMARY_SOURCE_LABELS if compact else 4
+    return f"## {single_line(item.title)}{sources_suffix(item.source_labels, lang, limit=limit)}\n"
 
 
 def render_block(kind: str, items: list[Item], lang: str) -> str:

@@ -204,3 +204,16 @@ def test_cursor_round_trip_and_binding():
             user_id=7,
             task="Vercel renewal",
         )
+
+
+def test_a_summarized_page_names_fewer_sources_in_its_header():
+    from almanac.context.items import Item
+    from almanac.context.prompt import wiki_header
+
+    sources = [
+        {"source": "slack", "name": f"#channel-{i}", "occurred_at": f"2026-11-{10 + i}"} for i in range(6)
+    ]
+    page = Item(kind="wiki", id="vercel", title="Vercel", text="…", sources=sources)
+    whole, short = wiki_header(page, "en"), wiki_header(page, "en", compact=True)
+    assert whole.count("#channel-") == 4 and "+2" in whole
+    assert short.count("#channel-") == 2 and "+4" in short and "#channel-5" in short  # the newest first
