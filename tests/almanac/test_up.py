@@ -1,6 +1,7 @@
 """`manage.py up` supervises the web server and the worker: it refuses a taken address at
 once, stops its children when its terminal hangs up, and fails when a child dies."""
 
+import json
 import os
 import signal
 import socket
@@ -12,6 +13,7 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from almanac.management.commands.up import check_free
@@ -122,6 +124,9 @@ def test_a_worker_killed_outright_leaves_no_processes_behind():
         proc.kill()
     assert proc.returncode == 1 and "the worker exited" in err
     assert cluster and all(not p.is_running() or p.status() == psutil.STATUS_ZOMBIE for p in cluster)
+    # The killed worker signed nothing off: it is no longer counted as a user of the server.
+    handles = json.loads((settings.DATA_DIR / "pg" / ".handle_pids.json").read_text() or "[]")
+    assert worker.pid not in handles
 
 
 @pytest.mark.parametrize(

@@ -70,6 +70,12 @@ class Command(BaseCommand):
                 p.wait()  # reaped: a zombie leader would keep its group "alive" below
         for p in procs.values():
             stop_group(p.pid)  # what a child that died (or was killed) left behind
+        if not settings.DATABASE_URL:
+            # A child killed outright never signed off the embedded server: forget it, so
+            # that this process, the last one, stops the server as it exits.
+            from almanac.embedded_pg import recover_stale_state
+
+            recover_stale_state(settings.DATA_DIR / "pg")
         if failed and not stopping:
             what = ", ".join(f"the {name} exited ({code})" for name, code in failed.items())
             raise CommandError(f"{what}; stopped the rest")
