@@ -32,11 +32,12 @@ PROJECT_CUES_ZH = (
     "我们组",
     "我们小组",
 )
-PROJECT_CUES_EN = re.compile(r"\b(our|the) (project|team|squad)\b", re.I)
+PROJECT_CUES_EN = re.compile(r"\bour (project|team|squad)\b", re.I)
 DEPT_CUES_ZH = ("我们部门", "我们的部门", "本部门", "咱们部门")
-DEPT_CUES_EN = re.compile(r"\b(our|my) (department|dept|division)\b", re.I)
-# "我个人…", "personally": the speaker's own view, whatever team it mentions.
-PERSONAL_CUES_ZH = ("我个人", "我自己", "个人认为", "个人觉得")
-PERSONAL_CUES_EN = re.compile(r"\b(personally|my own|for me)\b", re.I)
+DEPT_CUES_EN = re.compile(r"\bour (department|dept|division)\b", re.I)
+# The speaker about themselves ("I am pregnant", "我的绩效", "personally"), whatever team it
+# mentions: their own, never shared with the team.
+PERSONAL_CUES_ZH = re.compile(r"我(?!们)|个人认为|个人觉得")
+PERSONAL_CUES_EN = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|personally)\b", re.I)
 
 CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")

@@ -148,7 +148,7 @@ def _unit_named(units: list, text: str):
 
 def attribute_scope(*, user, text: str) -> tuple[str, str | None]:
     """ "我们项目组"/"our team" → project, "我们部门"/"our department" → dept, else (and if ambiguous) user."""
-    if any(c in text for c in PERSONAL_CUES_ZH) or PERSONAL_CUES_EN.search(text):
+    if PERSONAL_CUES_ZH.search(text) or PERSONAL_CUES_EN.search(text):
         return Memory.Scope.USER, None
     project_cue = any(c in text for c in PROJECT_CUES_ZH) or bool(PROJECT_CUES_EN.search(text))
     dept_cue = any(c in text for c in DEPT_CUES_ZH) or bool(DEPT_CUES_EN.search(text))

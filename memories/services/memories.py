@@ -775,7 +775,8 @@ def memory_feedback(*, memory: Memory, user, signal: str) -> Feedback:
 
     Each user's opinion counts once: the same signal again from the same user is recorded
     but moves nothing (one reader sending "ignored" over and over would otherwise bury a
-    memory the whole department relies on); a changed signal moves it again.
+    memory the whole department relies on); a changed signal replaces that user's earlier
+    one (its step is undone, the new one applied), so alternating signals cannot ratchet it.
     """
     if signal not in conf.QUALITY_STEP:
         raise ApplicationError(f"unknown signal {signal!r}", status_code=422)
@@ -785,9 +786,10 @@ def memory_feedback(*, memory: Memory, user, signal: str) -> Feedback:
     before = memory.quality
     last = Feedback.objects.filter(memory=memory, user=user).order_by("-created_at", "-id").first()
     if last is None or last.signal != signal:
-        memory.quality = round(
-            min(conf.QUALITY_MAX, max(conf.QUALITY_MIN, before * conf.QUALITY_STEP[signal])), 4
-        )
+        step = conf.QUALITY_STEP[signal]
+        if last is not None and last.signal in conf.QUALITY_STEP:
+            step /= conf.QUALITY_STEP[last.signal]
+        memory.quality = round(min(conf.QUALITY_MAX, max(conf.QUALITY_MIN, before * step)), 4)
         memory._history_user = user
         memory._change_reason = f"feedback:{signal}"
         memory.save(update_fields=["quality", "updated_at"])

@@ -212,6 +212,14 @@ def test_scope_attribution(alice, bob, charlie):
     assert attribute_scope(user=alice, text="我个人不喜欢我们团队的加班文化") == ("user", None)
     assert attribute_scope(user=alice, text="Personally I think our team works too late") == ("user", None)
     assert attribute_scope(user=alice, text="我们团队下周三上线") == ("project", "apollo")
+    # The speaker about themselves, whatever team is named: private.
+    for personal in (
+        "I told the team that I am pregnant and will take leave in March",
+        "My department head put me on a performance improvement plan",
+        "我们团队的老板说我的绩效不合格",
+        "The project manager at Vercel is called Tom Becker",  # someone else's project
+    ):
+        assert attribute_scope(user=alice, text=personal) == ("user", None), personal
     assert attribute_scope(user=charlie, text="our team ships on Fridays") == ("user", None)  # no project
     # bob is in Apollo and Zephyr: a team the text does not name could be either.
     assert attribute_scope(user=bob, text="Our team decided to give Vercel a 10% discount") == ("user", None)

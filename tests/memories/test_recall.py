@@ -113,20 +113,25 @@ def test_feedback_changes_ranking(alice, remember):
     assert search(alice, "When do Apollo deploys happen?", top_k=2)[0].memory.pk == loser.pk
 
 
-def test_feedback_is_bounded(alice, remember):
+def test_feedback_is_bounded_and_one_reader_cannot_ratchet_it(tenant, alice, remember):
+    from almanac.services import user_create
+
     memory = remember(alice, "something adopted a lot")
-    for _ in range(40):  # alternating: each signal is a changed opinion, so each one moves it
-        services.memory_feedback(memory=memory, user=alice, signal="adopted")  # × 1.15
-        services.memory_feedback(memory=memory, user=alice, signal="ignored")  # × 0.9
-    services.memory_feedback(memory=memory, user=alice, signal="adopted")
-    memory.refresh_from_db()
-    assert memory.quality == 2.0
-    for _ in range(30):
+    for _ in range(12):  # alternating: a changed opinion replaces the reader's earlier one
         services.memory_feedback(memory=memory, user=alice, signal="corrected")
         services.memory_feedback(memory=memory, user=alice, signal="ignored")
     memory.refresh_from_db()
-    assert memory.quality == 0.2
-    assert memory.feedback.count() == 141
+    assert memory.quality == 0.9  # one reader's "ignored", once
+    readers = [user_create(tenant=tenant, username=f"reader{i}", email=f"r{i}@acme.com") for i in range(20)]
+    for reader in readers[:8]:
+        services.memory_feedback(memory=memory, user=reader, signal="adopted")
+    memory.refresh_from_db()
+    assert memory.quality == 2.0  # the cap
+    for reader in readers:
+        services.memory_feedback(memory=memory, user=reader, signal="corrected")
+    memory.refresh_from_db()
+    assert memory.quality == 0.2  # the floor
+    assert memory.feedback.count() == 24 + 8 + 20
 
 
 def test_one_reader_s_repeated_signal_counts_once(alice, bob, remember):
@@ -137,9 +142,9 @@ def test_one_reader_s_repeated_signal_counts_once(alice, bob, remember):
     assert shared.quality == 0.9  # one step, not ten
     assert shared.feedback.count() == 10  # every signal is still recorded
     services.memory_feedback(memory=shared, user=alice, signal="ignored")  # another reader counts
-    services.memory_feedback(memory=shared, user=bob, signal="adopted")  # a changed opinion counts
+    services.memory_feedback(memory=shared, user=bob, signal="adopted")  # a changed opinion replaces bob's
     shared.refresh_from_db()
-    assert shared.quality == round(0.9 * 0.9 * 1.15, 4)
+    assert shared.quality == round(0.9 * 1.15, 4)  # alice's "ignored" and bob's "adopted"
 
 
 def test_recency_weights_recently_used(alice, remember):
