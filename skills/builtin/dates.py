@@ -146,8 +146,9 @@ def _zh_ymd(match: re.Match, sentence: str, base: dt.date) -> dt.date | None:
         year = _zh_int(match["year"])
         return _safe_date(year, month, day) if year else None
     if match["year2"]:  # "25年5月3日" is 2025, "99年5月3日" 1999: the century that puts it nearest
-        year = 2000 + int(match["year2"])
-        return _safe_date(year if year <= base.year + 10 else year - 100, month, day)
+        years = [century + int(match["year2"]) for century in (1900, 2000, 2100)]
+        year = min(years, key=lambda y: (abs(y - base.year), -1 if y < base.year else 1))
+        return _safe_date(year, month, day)
     if match["rel"]:
         return _safe_date(base.year + _ZH_REL_YEAR[match["rel"]], month, day)
     ahead = bool(_FUTURE.search(sentence)) or _zh_stated(match, sentence)

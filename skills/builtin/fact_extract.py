@@ -134,7 +134,9 @@ _QUESTION_START = re.compile(
     # an auxiliary, then its subject: "Is the budget enough", "Was Wang Wei there"; not a
     # diary line without a subject ("Was in Berlin", "Could not reach them", "Did the migration")
     r"(?:is|are|was|were|can|could|should|would|will)\s+(?:the|a|an|this|that|these|those|it|he|she|they|you|"
-    r"there|anyone|someone|everyone|our|your|their|his|her|my|(?-i:[A-Z][a-z]+)))\b",
+    r"there|anyone|someone|everyone|our|your|their|his|her|my|(?-i:[A-Z][a-z]+))|"
+    # "Did Acme sign", "Has it been approved", "Shall I send" (not "Did the migration", a diary line)
+    r"(?:did|does|has|have|had|shall)\s+(?:i|it|he|she|they|you|we|anyone|someone|everyone|(?-i:[A-Z][a-z]+)))\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -175,9 +177,7 @@ _ZH_ASKING = re.compile(
     r"什么(?![都也的])|(?<!或)多少(?!有点|有些)|谁(?![都也])|哪(?!怕)|几点|几号|[周期拜]几"
 )
 # Their indefinite uses, read out before asking: "没有什么问题", "不需要什么审批", "不管谁负责".
-_ZH_INDEFINITE = re.compile(
-    r"(?:没有?|不(?:需要|要|用|是|太|会)?|没啥|并没有)什么|(?:不管|无论|不论)[^，,。；;]*"
-)
+_ZH_INDEFINITE = re.compile(r"(?:没有?|不需要|不用|没啥|并没有)什么|(?:不管|无论|不论)[^，,。；;]*")
 # ... unless it is reported, not asked: "不确定Acme会不会续约", "我不知道谁负责".
 _ZH_EMBEDDED = re.compile(r"不确定|不知道|不清楚|看看|问问|确认|取决于|决定|商量")
 # Supposed, not said: "If we sign, the discount would be 15%", "如果我们签约，折扣是15%".
@@ -192,9 +192,7 @@ def _is_question(sentence: str) -> bool:
     bare = sentence.rstrip(" .。!！~")
     if bare.endswith(("?", "？")) or _ZH_QUESTION.search(bare):
         return True
-    # Asked in its last clause ("我们下周签约，合同金额是多少"), not in a clause before it.
-    last = re.split(r"[，,；;：:]", bare)[-1]
-    if _ZH_ASKING.search(_ZH_INDEFINITE.sub("", last)) and not _ZH_EMBEDDED.search(bare):
+    if _ZH_ASKING.search(_ZH_INDEFINITE.sub("", bare)) and not _ZH_EMBEDDED.search(bare):
         return True
     return bool(_QUESTION_START.match(sentence)) and not sentence.endswith((".", "。"))
 

@@ -119,6 +119,7 @@ def test_a_day_word_inside_another_word_is_no_date(text):
         ("24年3月5日开了会", date(2024, 3, 5)),
         ("我工作了25年，3月5日退休", date(2026, 3, 5)),  # a count of years, not one
         ("我99年5月3日入职", date(1999, 5, 3)),
+        ("合同40年5月3日到期", date(2040, 5, 3)),  # the nearest century
         # offsets from the day it was said, and days of a named month
         ("三天前和华为开会", date(2026, 3, 17)),
         ("两天后交付", date(2026, 3, 22)),

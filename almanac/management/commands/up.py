@@ -73,9 +73,9 @@ class Command(BaseCommand):
         if not settings.DATABASE_URL:
             # A child killed outright never signed off the embedded server: forget it, so
             # that this process, the last one, stops the server as it exits.
-            from almanac.embedded_pg import recover_stale_state
+            from almanac.embedded_pg import forget_dead_users
 
-            recover_stale_state(settings.DATA_DIR / "pg")
+            forget_dead_users(settings.DATA_DIR / "pg")
         if failed and not stopping:
             what = ", ".join(f"the {name} exited ({code})" for name, code in failed.items())
             raise CommandError(f"{what}; stopped the rest")
