@@ -24,7 +24,7 @@ class Seen:
     pages: set[int] = field(default_factory=set)
     sections: set[int] = field(default_factory=set)
     memories: set[int] = field(default_factory=set)
-    digests: set[str] = field(default_factory=set)  # section texts (a thread's copies on other pages)
+    whole: set[int] = field(default_factory=set)  # sections returned unsummarized (their copies go too)
     passes: int = 0
 
 
@@ -40,7 +40,7 @@ def cursor_encode(*, user_id: int, task: str, seen: Seen) -> str:
         "p": sorted(seen.pages),
         "s": sorted(seen.sections),
         "m": sorted(seen.memories),
-        "d": sorted(seen.digests),
+        "w": sorted(seen.whole),
     }
     return signing.dumps(payload, salt=SALT, compress=True)
 
@@ -59,7 +59,7 @@ def cursor_decode(*, token: str, user_id: int, task: str) -> Seen:
             pages={int(i) for i in payload.get("p", [])},
             sections={int(i) for i in payload.get("s", [])},
             memories={int(i) for i in payload.get("m", [])},
-            digests={str(d)[:16] for d in payload.get("d", [])},
+            whole={int(i) for i in payload.get("w", [])},
             passes=int(payload.get("n", 0)),
         )
     except (TypeError, ValueError, OverflowError) as exc:

@@ -116,9 +116,10 @@ def page_items(
 
     `taken`: section ids already returned (earlier passes, higher-ranked pages of this
     call; a person page shows sections of other pages too): left out, and the ones used
-    here are added to it. `said`: the same for section texts (`digest_key`): the compiler
-    writes one thread's section on every page it names, so its copies on other pages are
-    left out too. A page left with none is skipped.
+    here are added to it. `said`: texts (`digest_key`) an earlier pass returned whole: the
+    compiler writes one thread's section on every page it names, and those copies are left
+    out too. (Within one call a thread may show on each page it names: which copy the
+    fitter keeps whole is only known after these are read.) A page left with none is skipped.
     """
     taken = set() if taken is None else taken
     said = set() if said is None else said
@@ -133,7 +134,6 @@ def page_items(
         if pid in pages:
             for item in _page_with_sections(pages[pid], score, taken, said):
                 taken.update(item.refs["sections"])
-                said.update(item.refs["digests"])
                 items.append(item)
     return items
 
@@ -141,6 +141,16 @@ def page_items(
 def digest_key(section) -> str | None:
     """What identifies a section's text across pages (None for rows written before digests)."""
     return section.content_digest[:16] or None
+
+
+def section_digests(section_ids: set[int]) -> set[str]:
+    """The text keys (`digest_key`) of these sections (one query; none for none)."""
+    if not section_ids:
+        return set()
+    from wiki.models import PageSection
+
+    rows = PageSection.objects.filter(id__in=sorted(section_ids)).values_list("content_digest", flat=True)
+    return {digest[:16] for digest in rows if digest}
 
 
 def _page_with_sections(page, score: float, taken: set[int], said: set[str]) -> list[Item]:
@@ -183,12 +193,7 @@ def _page_item(page, group, score: float, omitted: bool = False) -> Item:
         updated_at=max(s.updated_at for s in group),
         sources=_page_sources(group),
         digest=digest[:32],
-        refs={
-            "page": page.id,
-            "sections": [s.id for s in group],
-            "digests": [key for s in group if (key := digest_key(s))],
-            "omitted": omitted,
-        },
+        refs={"page": page.id, "sections": [s.id for s in group], "omitted": omitted},
     )
 
 
@@ -208,7 +213,7 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     # Read the top pages; a named page may have nothing visible to this user, then read on.
     items: list[Item] = []
     taken = set(seen.sections)  # a section is returned once, on the best-ranked page showing it
-    said = set(seen.digests)  # and so is its text, whichever page's copy it is
+    said = section_digests(seen.whole)  # and a text an earlier pass returned whole, whichever copy
     start = 0
     while len(items) < top and start < len(ranked):
         batch = ranked[start : start + top - len(items)]

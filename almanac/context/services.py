@@ -323,14 +323,15 @@ def next_cursor(*, user, task: str, seen: Seen, result: Fit, selection: Selectio
         pages=set(seen.pages),
         sections=set(seen.sections),
         memories=set(seen.memories),
-        digests=set(seen.digests),
+        whole=set(seen.whole),
         passes=seen.passes + 1,
     )
     for item in returned:
         if item.kind == "wiki":
             new.pages.add(item.refs["page"])
             new.sections.update(item.refs["sections"])
-            new.digests.update(item.refs["digests"])
+            if not item.summarized:  # its text was all there: its copies elsewhere say nothing new
+                new.whole.update(item.refs["sections"])
         elif "memory" in item.refs:
             new.memories.add(item.refs["memory"])
     left_over = [item for item in result.left_out if item.kind != "working"]
