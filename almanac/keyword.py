@@ -67,6 +67,9 @@ def stats_apply(*, tenant_id: int, corpus: str, old: dict | None, new: dict | No
                     ON CONFLICT (tenant_id, corpus, term) DO UPDATE SET df = GREATEST(0, {TermStat._meta.db_table}.df + EXCLUDED.df)""",
                 [tenant_id, corpus, terms, [delta[t] for t in terms]],
             )
+            _drop_unused_terms(
+                cursor, tenant_id=tenant_id, corpus=corpus, terms=[t for t in terms if delta[t] < 0]
+            )
         if docs or length:
             cursor.execute(
                 f"""INSERT INTO {CorpusStat._meta.db_table} (tenant_id, corpus, docs, total_len)
@@ -76,6 +79,17 @@ def stats_apply(*, tenant_id: int, corpus: str, old: dict | None, new: dict | No
                       total_len = GREATEST(0, {CorpusStat._meta.db_table}.total_len + EXCLUDED.total_len)""",
                 [tenant_id, corpus, docs, length],
             )
+
+
+def _drop_unused_terms(cursor, *, tenant_id: int, corpus: str, terms: list[str]) -> None:
+    """Terms no document holds any more go: a purged passport number must not stay behind
+    as a row of the statistics (a df of 0 scores nothing either)."""
+    if terms:
+        cursor.execute(
+            f"""DELETE FROM {TermStat._meta.db_table}
+                WHERE tenant_id = %s AND corpus = %s AND term = ANY(%s::text[]) AND df <= 0""",
+            [tenant_id, corpus, sorted(terms)],
+        )
 
 
 def stats_remove_many(*, tenant_id: int, corpus: str, rows: list[tuple[dict, int]]) -> None:
@@ -95,6 +109,7 @@ def stats_remove_many(*, tenant_id: int, corpus: str, rows: list[tuple[dict, int
                     WHERE t.tenant_id = %s AND t.corpus = %s AND t.term = u.term""",
                 [terms, [df[t] for t in terms], tenant_id, corpus],
             )
+            _drop_unused_terms(cursor, tenant_id=tenant_id, corpus=corpus, terms=terms)
         cursor.execute(
             f"""UPDATE {CorpusStat._meta.db_table} SET docs = GREATEST(0, docs - %s),
                     total_len = GREATEST(0, total_len - %s)

@@ -45,6 +45,10 @@ def test_purge_removes_the_text_everywhere_and_audits_without_it(alice, secret):
     event = AuditEvent.objects.get(action="memory.purge")
     assert event.object_id == str(memory_id) and event.actor == "alice"
     assert "X1234567" not in json.dumps(event.detail) and event.detail["history_rows"] == 3
+    # Nor is it a term of the keyword statistics any more (no memory holds it).
+    from almanac.models import TermStat
+
+    assert not TermStat.objects.filter(term__icontains="x1234567").exists()
 
 
 def test_delete_keeps_history_and_is_audited(alice, secret):
