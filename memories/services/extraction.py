@@ -33,7 +33,7 @@ from memories.models import ConversationSession, Memory, SessionChunk, Turn
 from memories.selectors import nearest
 from memories.services.common import lang_of, log, skill_run
 from memories.services.dates import parse_occurred
-from memories.services.memories import DEDUP_CANDIDATES, _my_units, fact_signature, memory_create
+from memories.services.memories import DEDUP_CANDIDATES, _my_units, fact_signature, memory_create, reordered
 
 BOUNDARY = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
 TURN_END = re.compile(r"\n")
@@ -216,7 +216,9 @@ def _covered(*, session: ConversationSession, vector, chunk: str, base: date) ->
     wanted = fact_signature(chunk)
     when = parse_occurred(chunk, base)
     return any(
-        fact_signature(text) == wanted and (when is None or occurred is None or occurred == when)
+        fact_signature(text) == wanted
+        and not reordered(chunk, text)
+        and (when is None or occurred is None or occurred == when)
         for text, occurred in visible.filter(pk__in=close).values_list("content", "occurred_at")
     )
 

@@ -351,9 +351,19 @@ def memory_find_duplicate(
         row = rows.get(pk)
         if row is None or (dated and row.occurred_at != occurred_at):
             continue
-        if wanted is None or fact_signature(row.content) == wanted:
+        if wanted is None or (fact_signature(row.content) == wanted and not reordered(content, row.content)):
             return Memory.objects.get(pk=pk)
     return None
+
+
+def reordered(first: str, second: str) -> bool:
+    """The same words in another order ("tea over coffee" / "coffee over tea", "Alice reports
+    to Bob" / "Bob reports to Alice", "从阿里云迁移到腾讯云" / the reverse): another fact,
+    however close the vectors."""
+    a, b = segment(first), segment(second)
+    if set(a) != set(b):
+        return False
+    return list(dict.fromkeys(a)) != list(dict.fromkeys(b))
 
 
 def lock_tenant_writes(tenant_id: int) -> None:

@@ -111,6 +111,9 @@ def test_a_close_sentence_with_other_facts_is_a_new_memory(alice, first, second)
         ("The Acme review is next Wednesday in room 3", "The Acme review was last Wednesday in room 3"),
         ("Acme 评审在下周三", "Acme 评审在上周三"),
         ("周五的 Acme 评审会定在下午3点", "周五的 Acme 评审会定在下午3点半"),
+        ("At Acme I prefer tea over coffee.", "At Acme I prefer coffee over tea."),
+        ("Alice reports to Bob on the Acme account.", "Bob reports to Alice on the Acme account."),
+        ("Acme 从阿里云迁移到腾讯云", "Acme 从腾讯云迁移到阿里云"),
         ("Shipped the Acme fix yesterday", "Shipping the Acme fix tomorrow"),
     ],
 )
