@@ -167,10 +167,6 @@ def attribute_scope(*, user, text: str) -> tuple[str, str | None]:
     return scope, unit.key
 
 
-def _chunks_of(session: ConversationSession) -> list[str]:
-    return [chunk for chunk, _ in _dated_chunks(session)]
-
-
 def _dated_chunks(session: ConversationSession) -> list[tuple[str, date]]:
     """The chunks of the user's turns, each with the day its turns were said: what
     "tomorrow" in it counts from. A session can run over several days; a chunk never
@@ -196,8 +192,8 @@ def _dated_chunks(session: ConversationSession) -> list[tuple[str, date]]:
     ]
 
 
-def _digest(session_id: int, chunk: str) -> str:
-    return hashlib.sha256(f"{session_id}\x1f{chunk}".encode()).hexdigest()
+def _digest(session_id: int, chunk: str, day: date) -> str:
+    return hashlib.sha256(f"{session_id}\x1f{day.isoformat()}\x1f{chunk}".encode()).hexdigest()
 
 
 def _covered(*, session: ConversationSession, vector, chunk: str, base: date) -> bool:
@@ -303,19 +299,20 @@ def session_extract(*, session_id: int) -> dict:
         return {"skipped": "missing or still open"}
     dated = _dated_chunks(session)
     chunks = [chunk for chunk, _ in dated]
-    days = dict(dated)
-    digests = [_digest(session.pk, c) for c in chunks]
+    # The day is part of what was said: "Yesterday I had coffee with Carol" on two days of
+    # one session is two events.
+    digests = [_digest(session.pk, c, day) for c, day in dated]
     done = set(
         SessionChunk.objects.filter(session=session, digest__in=digests).values_list("digest", flat=True)
     )
     todo = []
-    for i, (c, d) in enumerate(zip(chunks, digests, strict=True)):
-        if d not in done:  # a chunk repeated in the session (same text) is handled once
+    for i, ((c, day), d) in enumerate(zip(dated, digests, strict=True)):
+        if d not in done:  # a chunk repeated on one day of the session (same text) is handled once
             done.add(d)
-            todo.append((i, c, d))
-    vectors = embed([c for _, c, _ in todo]) if todo else []
+            todo.append((i, c, d, day))
+    vectors = embed([c for _, c, _, _ in todo]) if todo else []
     failures = 0
-    for (position, chunk, digest), vector in zip(todo, vectors, strict=True):
+    for (position, chunk, digest, day), vector in zip(todo, vectors, strict=True):
         try:
             _extract_chunk(
                 session=session,
@@ -323,7 +320,7 @@ def session_extract(*, session_id: int) -> dict:
                 position=position,
                 digest=digest,
                 vector=vector,
-                base=days[chunk],
+                base=day,
             )
         except Exception:
             failures += 1

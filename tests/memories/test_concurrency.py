@@ -6,7 +6,7 @@ from django.db import connection, transaction
 from almanac.models import CorpusStat, TermStat
 from memories import conf, services
 from memories.models import CORPUS, Memory, SessionChunk
-from memories.services.extraction import _chunks_of, _digest
+from memories.services.extraction import _dated_chunks, _digest
 from tests.locking import committed_meanwhile, while_locked
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,8 +49,8 @@ def test_two_identical_writes_at_once_make_one_memory(tenant, alice):
 
 def test_a_chunk_two_extractions_reach_at_once_is_extracted_once(alice, ended_session):
     session = ended_session(alice, ["I always prefer concise bullet-point answers about Apollo."])
-    [chunk] = _chunks_of(session)
-    digest = _digest(session.pk, chunk)
+    [(chunk, day)] = _dated_chunks(session)
+    digest = _digest(session.pk, chunk, day)
 
     def first_run_holds_the_chunk():
         with connection.cursor() as cursor:

@@ -133,6 +133,20 @@ def test_relative_dates_count_from_the_turn_not_the_session_start(alice, ended_s
     assert meeting.occurred_at == date(2026, 3, 20)
 
 
+def test_the_same_sentence_said_on_two_days_is_two_events(alice, ended_session):
+    from memories.models import Turn
+
+    said = "Yesterday I had coffee with Carol from Acme."
+    session = ended_session(alice, [said, said], day="2026-11-20")
+    later = Turn.objects.filter(session=session, role="user").order_by("order").last()
+    Turn.objects.filter(pk=later.pk).update(created_at="2026-11-25T10:00:00Z")
+    session_extract_task(session.pk)
+    days = sorted(
+        Memory.objects.filter(content__contains="coffee with Carol").values_list("occurred_at", flat=True)
+    )
+    assert days == [date(2026, 11, 19), date(2026, 11, 24)]
+
+
 def test_ending_enqueues_extraction(api, alice, django_capture_on_commit_callbacks):
     session = services.session_create(user=alice)
     api.post(
