@@ -447,6 +447,27 @@ def originals_release(*, summary: Memory, user, reason: str) -> int:
     return count
 
 
+def originals_release_unsaid(*, summary: Memory, user, reason: str) -> int:
+    """After a summary was rewritten: its compressed originals it no longer says (`summary_holds`)
+    back to active and unlinked, at once (they were hidden until the expiry job ran)."""
+    terms = summary_terms(summary.content)
+    links = MemoryLink.objects.filter(target=summary, kind=MemoryLink.Kind.COMPRESSED_INTO)
+    unsaid = [
+        pk
+        for pk, content in Memory.objects.filter(
+            pk__in=links.values("source_id"), status=Memory.Status.COMPRESSED
+        ).values_list("pk", "content")
+        if not summary_holds(content, terms)
+    ]
+    if not unsaid:
+        return 0
+    count = memory_set_status(
+        memories=Memory.objects.filter(pk__in=unsaid), status=Memory.Status.ACTIVE, user=user, reason=reason
+    )
+    links.filter(source_id__in=unsaid).delete()
+    return count
+
+
 def _summary_redo(*, summary: Memory, leaving: set[int], user, reason: str, purge: bool) -> None:
     """Rewrite `summary` from its originals already deleted after the keep period, or delete it."""
     folded = [pk for pk in summary.meta.get("compressed_from") or [] if pk not in leaving]

@@ -566,9 +566,19 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
             detail={"reason": reason, "fields": fields},
         )
     if (memory.acl[0], memory.content) != before:
-        from memories.services.compression import summaries_release
+        from memories.services.compression import (
+            originals_release,
+            originals_release_unsaid,
+            summaries_release,
+        )
 
         summaries_release(items={memory.pk: (memory.tenant_id, before[0])}, user=user, reason=reason)
+        # A summary moved to another scope speaks for none of its originals there; one
+        # rewritten, for those it still says.
+        if memory.acl[0] != before[0]:
+            originals_release(summary=memory, user=user, reason=reason)
+        else:
+            originals_release_unsaid(summary=memory, user=user, reason=reason)
         memory.refresh_from_db(fields=["status"])
     return memory
 

@@ -192,3 +192,17 @@ def test_an_expiry_run_reads_a_summary_edited_while_it_runs(alice, settings, mon
     assert (
         Memory.objects.filter(pk__in=[m.pk for m in originals], status="active").count() == len(originals) - 1
     )
+
+
+def test_rewriting_a_summary_gives_back_at_once_the_originals_it_no_longer_says(alice, settings):
+    settings.LLM_BASE_URL = ""
+    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    memory_compress_task()
+    summary = Memory.objects.get(meta__source="compression")
+    kept = [line for line in summary.content.splitlines() if "number 1:" in line or "number 2:" in line]
+    services.memory_update(memory=summary, user=alice, data={"content": "\n".join(kept)})
+    status = dict(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("pk", "status"))
+    held = {m.pk for m in originals if "number 1:" in m.content or "number 2:" in m.content}
+    assert held and all(status[pk] == ("compressed" if pk in held else "active") for pk in status)
+    hits = [h.memory.pk for h in selectors.memory_search(user=alice, query="Apollo fact number 7 checklist")]
+    assert originals[7].pk in hits  # found again at once, not after the expiry job
