@@ -29,7 +29,7 @@ EXPORT_FIELDS = [
     "id", "owner", "memory_type", "scope", "scope_key", "content", "importance", "status", "access_count",
     "last_access", "quality", "schema_version", "occurred_at", "meta", "created_at", "updated_at",
 ]  # fmt: skip
-EDITABLE = ["content", "importance", "status", "scope", "scope_key", "meta"]
+EDITABLE = ["content", "importance", "status", "scope", "scope_key", "meta", "occurred_at"]
 
 
 def _visible_memories(request):

@@ -55,6 +55,7 @@ class MemoryPatch(In):
     scope: Scope | None = None
     scope_key: str | None = Field(None, max_length=200)
     meta: dict | None = None
+    occurred_at: date | None = None  # an episodic memory's day
 
     _meta = field_validator("meta")(_check_meta)
 

@@ -552,6 +552,11 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
     if data.get("meta") is not None:
         memory.meta = data["meta"]
         changed.append("meta")
+    if data.get("occurred_at") is not None and data["occurred_at"] != memory.occurred_at:
+        if memory.memory_type != Memory.Type.EPISODIC:
+            raise ApplicationError("only an episodic memory has a date (occurred_at)", status_code=422)
+        memory.occurred_at = data["occurred_at"]
+        changed.append("occurred_at")
     if changed:
         memory._history_user = user
         memory._change_reason = reason
@@ -566,18 +571,10 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
             detail={"reason": reason, "fields": fields},
         )
     if (memory.acl[0], memory.content) != before:
-        from memories.services.compression import (
-            originals_release,
-            originals_release_unsaid,
-            summaries_release,
-        )
+        from memories.services.compression import originals_release_unsaid, summaries_release
 
         summaries_release(items={memory.pk: (memory.tenant_id, before[0])}, user=user, reason=reason)
-        # A summary moved to another scope speaks for none of its originals there; one
-        # rewritten, for those it still says.
-        if memory.acl[0] != before[0]:
-            originals_release(summary=memory, user=user, reason=reason)
-        else:
+        if memory.content != before[1]:  # a summary rewritten speaks only for what it still says
             originals_release_unsaid(summary=memory, user=user, reason=reason)
         memory.refresh_from_db(fields=["status"])
     return memory

@@ -95,6 +95,13 @@ def test_patch_status_archives(api, alice):
     assert api.get(f"/memories/{body['id']}", user="alice").status_code == 200
 
 
+def test_patch_corrects_an_episodic_memory_s_day(api, alice):
+    body = create(api, content="Met the Vercel CTO", memory_type="episodic", occurred_at="2026-11-18")
+    patched = api.patch(f"/memories/{body['id']}", {"user": "alice", "content": "Met the Vercel CTO on 2026-11-19",
+                                                    "occurred_at": "2026-11-19"}).json()  # fmt: skip
+    assert patched["occurred_at"] == "2026-11-19" and Memory.objects.get(pk=body["id"]).occurred_at.day == 19
+
+
 def test_non_owner_member_may_read_not_change(api, alice, bob):
     body = create(api, content="Apollo uses Postgres", scope="project", scope_key="Apollo")
     assert api.patch(f"/memories/{body['id']}", {"user": "bob", "importance": 0.1}).status_code == 403
@@ -211,7 +218,8 @@ def test_search_bad_input(api, alice, body):
 @pytest.mark.parametrize(
     "body",
     [{"content": ""}, {"content": "\x00"}, {"importance": -0.1}, {"status": "deleted"}, {"scope": "galaxy"},
-     {"scope": "dept", "scope_key": "Nowhere"}, {"id": 5}],
+     {"scope": "dept", "scope_key": "Nowhere"}, {"id": 5}, {"occurred_at": "2026-11-19"},
+     {"occurred_at": "yesterday"}],
 )  # fmt: skip
 def test_patch_bad_input(api, alice, body):
     memory = create(api, content="a fact to patch badly")
