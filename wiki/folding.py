@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from almanac.search import simplified
+
 # Longest first, so '股份有限公司' is removed before '有限公司'.
 _ZH_SUFFIXES = (
     "股份有限公司",
@@ -54,8 +56,6 @@ _PUNCT = re.compile(r"[\s\"'`.,;:!?()\[\]{}<>|/\\]+")
 def normalize(text: str) -> str:
     """NFKC + casefold + traditional Chinese as simplified: the form both names and texts
     are compared in (華為 is 华为)."""
-    from almanac.search import simplified
-
     return simplified(unicodedata.normalize("NFKC", text or "").casefold())
 
 

@@ -16,7 +16,7 @@ from django_q.tasks import async_task
 from almanac import keyword
 from almanac.errors import ApplicationError
 from almanac.models import Department, Project, UserProfile, key_part
-from almanac.search import embed, segment, word_matches
+from almanac.search import THOUSANDS, embed, segment, word_matches
 from almanac.selectors import int_array, text_array, user_group_keys
 from memories import conf
 from memories.models import CORPUS, Feedback, Memory, MemoryLink
@@ -181,7 +181,6 @@ _NUMBER_UNIT = re.compile(
 )
 # "30 years old" and "30岁" say what "Alice is 30" does: an age is its bare number.
 _AGE_AFTER = re.compile(r"\s*old\b", re.IGNORECASE)
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
 
 
@@ -255,7 +254,7 @@ def fact_signature(text: str) -> tuple[frozenset[str], bool]:
     Numbers with a unit or magnitude are compared by amount and unit only; the other fact
     tokens (ids, dates, bare numbers, weekdays) as the segmenter writes them, a bare Chinese
     numeral in digits."""
-    text = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
+    text = THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
     text = _ORDINAL_SUFFIX.sub(r"\1th", _EN_NUMBER_WORD.sub(_spelt_number, text))
     facts, rest = _unit_facts(text)
     facts |= {m.group(1).replace("这", "本") + m.group(2) for m in word_matches(_ZH_RELATIVE, rest)}

@@ -50,8 +50,6 @@ _FILLER_START = re.compile(
 )
 # After a clause mark, not inside a number: "¥297,500", "¥297，500", "15:30", "15：30" stay whole.
 _CLAUSE = re.compile(r"(?<=[、；;])|(?<=(?<!\d)[,:，：])|(?<=[,:，：])(?!\d)")
-# "[2026-11-30] bob:" alone, how the compiler starts each line: it stays with the line's first clause.
-_PREFIX_ONLY = re.compile(r"\[\d{4}-\d{2}-\d{2}\][^:：]{0,80}[:：]")
 
 
 _NAME_TAGS = {
@@ -75,7 +73,7 @@ def _cjk_names(unit: str) -> int:
 # What a wiki page's lines start with: the container ("[slack #sales] ") and the compiler's
 # "[2026-11-30] alice@acme.com:". Kept in the summary, never scored: every line has a date
 # there, so it would make a greeting look like a dated fact.
-_LINE_PREFIX = re.compile(r"^(?:\[[^\]\n]{1,120}\]\s+)?\[\d{4}-\d{2}-\d{2}\]\s+[^:\n]{1,120}:\s*")
+_LINE_PREFIX = re.compile(r"^(?:\[[^\]\n]{1,120}\]\s+)?(?P<date>\[\d{4}-\d{2}-\d{2}\])\s+[^:\n]{1,120}:\s*")
 
 
 @functools.lru_cache(maxsize=20_000)
@@ -143,7 +141,7 @@ def _units(text: str, max_tokens: int) -> list[tuple[str, int, int]]:
                 out.append((sentence, tokens, number))
             else:
                 clauses = [c.strip() for c in _CLAUSE.split(sentence) if c.strip()]
-                if len(clauses) > 1 and _PREFIX_ONLY.fullmatch(clauses[0]):
+                if len(clauses) > 1 and _LINE_PREFIX.fullmatch(clauses[0]):  # the prefix alone
                     clauses[:2] = [f"{clauses[0]} {clauses[1]}"]
                 out.extend((c, count_tokens(c), number) for c in clauses)
     return out
@@ -162,9 +160,6 @@ def _join(units: list[tuple[str, int]]) -> str:
         parts.append(unit)
         previous_line = line
     return "".join(parts)
-
-
-_LINE_DATE = re.compile(r"^(?:\[[^\]\n]{1,120}\]\s+)?(\[\d{4}-\d{2}-\d{2}\])")
 
 
 def _dated(chosen: list[int], units, lines, first, dates) -> list[tuple[str, int]]:
@@ -199,7 +194,7 @@ def extractive_summary(
     first: dict[int, int] = {}
     for i, line in enumerate(lines):
         first.setdefault(line, i)
-    dates = {line: m.group(1) for line, i in first.items() if (m := _LINE_DATE.match(units[i]))}
+    dates = {line: m["date"] for line, i in first.items() if (m := _LINE_PREFIX.match(units[i]))}
     for i, line in enumerate(lines):
         if i != first[line] and line in dates:
             sizes[i] += count_tokens(dates[line] + " ")
