@@ -17,10 +17,10 @@ from django.db import connection, connections, models
 from django.db.models import F, Func, Value
 from django.db.models.expressions import RawSQL
 
+from almanac.env import envint
 from almanac.models import CorpusStat, TermStat
 from almanac.search import segment
 from almanac.selectors import text_array, where_sql
-from almanac.settings import envint
 
 K1 = 1.2
 B = 0.75

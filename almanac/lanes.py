@@ -27,7 +27,7 @@ from concurrent.futures import Future
 
 from django.db import close_old_connections, connection, connections
 
-from almanac.settings import envint
+from almanac.env import envint
 
 THREADS = envint("ALMANAC_LANE_THREADS", 4)
 

@@ -1,6 +1,6 @@
 """Connector settings that live in this app (read from the environment)."""
 
-from almanac.settings import envint
+from almanac.env import envint
 
 # Exponential backoff of a failing poller: BASE * 2**(failures-1), capped at MAX seconds.
 BACKOFF_BASE_SECONDS = envint("CONNECTOR_BACKOFF_BASE_SECONDS", 60)

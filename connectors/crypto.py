@@ -12,8 +12,8 @@ import json
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
 
+from almanac.env import envsecret
 from almanac.errors import ApplicationError
-from almanac.settings import envsecret
 
 ENV_PREFIX = "env:"
 FERNET_PREFIX = "fernet:"

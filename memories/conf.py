@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from almanac.settings import env, envbool, envchoice, envfloat, envint
+from almanac.env import env, envbool, envchoice, envfloat, envint
 
 # Recall
 RECALL_LANE_SIZE = envint("MEMORY_RECALL_LANE_SIZE", 50)

@@ -18,4 +18,6 @@ class SkillsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from skills import signals  # noqa: F401  (connects the domain-event receiver)
+
         post_migrate.connect(_sync_builtins, sender=self, dispatch_uid="skills_sync_builtins")

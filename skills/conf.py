@@ -2,7 +2,7 @@
 
 from django.conf import settings
 
-from almanac.settings import envchoice, envfloat, envint
+from almanac.env import envchoice, envfloat, envint
 
 # Max seconds to honour a 429 Retry-After before retrying (bounded so a worker never hangs).
 LLM_RETRY_AFTER_MAX = envfloat("LLM_RETRY_AFTER_MAX", 30.0)

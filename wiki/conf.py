@@ -1,6 +1,6 @@
 """Settings of the wiki app (env-driven, see docs/wiki.md)."""
 
-from almanac.settings import envbool, envfloat, envint
+from almanac.env import envbool, envfloat, envint
 
 # Generate page summaries with the `summarize` skill after sections change.
 WIKI_SUMMARY_ENABLED = envbool("WIKI_SUMMARY_ENABLED", True)

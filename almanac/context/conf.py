@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ImproperlyConfigured
 
-from almanac.settings import env, envfloat, envint
+from almanac.env import env, envfloat, envint
 
 BLOCK_KINDS = ("wiki", "semantic", "episodic", "working")
 

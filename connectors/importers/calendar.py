@@ -15,9 +15,9 @@ from dateutil.rrule import rruleset, rrulestr
 from django.utils import timezone
 from icalendar import Calendar
 
+from almanac.env import envint
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from almanac.settings import envint
 from connectors.importers import digest, iso, version_for_content
 
 RECURRENCE_PAST_DAYS = envint("CALENDAR_RECURRENCE_PAST_DAYS", 90)
