@@ -14,7 +14,7 @@ from django.db.models import BooleanField, F
 from django.db.models.expressions import Expression
 
 from almanac.models import AccessGroup, AgentKey, GroupMembership, Tenant, UserProfile
-from almanac.rows import instance, select_list
+from almanac.search.rows import instance, select_list
 
 User = get_user_model()
 
@@ -216,7 +216,7 @@ def where_sql(queryset) -> tuple[str, list] | None:
     return sql or "TRUE", list(params)
 
 
-# The two lookups every agent call starts with are raw statements (almanac.rows).
+# The two lookups every agent call starts with are raw statements (almanac.search.rows).
 
 
 def user_find_in_tenant(*, tenant: Tenant, ref: str):

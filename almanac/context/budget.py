@@ -15,7 +15,7 @@ from collections.abc import Callable
 from almanac.context import conf
 from almanac.context.items import Fit, Item
 from almanac.context.prompt import BLOCK_SEPARATOR, LABELS, assemble, render_block, render_item, wiki_header
-from almanac.search import count_tokens, count_tokens_by_line
+from almanac.search.tokens import count_tokens, count_tokens_by_line
 
 # Everything is measured by line: the same number as measuring the whole text, from
 # per-line memos (a page's rendering is new for every reader, its lines are not).

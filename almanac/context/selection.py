@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import Exists, OuterRef
 
-from almanac import lanes
 from almanac.context import conf
 from almanac.context.cursor import Seen
 from almanac.context.items import Item
 from almanac.context.prompt import day, single_line
+from almanac.search import lanes
 
 # Ids such as PRD-2024-013, INV_2025/07, #4521 are worth reporting as entities.
 _ID = re.compile(r"\b[A-Za-z]+[-_/][A-Za-z0-9]*\d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*\b|#\d+")
@@ -307,7 +307,7 @@ def select(*, user, tenant, task: str, seen: Seen, session_id=None) -> Selection
         # The working window is the live conversation: part of the first pass only.
         if seen.passes == 0:
             selection.candidates["working"] = working
-    # Wiki and memories are independent reads: side by side on two connections (almanac.lanes).
+    # Wiki and memories are independent reads: side by side on two connections (almanac.search.lanes).
     # Each fills its own Selection: no field is written from two threads.
     recalled = Selection()
     memories = lanes.fork(lambda: select_memories(user=user, task=task, seen=seen, selection=recalled))

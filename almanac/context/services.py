@@ -18,7 +18,7 @@ from almanac.context.items import Fit, Item
 from almanac.context.prompt import detect_lang
 from almanac.context.selection import Selection, select
 from almanac.errors import ApplicationError
-from almanac.search import count_tokens_by_line
+from almanac.search.tokens import count_tokens_by_line
 from almanac.selectors import access_snapshot, int_array
 
 log = logging.getLogger(__name__)

@@ -75,7 +75,7 @@ class Embedder:
         self.cache: dict[str, object] = {}
 
     def prime(self, texts: list[str], label: str) -> None:
-        from almanac.search import embed
+        from almanac.search.embeddings import embed
 
         todo = list(dict.fromkeys(t for t in texts if t not in self.cache))
         started = time.monotonic()
@@ -182,7 +182,7 @@ def _payloads(tenant, n: int, seed: int, chunk: int = 2000) -> list[dict]:
 
 
 def load_sections(tenant, n_sections: int, embedder: Embedder, seed: int) -> int:
-    from almanac import keyword
+    from almanac.search import keyword
     from wiki.models import PageSection
 
     payloads = _payloads(tenant, n_sections, seed)
@@ -254,7 +254,7 @@ def _memory_texts(n: int, rng: random.Random, people: list[str]) -> list[str]:
 def load_memories(tenant, n_memories: int, distinct: int, embedder: Embedder, seed: int) -> int:
     from django.contrib.auth import get_user_model
 
-    from almanac import keyword
+    from almanac.search import keyword
     from memories.models import Memory
 
     rng = random.Random(seed)

@@ -33,8 +33,8 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from almanac import keyword  # noqa: E402
-from almanac.search import embed  # noqa: E402
+from almanac.search import keyword  # noqa: E402
+from almanac.search.embeddings import embed  # noqa: E402
 from almanac.services import tenant_create, user_create  # noqa: E402
 from bench.memories import data  # noqa: E402
 from memories.models import CORPUS, Memory  # noqa: E402

@@ -31,9 +31,9 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from almanac import keyword, vectors  # noqa: E402
-from almanac import search as primitives  # noqa: E402
 from almanac.models import AgentKey, Tenant  # noqa: E402
+from almanac.search import keyword, vectors, warm_up  # noqa: E402
+from almanac.search.embeddings import _embed_query_cached, embed_query  # noqa: E402
 from almanac.services import agentkey_create, agentkey_revoke  # noqa: E402
 from bench.memories import data  # noqa: E402
 from bench.memories.generate import SLUG, sentence  # noqa: E402
@@ -72,7 +72,7 @@ def bench_service(users, qs, n, rng, cached: bool) -> dict:
     for _ in range(n):
         user, query = rng.choice(users), rng.choice(qs)
         if not cached:
-            primitives._embed_query_cached.cache_clear()
+            _embed_query_cached.cache_clear()
         samples.append(timed(lambda u=user, q=query: selectors.memory_search(user=u, query=q, top_k=10)))
     return pct(samples)
 
@@ -82,7 +82,7 @@ def bench_http(users, qs, n, rng, key: str) -> dict:
     headers = {"Authorization": f"Bearer {key}"}
     for _ in range(n):
         body = {"user": rng.choice(users).username, "query": rng.choice(qs), "top_k": 10}
-        primitives._embed_query_cached.cache_clear()
+        _embed_query_cached.cache_clear()
 
         def call(b=body):
             response = client.post(
@@ -131,7 +131,7 @@ def quality(owner) -> dict:
         target = Memory.objects.get(tenant_id=tenant_id, content=content).pk
         kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
         kw = selectors._keyword_lane(visible, kq, size=50)[:5]
-        vector = primitives.embed_query(query)
+        vector = embed_query(query)
         vec = [pk for pk, _ in selectors.nearest(visible, vector, 50, tenant_id=tenant_id)][:5]
         exact = [pk for pk, _ in vectors.nearest(visible, vector, 5, exact=True)]
         fused = [h.memory.pk for h in selectors.memory_search(user=owner, query=query, top_k=5)]
@@ -147,7 +147,7 @@ def plan(user, query: str) -> str:
     """EXPLAIN ANALYZE of the HNSW vector lane (the connection's session settings apply)."""
     from pgvector.django import CosineDistance
 
-    vector = primitives.embed_query(query)
+    vector = embed_query(query)
     qs = Memory.objects.visible_to(user).filter(memory_type__in=list(selectors.SEARCH_TYPES))
     dist = CosineDistance("embedding", vector)
     sql, params = (
@@ -183,7 +183,7 @@ def main() -> None:
     write_rng = random.Random(time.time_ns())
     total = Memory.objects.filter(tenant=tenant).count()
     visible = [Memory.objects.visible_to(u).count() for u in users]
-    primitives.warm_up()  # as a web process does at start (almanac.wsgi)
+    warm_up()  # as a web process does at start (almanac.wsgi)
     selectors.memory_search(user=users[0], query="warm up")
     # Recall hits of earlier runs raise recency and would skew the quality numbers: start clean.
     touch.flush()

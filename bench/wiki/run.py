@@ -118,9 +118,9 @@ def main() -> None:
     start = time.perf_counter()
     ingest(tenant, payloads, fast=args.fast_ingest)
     ingest_s = time.perf_counter() - start
-    from almanac import search
+    from almanac.search.embeddings import embed
 
-    search.embed(["warm up"])
+    embed(["warm up"])
     start = time.perf_counter()
     compiled = compile_pending(tenant=tenant)
     compile_s = time.perf_counter() - start

@@ -1,4 +1,4 @@
-"""Lanes (`almanac.lanes.fork`): side by side on their own connections when that is safe,
+"""Lanes (`almanac.search.lanes.fork`): side by side on their own connections when that is safe,
 inline otherwise, with the same answers either way."""
 
 import threading
@@ -6,7 +6,7 @@ import threading
 import pytest
 from django.db import connection
 
-from almanac import lanes
+from almanac.search import lanes
 from almanac.selectors import access_snapshot, snapshot_memo
 from almanac.services import user_set_projects
 

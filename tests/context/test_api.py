@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from almanac.search import count_tokens
+from almanac.search.tokens import count_tokens
 
 
 def context(api, **body):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from almanac.context.budget import fit, water_fill
 from almanac.context.items import Item
 from almanac.context.prompt import LABELS, detect_lang
-from almanac.search import count_tokens, truncate_tokens
+from almanac.search.tokens import count_tokens, truncate_tokens
 
 WORDS = [
     "Vercel",

