@@ -33,7 +33,7 @@ api.add_router("/memories", "memories.api.router")
 api.add_router("/sessions", "memories.api.sessions_router")
 api.add_router("/wiki", "wiki.api.router")
 api.add_router("/connectors", "connectors.api.router")
-api.add_router("/context", "almanac.context.api.router")
+api.add_router("/context", "context.api.router")
 
 
 @api.exception_handler(ApplicationError)

@@ -2,7 +2,6 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
-from almanac import views
 from almanac.api import api, no_such_endpoint
 
 urlpatterns = [
@@ -26,12 +25,5 @@ urlpatterns = [
         name="password_change_done",
     ),
     path("i18n/", include("django.conf.urls.i18n")),
-    path("", views.home, name="home"),
-    path("search", views.search, name="web-search"),
-    path("wiki/", views.wiki_list, name="web-wiki"),
-    path("wiki/<str:slug>/", views.wiki_page, name="web-wiki-page"),
-    path("wiki/<str:slug>/confirm", views.wiki_confirm, name="web-wiki-confirm"),
-    path("memories/", views.memory_list_view, name="web-memories"),
-    path("memories/<int:memory_id>/delete", views.memory_delete_view, name="web-memory-delete"),
-    path("context/", views.context_preview, name="web-context"),
+    path("", include("web.urls")),
 ]

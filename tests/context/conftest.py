@@ -93,8 +93,6 @@ def company(tenant, alice, bob, charlie):
 
 
 @pytest.fixture
-def no_freshness_cache(monkeypatch):
+def no_freshness_cache(settings):
     """Read source freshness on every call (production caches it for a few seconds)."""
-    from almanac.context import conf
-
-    monkeypatch.setattr(conf, "FRESHNESS_CACHE_SECONDS", 0)
+    settings.CONTEXT_FRESHNESS_CACHE_SECONDS = 0

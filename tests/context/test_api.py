@@ -297,9 +297,9 @@ def test_query_count_is_bounded_and_independent_of_corpus_size(api, company, dja
 
 def test_response_is_exactly_the_documented_schema(api, company, alice, no_freshness_cache):
     """The endpoint returns the service's dict as is: it must already be ContextOut's shape."""
-    from almanac.context.schemas import ContextOut
     from connectors.models import Source
     from connectors.services import sync_failure
+    from context.schemas import ContextOut
     from memories.services import session_create, turn_add
 
     sync_failure(source=Source.objects.get(tenant=company, name="slack"), error="HTTP 429", retry_after=600)

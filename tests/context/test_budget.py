@@ -7,10 +7,10 @@ from datetime import date
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from almanac.context.budget import fit, water_fill
-from almanac.context.items import Item
-from almanac.context.prompt import LABELS, detect_lang
 from almanac.search.tokens import count_tokens, truncate_tokens
+from context.budget import fit, water_fill
+from context.items import Item
+from context.prompt import LABELS, detect_lang
 
 WORDS = [
     "Vercel",
@@ -174,7 +174,7 @@ def test_detect_lang():
 @settings(max_examples=60, deadline=None)
 @given(spec=candidates_strategy, max_tokens=st.integers(50, 8000))
 def test_summaries_and_omissions_happen_only_when_the_whole_does_not_fit(spec, max_tokens):
-    from almanac.context.prompt import assemble, render_block
+    from context.prompt import assemble, render_block
 
     candidates = build(spec)
     whole = assemble([render_block(kind, items, "en") for kind, items in candidates.items()])
@@ -187,8 +187,8 @@ def test_summaries_and_omissions_happen_only_when_the_whole_does_not_fit(spec, m
 def test_cursor_round_trip_and_binding():
     import pytest
 
-    from almanac.context.cursor import Seen, cursor_decode, cursor_encode
     from almanac.errors import ApplicationError
+    from context.cursor import Seen, cursor_decode, cursor_encode
 
     token = cursor_encode(
         user_id=7, task="Vercel  renewal", seen=Seen(pages={1}, sections={2, 3}, memories={4}, passes=1)
@@ -207,8 +207,8 @@ def test_cursor_round_trip_and_binding():
 
 
 def test_a_summarized_page_names_fewer_sources_in_its_header():
-    from almanac.context.items import Item
-    from almanac.context.prompt import wiki_header
+    from context.items import Item
+    from context.prompt import wiki_header
 
     sources = [
         {"source": "slack", "name": f"#channel-{i}", "occurred_at": f"2026-11-{10 + i}"} for i in range(6)

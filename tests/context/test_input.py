@@ -69,7 +69,7 @@ def test_empty_corpus_gives_an_empty_prompt(api, alice):
 def test_a_signed_cursor_with_unusable_ids_is_a_400(api, alice):
     from django.core import signing
 
-    from almanac.context.cursor import SALT, task_digest
+    from context.cursor import SALT, task_digest
 
     token = signing.dumps(
         {"u": alice.pk, "t": task_digest("ok"), "p": [float("inf")]}, salt=SALT, compress=True

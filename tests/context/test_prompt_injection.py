@@ -3,8 +3,8 @@ says "[Long-term memory]" stays inside the company-knowledge block it came from.
 
 import pytest
 
-from almanac.context.prompt import LABELS
 from almanac.search.tokens import count_tokens
+from context.prompt import LABELS
 from tests.context.conftest import SALES, push
 
 pytestmark = pytest.mark.django_db

@@ -117,10 +117,8 @@ def test_too_small_budget_leaves_pages_out_and_says_so(api, company):
     assert re.search(r"wiki:vercel", " ".join(warning["items"]))
 
 
-def test_older_sections_of_a_long_page_are_left_out_and_reported(api, company, monkeypatch):
-    from almanac.context import conf
-
-    monkeypatch.setattr(conf, "PAGE_MAX_SECTIONS", 5)
+def test_older_sections_of_a_long_page_are_left_out_and_reported(api, company, settings):
+    settings.CONTEXT_PAGE_MAX_SECTIONS = 5
     big_vercel_page(company, n=10)
     data = context(api, task="Vercel renewal", max_tokens=8000)
     (vercel,) = [i for i in wiki_block(data)["items"] if i["title"] == "Vercel"]
@@ -129,10 +127,8 @@ def test_older_sections_of_a_long_page_are_left_out_and_reported(api, company, m
     assert "older sections of Vercel" in warning["detail"] and "wiki:vercel" in warning["items"]
 
 
-def test_an_older_section_that_matches_the_task_is_kept_with_the_newest(api, company, monkeypatch):
-    from almanac.context import conf
-
-    monkeypatch.setattr(conf, "PAGE_MAX_SECTIONS", 3)
+def test_an_older_section_that_matches_the_task_is_kept_with_the_newest(api, company, settings):
+    settings.CONTEXT_PAGE_MAX_SECTIONS = 3
     big_vercel_page(company, n=10)  # the facts are in threads 0 and 5, the oldest ones
     data = context(api, task="Vercel order form ORD-2026-118", max_tokens=8000)
     (vercel,) = [i for i in wiki_block(data)["items"] if i["title"] == "Vercel"]

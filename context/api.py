@@ -4,13 +4,19 @@ from django.http import JsonResponse
 from ninja import Router
 
 from almanac.auth import acting_user, request_tenant
-from almanac.context.schemas import ContextIn, ContextOut
-from almanac.context.services import context_build
+from context.schemas import ContextIn, ContextOut
+from context.services import context_build
 
 router = Router(tags=["context"])
 
 
-@router.post("", response=ContextOut, summary="Context for the next LLM call")
+# The operation id predates the app's move out of `almanac`: generated clients keep it.
+@router.post(
+    "",
+    response=ContextOut,
+    summary="Context for the next LLM call",
+    operation_id="almanac_context_api_build_context",
+)
 def build_context(request, payload: ContextIn):
     user = acting_user(request, payload.user)
     data = payload.dict(exclude={"user"})

@@ -9,12 +9,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core import signing
 
-from almanac.context import conf
 from almanac.errors import ApplicationError
 
-SALT = "almanac.context.cursor.v1"
+SALT = "almanac.context.cursor.v1"  # unchanged by the move: cursors already handed out stay valid
 
 
 @dataclass
@@ -47,7 +47,7 @@ def cursor_encode(*, user_id: int, task: str, seen: Seen) -> str:
 
 def cursor_decode(*, token: str, user_id: int, task: str) -> Seen:
     try:
-        payload = signing.loads(token, salt=SALT, max_age=conf.CURSOR_MAX_AGE_SECONDS)
+        payload = signing.loads(token, salt=SALT, max_age=settings.CONTEXT_CURSOR_MAX_AGE_SECONDS)
     except signing.SignatureExpired as exc:
         raise ApplicationError("cursor expired: start again without a cursor") from exc
     except (signing.BadSignature, ValueError, TypeError) as exc:

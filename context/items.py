@@ -32,7 +32,7 @@ class Item:
     @functools.cached_property
     def source_labels(self) -> list[str]:
         """The sources as prompt labels (computed once: the fitter renders an item many times)."""
-        from almanac.context.prompt import source_labels
+        from context.prompt import source_labels
 
         return source_labels(self.sources)
 

@@ -21,7 +21,6 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from almanac.context import conf as context_conf
 from almanac.errors import ApplicationError
 from almanac.selectors import user_group_keys, user_tenant
 
@@ -44,7 +43,7 @@ def service_message(exc: ApplicationError) -> str:
 
 def home(request):
     if not request.user.is_authenticated:
-        return render(request, "home.html")
+        return render(request, "web/home.html")
     return render(request, "web/search.html", search_results(user=request.user, q=request.GET.get("q", "")))
 
 
@@ -75,7 +74,7 @@ def search(request):
 
 def search_results(*, user, q: str) -> dict:
     from memories.selectors import memory_search
-    from wiki.selectors import page_search
+    from wiki.search import page_search
 
     q = q.strip()[:500]
     pages = page_search(user=user, query=q, top_k=5) if q else []
@@ -163,7 +162,7 @@ def context_preview(request):
     context = {
         "task": task,
         "max_tokens": data.get("max_tokens") or settings.CONTEXT_DEFAULT_MAX_TOKENS,
-        "max_tokens_limit": context_conf.MAX_TOKENS_LIMIT,
+        "max_tokens_limit": settings.CONTEXT_MAX_TOKENS_LIMIT,
         "result": result,
         "sources": freshness_rows(result["freshness"]) if result else [],
         "error": error,
@@ -174,7 +173,7 @@ def context_preview(request):
 
 def context_preview_build(*, user, task: str, max_tokens: str | None) -> tuple[dict | None, str]:
     """The context for `task`, or an error message in the reader's language."""
-    from almanac.context.services import context_build
+    from context.services import context_build
 
     if not task:
         return None, ""
@@ -193,7 +192,7 @@ def context_preview_build(*, user, task: str, max_tokens: str | None) -> tuple[d
 
 def context_max_tokens(raw: str | None) -> tuple[int, str]:
     """The budget asked for, or an error in the reader's language (the API's limits)."""
-    limit = context_conf.MAX_TOKENS_LIMIT
+    limit = settings.CONTEXT_MAX_TOKENS_LIMIT
     try:
         value = int(raw) if raw else settings.CONTEXT_DEFAULT_MAX_TOKENS
     except ValueError:
@@ -206,10 +205,10 @@ def context_max_tokens(raw: str | None) -> tuple[int, str]:
 def context_task_error(task: str) -> str:
     if "\x00" in task:
         return _("The task must not contain NUL characters.")
-    if len(task) > context_conf.TASK_MAX_CHARS:
+    if len(task) > settings.CONTEXT_TASK_MAX_CHARS:
         return _("The task is %(length)s characters long; the limit is %(limit)s.") % {
             "length": len(task),
-            "limit": context_conf.TASK_MAX_CHARS,
+            "limit": settings.CONTEXT_TASK_MAX_CHARS,
         }
     return ""
 

@@ -10,18 +10,43 @@ fit are left out. Everything summarized or left out is returned so the caller ca
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
-from almanac.context import conf
-from almanac.context.items import Fit, Item
-from almanac.context.prompt import BLOCK_SEPARATOR, LABELS, assemble, render_block, render_item, wiki_header
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
 from almanac.search.tokens import count_tokens, count_tokens_by_line
+from context.constants import BLOCK_KINDS
+from context.items import Fit, Item
+from context.prompt import BLOCK_SEPARATOR, LABELS, assemble, render_block, render_item, wiki_header
 
 # Everything is measured by line: the same number as measuring the whole text, from
 # per-line memos (a page's rendering is new for every reader, its lines are not).
 
 # summarize(item, target_tokens) -> summary text of at most target_tokens, or None on failure.
 Summarizer = Callable[[Item, int], str | None]
+
+
+@functools.lru_cache(maxsize=8)
+def block_shares(raw: str) -> dict[str, float]:
+    """`CONTEXT_BLOCK_SHARES` ("wiki:0.5,semantic:0.2,…") as shares that sum to 1."""
+    shares: dict[str, float] = {}
+    for part in raw.split(","):
+        if not part.strip():
+            continue
+        kind, _, value = part.partition(":")
+        kind = kind.strip()
+        if kind not in BLOCK_KINDS:
+            raise ImproperlyConfigured(f"CONTEXT_BLOCK_SHARES: unknown block {kind!r}")
+        try:
+            shares[kind] = float(value)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"CONTEXT_BLOCK_SHARES: bad share for {kind!r}") from exc
+    total = sum(shares.values())
+    if total <= 0 or any(v < 0 for v in shares.values()):
+        raise ImproperlyConfigured("CONTEXT_BLOCK_SHARES must be non-negative and not all zero")
+    return {kind: shares.get(kind, 0.0) / total for kind in BLOCK_KINDS}
 
 
 def fit(
@@ -41,8 +66,8 @@ def fit(
     3. The final string is measured; if separators pushed it over, the lowest-priority
        item goes (reported like any other left-out item).
     """
-    shares = shares or conf.BLOCK_SHARES
-    kinds = [k for k in conf.BLOCK_KINDS if candidates.get(k)]
+    shares = shares or block_shares(settings.CONTEXT_BLOCK_SHARES)
+    kinds = [k for k in BLOCK_KINDS if candidates.get(k)]
     separator = count_tokens_by_line(BLOCK_SEPARATOR)
     available = max_tokens - separator * max(0, len(kinds) - 1)
     demand = {k: count_tokens_by_line(render_block(k, candidates[k], lang)) for k in kinds}
@@ -161,7 +186,7 @@ def _page_plan(pages: list[Item], allowance: int, lang: str):
             None if give >= size else give - count_tokens_by_line(wiki_header(page, lang, compact=True)) - 1
             for page, size, give in zip(active, sizes, gives, strict=True)
         ]
-        if all(t is None or t >= conf.MIN_SUMMARY_TOKENS for t in targets):
+        if all(t is None or t >= settings.CONTEXT_MIN_SUMMARY_TOKENS for t in targets):
             return active, targets, dropped
         dropped.insert(0, active.pop())
     return [], [], dropped
@@ -195,14 +220,14 @@ def _fill_pages(pages: list[Item], allowance: int, lang: str, summarize: Summari
 
 def _enforce_ceiling(result: Fit, max_tokens: int, lang: str) -> None:
     while True:
-        blocks = [render_block(k, result.chosen.get(k, []), lang) for k in conf.BLOCK_KINDS]
+        blocks = [render_block(k, result.chosen.get(k, []), lang) for k in BLOCK_KINDS]
         result.prompt = assemble(blocks)
         # By line is the whole text's count (cl100k never joins a newline run to the next
         # line; tests/almanac/test_search.py checks it), from the per-line memos.
         result.used = count_tokens_by_line(result.prompt)
         if result.used <= max_tokens:
             break
-        kind = next(k for k in reversed(conf.BLOCK_KINDS) if result.chosen.get(k))
+        kind = next(k for k in reversed(BLOCK_KINDS) if result.chosen.get(k))
         # The working window loses its oldest turn; other blocks their lowest-ranked item.
         gone = result.chosen[kind].pop(0 if kind == "working" else -1)
         result.left_out.append(gone)

@@ -9,8 +9,6 @@ from django.conf import settings
 from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
 
-from almanac.context import conf
-
 
 class ContextIn(Schema):
     model_config = ConfigDict(extra="forbid")
@@ -29,8 +27,10 @@ class ContextIn(Schema):
             raise ValueError("task must not contain NUL bytes")
         if not any(c.strip() and unicodedata.category(c) != "Cf" for c in value):  # blanks, zero-widths
             raise ValueError("task must not be empty")
-        if len(value) > conf.TASK_MAX_CHARS:
-            raise ValueError(f"task is {len(value)} characters; the limit is {conf.TASK_MAX_CHARS}")
+        if len(value) > settings.CONTEXT_TASK_MAX_CHARS:
+            raise ValueError(
+                f"task is {len(value)} characters; the limit is {settings.CONTEXT_TASK_MAX_CHARS}"
+            )
         return value
 
     @field_validator("max_tokens", mode="before")
@@ -43,8 +43,8 @@ class ContextIn(Schema):
     @field_validator("max_tokens")
     @classmethod
     def max_tokens_in_range(cls, value: int) -> int:
-        if not 1 <= value <= conf.MAX_TOKENS_LIMIT:
-            raise ValueError(f"max_tokens must be between 1 and {conf.MAX_TOKENS_LIMIT}")
+        if not 1 <= value <= settings.CONTEXT_MAX_TOKENS_LIMIT:
+            raise ValueError(f"max_tokens must be between 1 and {settings.CONTEXT_MAX_TOKENS_LIMIT}")
         return value
 
 

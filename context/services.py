@@ -11,15 +11,14 @@ from django.db import connection
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from almanac.context import conf
-from almanac.context.budget import fit
-from almanac.context.cursor import Seen, cursor_decode, cursor_encode
-from almanac.context.items import Fit, Item
-from almanac.context.prompt import detect_lang
-from almanac.context.selection import Selection, select
 from almanac.errors import ApplicationError
 from almanac.search.tokens import count_tokens_by_line
 from almanac.selectors import access_snapshot, int_array
+from context.budget import fit
+from context.cursor import Seen, cursor_decode, cursor_encode
+from context.items import Fit, Item
+from context.prompt import detect_lang
+from context.selection import Selection, select
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +50,10 @@ def context_for(
     """
     if tenant is None:
         raise ApplicationError("the user belongs to no tenant: there is nothing to show", status_code=404)
-    if not 1 <= max_tokens <= conf.MAX_TOKENS_LIMIT:
-        raise ApplicationError(f"max_tokens must be between 1 and {conf.MAX_TOKENS_LIMIT}", status_code=422)
+    if not 1 <= max_tokens <= settings.CONTEXT_MAX_TOKENS_LIMIT:
+        raise ApplicationError(
+            f"max_tokens must be between 1 and {settings.CONTEXT_MAX_TOKENS_LIMIT}", status_code=422
+        )
     lang = lang or detect_lang(task)
     seen = cursor_decode(token=cursor, user_id=user.pk, task=task) if cursor else Seen()
     selection = select(user=user, tenant=tenant, task=task, seen=seen, session_id=session_id)
@@ -121,8 +122,8 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
         # and only the task's entities that occur in the page (others change nothing), so
         # tasks about the same page share one summary.
         target = max(
-            target // conf.SUMMARY_TARGET_STEP * conf.SUMMARY_TARGET_STEP,
-            min(target, conf.MIN_SUMMARY_TOKENS),
+            target // settings.CONTEXT_SUMMARY_TARGET_STEP * settings.CONTEXT_SUMMARY_TARGET_STEP,
+            min(target, settings.CONTEXT_MIN_SUMMARY_TOKENS),
         )
         text = f"{item.title}\n{item.text}".lower()
         present = [word for word in keep if word.lower() in text]
@@ -149,7 +150,7 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
         summary = (summary or "").strip()
         if not summary or count_tokens_by_line(summary) > target:  # by line: from the memos
             return None  # the skill broke its contract: leave the page out rather than cut it
-        _remember(key, summary, conf.SUMMARY_CACHE_SECONDS)
+        _remember(key, summary, settings.CONTEXT_SUMMARY_CACHE_SECONDS)
         return summary
 
     return summarize
@@ -219,7 +220,7 @@ def budget_warnings(result: Fit, lang: str) -> list[dict]:
     if partial:
         parts.append(
             _("older sections of %(names)s (only the newest %(count)s and those matching the task are used)")
-            % {"names": _names(partial), "count": conf.PAGE_MAX_SECTIONS}
+            % {"names": _names(partial), "count": settings.CONTEXT_PAGE_MAX_SECTIONS}
         )
         ids += [f"wiki:{item.id}" for item in partial]
     by_kind: dict[str, list[Item]] = {}
@@ -245,14 +246,14 @@ def freshness_for(*, tenant) -> dict[str, dict]:
     from connectors.selectors import source_freshness
 
     key = f"almanac:context:freshness:{tenant.pk}"
-    freshness = _cached(key) if conf.FRESHNESS_CACHE_SECONDS > 0 else None
+    freshness = _cached(key) if settings.CONTEXT_FRESHNESS_CACHE_SECONDS > 0 else None
     if freshness is None:
         freshness = {
             name: {k: _iso(v) for k, v in state.items()}
             for name, state in source_freshness(tenant=tenant).items()
         }
-        if conf.FRESHNESS_CACHE_SECONDS > 0:
-            _remember(key, freshness, conf.FRESHNESS_CACHE_SECONDS)
+        if settings.CONTEXT_FRESHNESS_CACHE_SECONDS > 0:
+            _remember(key, freshness, settings.CONTEXT_FRESHNESS_CACHE_SECONDS)
     return freshness
 
 

@@ -10,7 +10,7 @@ import re
 import unicodedata
 from datetime import date, datetime
 
-from almanac.context.items import Item
+from context.items import Item
 
 LABELS = {
     "zh": {

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import Exists, OuterRef
 
-from almanac.context import conf
-from almanac.context.cursor import Seen
-from almanac.context.items import Item
-from almanac.context.prompt import day, single_line
 from almanac.search import lanes
+from context.cursor import Seen
+from context.items import Item
+from context.prompt import day, single_line
 
 # Ids such as PRD-2024-013, INV_2025/07, #4521 are worth reporting as entities.
 _ID = re.compile(r"\b[A-Za-z]+[-_/][A-Za-z0-9]*\d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*\b|#\d+")
@@ -42,8 +41,8 @@ def task_entities(*, user, tenant, task: str) -> tuple[list, dict[int, int], lis
     An entity whose page shows the user nothing is dropped: its canonical name ("Nightingale
     Holdings" for a task saying "nightingale") would tell them the page exists.
     """
+    from wiki.matching import entities_in_text
     from wiki.models import Page, PageSection
-    from wiki.selectors import entities_in_text
 
     entities = list(entities_in_text(tenant=tenant, text=task))
     pages: dict[int, int] = {}
@@ -61,7 +60,7 @@ def task_entities(*, user, tenant, task: str) -> tuple[list, dict[int, int], lis
 
 def rank_pages(hits, entity_page_ids: list[int], seen_pages: set[int]) -> list[tuple[int, float]]:
     """(page_id, score) best first: pages an entity names, then by aggregated section score."""
-    from wiki.selectors import relevant
+    from wiki.search import relevant
 
     by_page: dict[int, list[float]] = {}
     for hit in (hit for hit in hits if relevant(hit.breakdown)):
@@ -125,9 +124,12 @@ def page_items(
     said = set() if said is None else said
     from wiki.selectors import page_texts_for_reader
 
-    matched = {pid: ids[: conf.PAGE_MATCHED_SECTIONS] for pid, ids in (matched or {}).items()}
+    matched = {pid: ids[: settings.CONTEXT_PAGE_MATCHED_SECTIONS] for pid, ids in (matched or {}).items()}
     pages = page_texts_for_reader(
-        user=user, page_ids=[pid for pid, _ in ranked], limit=conf.PAGE_MAX_SECTIONS + 1, matched=matched
+        user=user,
+        page_ids=[pid for pid, _ in ranked],
+        limit=settings.CONTEXT_PAGE_MAX_SECTIONS + 1,
+        matched=matched,
     )
     items = []
     for pid, score in ranked:
@@ -154,7 +156,7 @@ def section_digests(section_ids: set[int]) -> set[str]:
 
 
 def _page_with_sections(page, score: float, taken: set[int], said: set[str]) -> list[Item]:
-    omitted = len(page.newest) > conf.PAGE_MAX_SECTIONS
+    omitted = len(page.newest) > settings.CONTEXT_PAGE_MAX_SECTIONS
     seen_here = set(said)
 
     def fresh(section) -> bool:
@@ -167,7 +169,7 @@ def _page_with_sections(page, score: float, taken: set[int], said: set[str]) -> 
 
     group = {}
     for section in page.newest:
-        if len(group) == conf.PAGE_MAX_SECTIONS:
+        if len(group) == settings.CONTEXT_PAGE_MAX_SECTIONS:
             break
         if fresh(section):
             group[section.id] = section
@@ -198,11 +200,13 @@ def _page_item(page, group, score: float, omitted: bool = False) -> Item:
 
 
 def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -> None:
-    from wiki.selectors import section_ranking
+    from wiki.search import section_ranking
 
     entities, pages, selection.entities = task_entities(user=user, tenant=tenant, task=task)
     entity_page_ids = [pages[e.pk] for e in entities]  # in the order the task names them
-    hits = section_ranking(user=user, query=task, top_k=conf.SECTION_TOP_K, exclude_section_ids=seen.sections)
+    hits = section_ranking(
+        user=user, query=task, top_k=settings.CONTEXT_SECTION_TOP_K, exclude_section_ids=seen.sections
+    )
     ranked = rank_pages(hits, entity_page_ids, seen.pages)
     selection.candidate_page_ids = [pid for pid, _ in ranked]
     top = settings.CONTEXT_TOP_PAGES
@@ -259,7 +263,7 @@ def select_memories(*, user, task: str, seen: Seen, selection: Selection) -> Non
     """
     from memories.selectors import memory_search
 
-    want = {"semantic": conf.SEMANTIC_TOP_K, "episodic": conf.EPISODIC_TOP_K}
+    want = {"semantic": settings.CONTEXT_SEMANTIC_TOP_K, "episodic": settings.CONTEXT_EPISODIC_TOP_K}
     # Twice what both need: the lanes fetch 50 each anyway, and a deep enough list rarely
     # leaves one type short (which costs a recall of its own).
     asked = 2 * sum(want.values())
