@@ -16,7 +16,6 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q
 from django.http import Http404
 
-from almanac import services
 from almanac.models import (
     AccessGroup,
     AgentKey,
@@ -28,6 +27,10 @@ from almanac.models import (
     UserProfile,
 )
 from almanac.selectors import acl_visible, user_tenant
+from almanac.services.audit import access_audit
+from almanac.services.keys import agentkey_revoke
+from almanac.services.tenancy import memberships_of
+from almanac.services.users import membership_sync_builtin, personal_key_problem
 
 
 def staff_tenant_id(request) -> int | None:
@@ -238,7 +241,7 @@ class UserProfileAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         # Built-in access groups follow the profile's departments and projects.
-        services.membership_sync_builtin(user=form.instance.user, actor=request.user.get_username())
+        membership_sync_builtin(user=form.instance.user, actor=request.user.get_username())
 
 
 class MembershipInline(TenantScopedAdminMixin, admin.TabularInline):
@@ -252,19 +255,19 @@ class MembershipInline(TenantScopedAdminMixin, admin.TabularInline):
 def _audited_membership_change(request, scope, change) -> None:
     """Run `change()` and record who joined and who left the memberships in `scope` (a
     queryset) as access events by the admin."""
-    before = services.memberships_of(scope)
+    before = memberships_of(scope)
     known = AccessGroup.objects.in_bulk(list(before))  # a deleted group is still named in its events
     change()
-    after = services.memberships_of(scope)
+    after = memberships_of(scope)
     actor = request.user.get_username()
     groups = before.keys() | after.keys()
-    services.access_audit(
+    access_audit(
         changes={g: after.get(g, set()) - before.get(g, set()) for g in groups},
         granted=True,
         actor=actor,
         origin="admin",
     )
-    services.access_audit(
+    access_audit(
         changes={g: before.get(g, set()) - after.get(g, set()) for g in groups},
         granted=False,
         actor=actor,
@@ -358,7 +361,7 @@ class AgentKeyAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     @admin.action(description="Revoke selected keys")
     def revoke(self, request, queryset):
         revoked = [
-            key for key in queryset if services.agentkey_revoke(key=key, actor=request.user.get_username())
+            key for key in queryset if agentkey_revoke(key=key, actor=request.user.get_username())
         ]
         already = queryset.count() - len(revoked)
         self.message_user(
@@ -396,7 +399,7 @@ class _PersonalKeyCheck:
         username = parent() if parent else self.cleaned_data["username"]
         if self.instance.pk and username == self.instance.username:
             return username  # unchanged: nothing moves
-        problem = services.personal_key_problem(user=self.instance, username=username)
+        problem = personal_key_problem(user=self.instance, username=username)
         if problem:
             raise ValidationError(problem)
         return username

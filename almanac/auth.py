@@ -6,7 +6,8 @@ from django.http import Http404
 from ninja.errors import AuthenticationError, HttpError
 from ninja.security import HttpBearer, SessionAuth
 
-from almanac import selectors, services
+from almanac import selectors
+from almanac.services.keys import agentkey_touch
 
 
 class AgentKeyAuth(HttpBearer):
@@ -15,7 +16,7 @@ class AgentKeyAuth(HttpBearer):
         if key is None:
             # A presented but unknown/revoked key is a 401 even if a session cookie exists.
             raise AuthenticationError()
-        services.agentkey_touch(key=key)
+        agentkey_touch(key=key)
         request.agent_key = key
         return key
 

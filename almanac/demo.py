@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 
 from almanac.models import AgentKey, Tenant
-from almanac.services import agentkey_create, tenant_create, user_create
+from almanac.services.keys import agentkey_create
+from almanac.services.tenancy import tenant_create
+from almanac.services.users import user_create
 
 PASSWORD = "almanac-demo"
 

@@ -24,13 +24,13 @@ personal_key_changed = Signal()
 def _user_saved(sender, instance, created, raw=False, update_fields=None, **kwargs) -> None:
     if created or raw or (update_fields is not None and "username" not in update_fields):
         return  # e.g. a login writes only last_login
-    from almanac.services import user_personal_key_sync
+    from almanac.services.users import user_personal_key_sync
 
     user_personal_key_sync(user=instance)
 
 
 @receiver(pre_delete, sender=settings.AUTH_USER_MODEL, dispatch_uid="almanac.user_pre_delete")
 def _user_deleted(sender, instance, **kwargs) -> None:
-    from almanac.services import user_personal_keys_retire
+    from almanac.services.users import user_personal_keys_retire
 
     user_personal_keys_retire(user=instance)

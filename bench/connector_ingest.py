@@ -25,7 +25,7 @@ os.environ.setdefault("ALMANAC_DB_NAME", "almanac_bench_connectors")
 
 def _fresh_tenant(slug: str):
     from almanac.models import Tenant
-    from almanac.services import tenant_create
+    from almanac.services.tenancy import tenant_create
 
     Tenant.objects.filter(slug=slug).delete()
     return tenant_create(slug=slug, name=slug)[0]
@@ -46,7 +46,7 @@ def _timed_batches(tenant, payloads, batch: int) -> tuple[float, dict]:
 def _http_push(tenant, payloads, batch: int) -> float:
     from django.test import Client
 
-    from almanac.services import agentkey_create
+    from almanac.services.keys import agentkey_create
 
     _, raw = agentkey_create(
         tenant=tenant, name=f"bench-{time.time()}", can_push_events=True, rate_limit="1000000/m"

@@ -14,7 +14,7 @@ from django.core import signing
 
 from almanac.errors import ApplicationError
 
-SALT = "almanac.context.cursor.v1"  # unchanged by the move: cursors already handed out stay valid
+SALT = "context.cursor.v1"  # unchanged by the move: cursors already handed out stay valid
 
 
 @dataclass

@@ -62,7 +62,7 @@ MEMORY_ZH = [
 
 def fresh_tenant():
     from almanac.models import Tenant
-    from almanac.services import tenant_create
+    from almanac.services.tenancy import tenant_create
 
     Tenant.objects.filter(slug=TENANT).delete()
     return tenant_create(slug=TENANT, name="Bench Context Co")[0]
@@ -107,7 +107,7 @@ def _page_for(tenant, payload, pages: dict):
 
 
 def _memberships(tenant, payloads: list[dict], users_by_email: dict) -> None:
-    from almanac.services import group_ensure, membership_add
+    from almanac.services.tenancy import group_ensure, membership_add
 
     seen: set[tuple[str, str]] = set()
     for payload in payloads:

@@ -303,7 +303,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from almanac.models import Tenant
-    from almanac.services import agentkey_create
+    from almanac.services.keys import agentkey_create
     from memories.models import Memory
     from wiki.models import PageSection
 

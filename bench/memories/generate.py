@@ -35,7 +35,8 @@ from django.utils import timezone  # noqa: E402
 
 from almanac.search import keyword  # noqa: E402
 from almanac.search.embeddings import embed  # noqa: E402
-from almanac.services import tenant_create, user_create  # noqa: E402
+from almanac.services.tenancy import tenant_create  # noqa: E402
+from almanac.services.users import user_create  # noqa: E402
 from bench.memories import data  # noqa: E402
 from memories.models import CORPUS, Memory  # noqa: E402
 

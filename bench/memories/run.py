@@ -34,7 +34,7 @@ from django.test import Client  # noqa: E402
 from almanac.models import AgentKey, Tenant  # noqa: E402
 from almanac.search import keyword, vectors, warm_up  # noqa: E402
 from almanac.search.embeddings import _embed_query_cached, embed_query  # noqa: E402
-from almanac.services import agentkey_create, agentkey_revoke  # noqa: E402
+from almanac.services.keys import agentkey_create, agentkey_revoke  # noqa: E402
 from bench.memories import data  # noqa: E402
 from bench.memories.generate import SLUG, sentence  # noqa: E402
 from memories import selectors, services, touch  # noqa: E402

@@ -56,7 +56,7 @@ ZH = [
 
 
 def ensure_users(tenant) -> list:
-    from almanac.services import user_create
+    from almanac.services.users import user_create
 
     users = []
     for i, name in enumerate(people(tenant)):

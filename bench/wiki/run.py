@@ -35,7 +35,7 @@ def _pct(values: list[float], q: float) -> float:
 
 def _fresh_tenant(slug: str):
     from almanac.models import Tenant
-    from almanac.services import tenant_create
+    from almanac.services.tenancy import tenant_create
 
     Tenant.objects.filter(slug=slug).delete()
     return tenant_create(slug=slug, name=slug)[0]
@@ -45,8 +45,8 @@ def _push_delays(tenant, users, n: int, seed: int) -> list[float]:
     import connectors.services as connector_services
     from bench.wiki.generate import generate
     from connectors.models import Event
-    from wiki import selectors
     from wiki.models import PageSection
+    from wiki.search import section_search
     from wiki.services import compile_event
 
     connector_services.async_task = lambda *a, **k: None
@@ -66,12 +66,12 @@ def _push_delays(tenant, users, n: int, seed: int) -> list[float]:
         delays.append(time.perf_counter() - start)
         assert Event.objects.get(pk=event.id).state == "compiled"
     assert PageSection.objects.filter(tenant=tenant, thread_key__startswith="late-").exists()
-    assert selectors.section_search(user=reader, query="renewal pricing") is not None
+    assert section_search(user=reader, query="renewal pricing") is not None
     return delays
 
 
 def _search_latency(users, n: int) -> list[float]:
-    from wiki import selectors
+    from wiki.search import section_search
 
     queries = [
         "Vercel renewal pricing",
@@ -83,7 +83,7 @@ def _search_latency(users, n: int) -> list[float]:
     times = []
     for i in range(n):
         start = time.perf_counter()
-        selectors.section_search(user=users[i % len(users)], query=queries[i % len(queries)] + f" {i % 7}")
+        section_search(user=users[i % len(users)], query=queries[i % len(queries)] + f" {i % 7}")
         times.append(time.perf_counter() - start)
     return times
 
@@ -102,16 +102,16 @@ def main() -> None:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
     from bench.wiki.generate import ensure_users, generate, ingest
     from connectors.models import Event
-    from wiki import conf
     from wiki.models import Page, PageSection
     from wiki.services import compile_pending
 
-    conf.WIKI_SUMMARY_ENABLED = False
+    settings.WIKI_SUMMARY_ENABLED = False
     tenant = _fresh_tenant(f"bench{args.events}")
     users = ensure_users(tenant)
     payloads = generate(tenant, args.events, seed=args.seed)

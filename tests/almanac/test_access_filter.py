@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from almanac import selectors
 from almanac.selectors import int_array, keys_literal, text_array
-from almanac.services import group_ensure, membership_add, membership_remove
+from almanac.services.tenancy import group_ensure, membership_add, membership_remove
 from memories.models import Memory
 from tests.memories.conftest import unit
 

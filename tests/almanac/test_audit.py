@@ -2,7 +2,7 @@ import pytest
 from django.db import DatabaseError, transaction
 
 from almanac.models import AuditEvent
-from almanac.services import audit_record
+from almanac.services.audit import audit_record
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +29,7 @@ def _events(action: str) -> list[AuditEvent]:
 
 @pytest.fixture
 def root(tenant):
-    from almanac.services import user_create
+    from almanac.services.users import user_create
 
     return user_create(tenant=tenant, username="root", is_admin=True, password="pw-12345678")
 
@@ -71,7 +71,8 @@ def test_an_admin_export_is_audited_with_the_ids(client, root, alice):
 
 def test_membership_changes_are_audited_with_who_made_them(client, root, tenant, alice, bob):
     from almanac.models import AccessGroup, GroupMembership
-    from almanac.services import group_ensure, membership_add, membership_remove, user_set_projects
+    from almanac.services.tenancy import group_ensure, membership_add, membership_remove
+    from almanac.services.users import user_set_projects
 
     group = group_ensure(
         tenant=tenant, key="slack:channel:CM1", kind=AccessGroup.Kind.SOURCE, name="#m-and-a"
@@ -113,7 +114,7 @@ def test_a_connector_membership_list_is_audited(tenant, alice, bob):
 
 
 def test_agent_keys_are_audited_and_their_hash_never_shown(client, root, tenant):
-    from almanac.services import agentkey_create, agentkey_revoke
+    from almanac.services.keys import agentkey_create, agentkey_revoke
 
     key, raw = agentkey_create(tenant=tenant, name="crm-bot", actor="root")
     agentkey_revoke(key=key, actor="root")
@@ -130,7 +131,7 @@ def test_deleting_an_access_group_in_the_admin_revokes_its_members_on_record(
     client, root, tenant, alice, bob
 ):
     from almanac.models import AccessGroup
-    from almanac.services import group_ensure, membership_add
+    from almanac.services.tenancy import group_ensure, membership_add
 
     group = group_ensure(tenant=tenant, key="slack:channel:CDEL", kind=AccessGroup.Kind.SOURCE, name="#gone")
     for user in (alice, bob):
@@ -147,7 +148,7 @@ def test_deleting_an_access_group_in_the_admin_revokes_its_members_on_record(
 
 
 def test_the_revoke_action_says_what_it_did(client, root, tenant):
-    from almanac.services import agentkey_create
+    from almanac.services.keys import agentkey_create
 
     fresh, _ = agentkey_create(tenant=tenant, name="bot-a", actor="root")
     old, _ = agentkey_create(tenant=tenant, name="bot-b", actor="root")

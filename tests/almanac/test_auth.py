@@ -1,7 +1,7 @@
 import pytest
 
 from almanac.models import AgentKey
-from almanac.services import agentkey_create, agentkey_revoke
+from almanac.services.keys import agentkey_create, agentkey_revoke
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +92,7 @@ def test_session_user_acting_as_another_is_403(client, alice, bob):
 
 
 def test_a_username_wins_over_another_user_s_email(api, tenant, alice):
-    from almanac.services import user_create
+    from almanac.services.users import user_create
 
     user_create(tenant=tenant, username="alice@acme.com", email="zed@acme.com")
     assert api.get("/me", user="alice@acme.com").json()["username"] == "alice@acme.com"

@@ -110,7 +110,7 @@ def test_running_the_demo_again_keeps_changed_passwords_and_revoked_keys():
     from django.contrib.auth import get_user_model
 
     from almanac.models import AgentKey
-    from almanac.services import agentkey_revoke
+    from almanac.services.keys import agentkey_revoke
 
     run("demo")
     users = get_user_model().objects

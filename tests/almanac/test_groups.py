@@ -2,8 +2,8 @@ import pytest
 
 from almanac.models import AccessGroup, GroupMembership
 from almanac.selectors import user_group_keys
-from almanac.services import (
-    membership_add,
+from almanac.services.tenancy import membership_add
+from almanac.services.users import (
     membership_sync_builtin,
     user_create,
     user_set_departments,

@@ -8,7 +8,7 @@ from django.db import connection
 
 from almanac.search import lanes
 from almanac.selectors import access_snapshot, snapshot_memo
-from almanac.services import user_set_projects
+from almanac.services.users import user_set_projects
 
 
 def _backend_and_thread():
@@ -73,7 +73,7 @@ def test_inside_a_transaction_lanes_run_inline(db, lane_threads):
 def test_recall_and_context_agree_with_and_without_lanes(lane_threads, monkeypatch, tenant, alice, bob):
     """A context call with its memory recall forked: the same prompt as without lanes, and
     a revocation applies to the forked recall on the next read too."""
-    from almanac.context.services import context_build
+    from context.services import context_build
     from memories import selectors, services
 
     for text in ("Apollo launch moved to 3 May", "Apollo budget is 120k EUR", "tea with lemon"):

@@ -6,7 +6,7 @@ from django.core.management.base import CommandError
 
 from almanac.errors import ApplicationError
 from almanac.models import AgentKey
-from almanac.services import agentkey_create
+from almanac.services.keys import agentkey_create
 from almanac.throttling import rate_parse
 
 pytestmark = pytest.mark.django_db
@@ -64,7 +64,7 @@ def test_a_bad_rate_is_refused_where_keys_are_made(tenant, client):
 
 
 def test_the_admin_validates_a_keys_rate(client, tenant):
-    from almanac.services import user_create
+    from almanac.services.users import user_create
 
     root = user_create(tenant=tenant, username="root", is_admin=True)
     key = agentkey_create(tenant=tenant, name="edit-me")[0]

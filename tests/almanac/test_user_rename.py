@@ -13,7 +13,7 @@ from django.utils import timezone
 from almanac.errors import ApplicationError
 from almanac.models import AccessGroup, GroupMembership
 from almanac.selectors import user_group_keys
-from almanac.services import membership_sync_builtin, personal_key_retire, user_create
+from almanac.services.users import membership_sync_builtin, personal_key_retire, user_create
 from memories import selectors
 from memories import services as memories
 from memories.models import Memory

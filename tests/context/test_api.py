@@ -52,7 +52,7 @@ def test_private_sections_and_memories_stay_private(api, company):
 
 def test_private_section_disappears_right_after_revocation(api, company, bob):
     from almanac.selectors import group_get
-    from almanac.services import membership_remove
+    from almanac.services.tenancy import membership_remove
 
     task = "Vercel discount ceiling"
     assert "FINANCE-ONLY-MARKER" in everything(context(api, user="bob", task=task))
@@ -61,7 +61,7 @@ def test_private_section_disappears_right_after_revocation(api, company, bob):
 
 
 def test_project_memory_disappears_when_the_user_leaves_the_project(api, company, alice):
-    from almanac.services import user_set_projects
+    from almanac.services.users import user_set_projects
     from memories.services import memory_create
 
     memory_create(
@@ -94,7 +94,7 @@ def test_entity_named_page_ranks_first(api, company):
 
 def test_an_entity_whose_page_the_user_cannot_see_is_not_named(api, company, bob):
     from almanac.selectors import group_get
-    from almanac.services import membership_remove
+    from almanac.services.tenancy import membership_remove
     from tests.context.conftest import FINANCE, push
 
     # The only section about Nightingale is in the finance channel (bob is a member).

@@ -1,58 +1,15 @@
-"""The employee web UI reads through the same access filter as the API."""
+"""The employee web UI as a whole: it reads through the same access filter as the API,
+pages and filters alike everywhere, and answers htmx requests whole."""
 
 import pytest
 from django.db import transaction
 
 from almanac.selectors import user_group_keys
-from connectors.services.ingest import event_ingest
 from memories.models import Memory
 from memories.services.memories import memory_create
+from tests.web.conftest import login
 
 pytestmark = pytest.mark.django_db
-
-
-def private_event(**over):
-    event = {
-        "source": "slack",
-        "external_id": "CFIN/1700000000.000100",
-        "version": 1,
-        "kind": "message",
-        "occurred_at": "2026-11-30T10:00:00Z",
-        "container": {
-            "key": "slack:channel:CFIN",
-            "name": "#finance-internal",
-            "members": ["bob@acme.com"],
-            "public": False,
-        },
-        "thread_key": "slack:thread:CFIN/1700000000.000100",
-        "author": "bob@acme.com",
-        "text": "Vercel renewal: discount ceiling is 18%, approved by the CFO.",
-        "tags": {"customer": "Vercel"},
-    }
-    event.update(over)
-    return event
-
-
-def public_event():
-    return private_event(
-        external_id="CGEN/1700000001.000100",
-        container={"key": "slack:channel:CGEN", "name": "#general", "members": [], "public": True},
-        thread_key="slack:thread:CGEN/1700000001.000100",
-        text="Vercel kickoff call is on Friday with the platform team.",
-    )
-
-
-def login(client, user):
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def wiki(tenant, alice, bob, charlie, django_capture_on_commit_callbacks):
-    # ingest enqueues the compiler on commit; tasks run inline in tests
-    with django_capture_on_commit_callbacks(execute=True):
-        event_ingest(tenant=tenant, payload=private_event())
-        event_ingest(tenant=tenant, payload=public_event())
 
 
 def test_pages_need_a_login(client, wiki):
@@ -75,7 +32,7 @@ def test_search_results_respect_access_and_revocation(client, wiki, tenant, bob)
     login(client, bob)
     assert "18%" in client.get("/search", {"q": "Vercel discount ceiling"}).content.decode()
     from almanac.models import AccessGroup
-    from almanac.services import membership_remove
+    from almanac.services.tenancy import membership_remove
 
     membership_remove(user=bob, group=AccessGroup.objects.get(tenant=tenant, key="slack:channel:CFIN"))
     assert "slack:channel:CFIN" not in user_group_keys(bob)
@@ -151,8 +108,8 @@ def test_context_preview_for_a_user_without_a_tenant_says_so(client, db):
 def test_browsing_counts_no_memory_hits(client, wiki, bob, monkeypatch, django_capture_on_commit_callbacks):
     """Hit counts rank and keep memories for agents: a person searching or previewing is no
     agent recall (an agent's context call counts, the preview of the same call does not)."""
-    from almanac.context.services import context_build
     from almanac.selectors import user_tenant
+    from context.services import context_build
     from memories import services
 
     memory_create(owner=bob, content="Vercel prefers quarterly invoices")
@@ -164,3 +121,47 @@ def test_browsing_counts_no_memory_hits(client, wiki, bob, monkeypatch, django_c
     assert touched == []
     context_build(user=bob, tenant=user_tenant(bob), task="Vercel invoices", max_tokens=800)
     assert touched  # the same call for an agent counts
+
+
+@pytest.mark.parametrize("page", ["abc", "0", "-1", "99999999999999999999", "\x00"])
+def test_a_bad_page_number_is_not_an_error(client, alice, wiki, five_memories, page):
+    login(client, alice)
+    assert client.get("/memories/", {"page": page}).status_code == 200
+    assert client.get("/wiki/", {"page": page}).status_code == 200
+
+
+def test_a_filter_that_matches_nothing_says_so(client, alice, wiki):
+    login(client, alice)
+    memories = client.get("/memories/", {"q": "zebra"}).content.decode()
+    assert "Nothing matches" in memories and "No memories yet" not in memories
+    assert "No memories yet" in client.get("/memories/").content.decode()
+    pages = client.get("/wiki/", {"q": "zebra"}).content.decode()
+    assert "Nothing matches" in pages and "No pages you can see yet" not in pages
+
+
+def test_every_control_has_a_name_a_screen_reader_can_say(client, alice):
+    from memories.services.memories import memory_create
+
+    memory, _ = memory_create(owner=alice, content="Alice prefers aisle seats")
+    login(client, alice)
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    memories = client.get("/memories/", **zh).content.decode()
+    assert f'aria-label="删除记忆 #{memory.pk}"' in memories and 'aria-label="类型"' in memories
+    assert 'aria-label="类别"' in client.get("/wiki/", **zh).content.decode()
+    assert 'maxlength="500" aria-label="' in client.get("/search").content.decode()
+
+
+def test_htmx_requests_of_an_expired_session_or_a_gone_memory_get_whole_answers(client, alice):
+    from memories.services.memories import memory_create
+
+    htmx = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": "http://testserver/memories/?q=x"}
+    search = client.get("/search", {"q": "Vercel"}, **htmx)  # not logged in
+    assert (
+        search.status_code == 200 and search["HX-Redirect"] == "/accounts/login/?next=%2Fmemories%2F%3Fq%3Dx"
+    )
+    memory, _ = memory_create(owner=alice, content="Alice prefers aisle seats")
+    login(client, alice)
+    assert client.post(f"/memories/{memory.pk}/delete", **htmx).status_code == 200
+    gone = client.post(f"/memories/{memory.pk}/delete", **htmx, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert gone.status_code == 404 and "这条记忆已不存在" in gone.content.decode()
+    assert "<html" not in gone.content.decode()  # a fragment for the card, not a page

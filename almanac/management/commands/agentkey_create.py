@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from almanac.services import agentkey_create
+from almanac.services.keys import agentkey_create
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from almanac.errors import ApplicationError
-from almanac.services import tenant_create
+from almanac.services.tenancy import tenant_create
 
 
 class Command(BaseCommand):

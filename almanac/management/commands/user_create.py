@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from almanac.services import user_create
+from almanac.services.users import user_create
 
 
 class Command(BaseCommand):

@@ -1,81 +1,35 @@
-"""Writes for tenancy, access groups and agent keys."""
+"""Users of a tenant: creation, their departments and projects, and the personal key
+`user:<username>` that follows a rename or a deletion (DESIGN §3)."""
 
 from __future__ import annotations
 
 import re
-import secrets
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
-from django.utils import timezone
 
 from almanac.errors import ApplicationError
 from almanac.models import (
     AccessGroup,
-    AgentKey,
-    Department,
     GroupMembership,
-    Project,
     Tenant,
     UserProfile,
-    key_part,
+)
+from almanac.services.audit import access_audit, audit_record
+from almanac.services.tenancy import (
+    BUILTIN,
+    department_ensure,
+    group_ensure,
+    memberships_of,
+    name_check,
+    project_ensure,
 )
 from almanac.signals import personal_key_changed
 
 User = get_user_model()
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-BUILTIN = "builtin"
-NAME_MAX = 200  # names and titles of tenants, departments, projects and profiles
-
-
-def name_check(what: str, name: str) -> str:
-    if len(name) > NAME_MAX:
-        raise ApplicationError(f"{what} is {len(name)} characters long; at most {NAME_MAX}")
-    return name
-
-
-def tenant_create(*, slug: str, name: str = "") -> tuple[Tenant, bool]:
-    """Create a tenant (idempotent on slug) and its `tenant:` group."""
-    if not SLUG_RE.match(slug or ""):
-        raise ApplicationError(f"invalid tenant slug {slug!r}: use lower-case letters, digits and '-'")
-    name_check("tenant name", name)
-    with transaction.atomic():
-        tenant, created = Tenant.objects.get_or_create(slug=slug, defaults={"name": name or slug})
-        if name and tenant.name != name:
-            tenant.name = name
-            tenant.save(update_fields=["name"])
-        group_ensure(tenant=tenant, key=tenant.group_key, kind=AccessGroup.Kind.TENANT, name=tenant.name)
-    return tenant, created
-
-
-def group_ensure(*, tenant: Tenant, key: str, kind: str, name: str = "", builtin: bool = True) -> AccessGroup:
-    group, _ = AccessGroup.objects.get_or_create(
-        tenant=tenant, key=key, defaults={"kind": kind, "name": name or key, "builtin": builtin}
-    )
-    return group
-
-
-def department_ensure(*, tenant: Tenant, name: str) -> Department:
-    name = name.strip()
-    if not name:
-        raise ApplicationError("department name may not be empty")
-    name_check("department name", name)
-    dept, _ = Department.objects.get_or_create(tenant=tenant, key=key_part(name), defaults={"name": name})
-    group_ensure(tenant=tenant, key=dept.group_key, kind=AccessGroup.Kind.DEPARTMENT, name=dept.name)
-    return dept
-
-
-def project_ensure(*, tenant: Tenant, name: str) -> Project:
-    name = name.strip()
-    if not name:
-        raise ApplicationError("project name may not be empty")
-    name_check("project name", name)
-    project, _ = Project.objects.get_or_create(tenant=tenant, key=key_part(name), defaults={"name": name})
-    group_ensure(tenant=tenant, key=project.group_key, kind=AccessGroup.Kind.PROJECT, name=project.name)
-    return project
 
 
 @transaction.atomic
@@ -118,12 +72,6 @@ def membership_sync_builtin(*, user, actor: str = "directory") -> None:
     )
     access_audit(changes=revoked, granted=False, actor=actor, origin=BUILTIN)
     access_audit(changes={gid: {user.pk} for gid in wanted - have}, granted=True, actor=actor, origin=BUILTIN)
-
-
-# --- The personal key `user:<username>` ---------------------------------------------------
-# It names a person's private scope in every `acl`, so it must follow the person: a rename
-# moves it (and every acl entry using it) to the new name, a deletion retires it, and a key
-# someone else holds, or held, is never handed to a new user of that name.
 
 
 def personal_key(username: str) -> str:
@@ -345,160 +293,3 @@ def user_set_projects(*, user, names: list[str]) -> None:
     with transaction.atomic():
         profile.projects.set([project_ensure(tenant=profile.tenant, name=n) for n in names])
         membership_sync_builtin(user=user)
-
-
-def membership_add(*, user, group: AccessGroup, origin: str, actor: str = "") -> None:
-    membership, created = GroupMembership.objects.get_or_create(
-        user=user, group=group, defaults={"origin": origin}
-    )
-    if created:
-        access_audit(changes={group.pk: {user.pk}}, granted=True, actor=actor or origin, origin=origin)
-    else:
-        membership.save(update_fields=["confirmed_at"])
-
-
-def membership_remove(*, user, group: AccessGroup, actor: str = "") -> int:
-    deleted, _ = GroupMembership.objects.filter(user=user, group=group).exclude(origin=BUILTIN).delete()
-    if deleted:
-        access_audit(changes={group.pk: {user.pk}}, granted=False, actor=actor)
-    return deleted
-
-
-def agentkey_create(
-    *,
-    tenant: Tenant,
-    name: str,
-    can_push_events: bool = False,
-    can_act_for_users: bool = True,
-    rate_limit: str = "",
-    actor: str = "",
-) -> tuple[AgentKey, str]:
-    """Create an agent key and return it with its secret (shown once, stored hashed).
-    `rate_limit`: requests per period ("600/m"); empty: the `API_RATE_LIMIT` setting."""
-    from almanac.throttling import rate_parse
-
-    name = (name or "").strip()
-    if not name:
-        raise ApplicationError("agent key name may not be empty")
-    try:
-        rate_parse(rate_limit)
-    except ValueError as exc:
-        raise ApplicationError(str(exc)) from exc
-    if AgentKey.objects.filter(tenant=tenant, name=name, revoked_at__isnull=True).exists():
-        raise ApplicationError(f"an active key named {name!r} already exists; revoke it first")
-    raw = f"alm_{secrets.token_urlsafe(32)}"
-    key = AgentKey.objects.create(
-        tenant=tenant,
-        name=name,
-        prefix=raw[:10],
-        hashed_secret=AgentKey.hash_secret(raw),
-        can_push_events=can_push_events,
-        can_act_for_users=can_act_for_users,
-        rate_limit=rate_limit.strip(),
-    )
-    _key_audit(key, "agentkey.create", actor)
-    return key, raw
-
-
-def _key_audit(key: AgentKey, action: str, actor: str) -> None:
-    audit_record(
-        action=action,
-        tenant_id=key.tenant_id,
-        actor=actor or "system",
-        object_type="agent_key",
-        object_id=key.pk,
-        detail={
-            "name": key.name,
-            "prefix": key.prefix,
-            "can_act_for_users": key.can_act_for_users,
-            "can_push_events": key.can_push_events,
-        },
-    )
-
-
-def agentkey_revoke(*, key: AgentKey, actor: str = "") -> bool:
-    """Revoke `key`; False when it was revoked already."""
-    if key.revoked_at is not None:
-        return False
-    key.revoked_at = timezone.now()
-    key.save(update_fields=["revoked_at"])
-    _key_audit(key, "agentkey.revoke", actor)
-    return True
-
-
-def agentkey_touch(*, key: AgentKey) -> None:
-    """Record use at most once a minute, so the hot path does not write on every call."""
-    now = timezone.now()
-    if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
-        AgentKey.objects.filter(pk=key.pk).update(last_used_at=now)
-        key.last_used_at = now
-
-
-def audit_record(
-    *,
-    action: str,
-    tenant=None,
-    tenant_id: int | None = None,
-    actor: str = "",
-    object_type: str = "",
-    object_id="",
-    detail: dict | None = None,
-):
-    """Append one audit event (never content that a purge must remove)."""
-    from almanac.models import AuditEvent
-
-    return AuditEvent.objects.create(
-        tenant_id=tenant.pk if tenant is not None else tenant_id,
-        actor=actor[:200],
-        action=action,
-        object_type=object_type,
-        object_id=str(object_id)[:64],
-        detail=detail or {},
-    )
-
-
-# Who is listed by name in one access event; a larger change (a connector's first sync of
-# a big channel) records the count and the first names.
-AUDIT_MAX_USERS = 200
-
-
-def access_audit(
-    *, changes: dict[int, set[int]], granted: bool, actor: str, origin: str = "", groups: dict | None = None
-) -> None:
-    """One `access.grant` / `access.revoke` event per access group: {group id: user ids}
-    that just joined or left it. Membership is the permission model, so every change of it,
-    by the directory, a connector or an admin, is recorded with who made it."""
-    changes = {gid: ids for gid, ids in changes.items() if ids}
-    if not changes:
-        return
-    groups = {
-        **AccessGroup.objects.in_bulk(list(changes)),
-        **(groups or {}),
-    }  # `groups`: read before a delete
-    names = dict(User.objects.filter(pk__in=set().union(*changes.values())).values_list("pk", "username"))
-    for gid, ids in sorted(changes.items()):
-        group = groups.get(gid)
-        if group is None:
-            continue
-        users = sorted(names.get(uid, str(uid)) for uid in ids)
-        audit_record(
-            action="access.grant" if granted else "access.revoke",
-            tenant_id=group.tenant_id,
-            actor=actor or "system",
-            object_type="access_group",
-            object_id=group.key,
-            detail={
-                "group": group.key,
-                "users": users[:AUDIT_MAX_USERS],
-                "count": len(users),
-                **({"origin": origin} if origin else {}),
-            },
-        )
-
-
-def memberships_of(queryset) -> dict[int, set[int]]:
-    """{group id: user ids} of some memberships (what a delete of them revokes)."""
-    found: dict[int, set[int]] = {}
-    for gid, uid in queryset.values_list("group_id", "user_id"):
-        found.setdefault(gid, set()).add(uid)
-    return found

@@ -1,0 +1,39 @@
+"""Accounts in the web UI: logout, password change and reset."""
+
+import pytest
+
+from tests.web.conftest import login
+
+pytestmark = pytest.mark.django_db
+
+
+def test_logging_out_goes_home(client, alice):
+    response = login(client, alice).post("/accounts/logout/")
+    assert response.status_code == 302 and response.url == "/"
+
+
+def test_password_reset_is_not_offered_without_a_mail_server(client, db):
+    assert client.get("/accounts/password_reset/").status_code == 404
+
+
+def test_password_change_uses_the_web_ui_layout(client, alice):
+    body = login(client, alice).get("/accounts/password_change/").content.decode()
+    assert 'name="new_password1"' in body and "Django administration" not in body
+    assert 'href="/wiki/"' in body  # the web UI's navigation
+
+
+def test_a_weak_new_password_is_refused_in_the_reader_s_language(client, alice):
+    alice.set_password("old-secret-42")
+    alice.save()
+    login(client, alice)
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    for weak, said in (
+        ("password", "这个密码太常见了"),
+        ("x7-k", "密码太短"),
+        ("1234567890", "密码只包含数字"),
+    ):
+        form = {"old_password": "old-secret-42", "new_password1": weak, "new_password2": weak}
+        body = client.post("/accounts/password_change/", form, **zh).content.decode()
+        assert said in body and "This password" not in body, weak
+    alice.refresh_from_db()
+    assert alice.check_password("old-secret-42")

@@ -1,0 +1,52 @@
+"""The context preview (web.views.context_preview): the task and budget checks, sources, users
+without a tenant."""
+
+import re
+from unittest import mock
+
+import pytest
+from django.conf import settings
+
+from tests.web.conftest import ZH, login
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_preview_passes_a_long_task_whole_and_keeps_its_newlines(client, bob):
+    task = "Vercel renewal\nsecond line " + "x" * 5000
+    with mock.patch("context.services.context_build", side_effect=lambda **kw: None) as build:
+        page = login(client, bob).post("/context/", {"task": task, "max_tokens": "800"})
+    assert page.status_code == 200
+    assert build.call_args.kwargs["task"] == task
+    assert '<textarea name="task"' in page.content.decode()
+
+
+def test_the_preview_refuses_a_task_over_the_api_limit_with_a_message(client, bob):
+    task = "x" * (settings.CONTEXT_TASK_MAX_CHARS + 1)
+    with mock.patch("context.services.context_build") as build:
+        body = login(client, bob).post("/context/", {"task": task}, **ZH).content.decode()
+    build.assert_not_called()
+    assert 'class="card warn"' in body and f"{settings.CONTEXT_TASK_MAX_CHARS}" in body and "字符" in body
+
+
+@pytest.mark.parametrize("max_tokens", ["abc", "0", "99999999"])
+def test_a_bad_token_budget_is_refused_in_the_readers_language(client, bob, max_tokens):
+    body = login(client, bob).get("/context/", {"task": "Vercel", "max_tokens": max_tokens}, **ZH)
+    body = body.content.decode()
+    assert "token 预算" in body and "max_tokens must be" not in body
+
+
+def test_context_sources_show_a_translated_state_and_a_formatted_date(client, wiki, bob):
+    body = login(client, bob).get("/context/", {"task": "Vercel renewal"}, **ZH).content.decode()
+    sources = body.split("<h3>", 1)[1]
+    assert "slack: 正常" in sources
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", sources)
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", sources)
+
+
+def test_a_user_without_a_tenant_is_told_in_chinese(client, db):
+    from django.contrib.auth import get_user_model
+
+    loner = get_user_model().objects.create_user(username="loner", password="x")
+    body = login(client, loner).get("/context/", {"task": "Vercel"}, **ZH).content.decode()
+    assert "租户" in body and "belongs to no tenant" not in body
