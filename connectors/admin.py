@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import Max
 
-from almanac.admin import HiddenFieldsAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin
+from almanac.admin_mixins import HiddenFieldsAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
 from almanac.selectors import user_group_keys
 from connectors import selectors, services

@@ -19,8 +19,9 @@ from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from simple_history.admin import SimpleHistoryAdmin
 
-from almanac.admin import ScopedHistoryAdminMixin, TenantScopedAdminMixin
+from almanac.admin_mixins import ScopedHistoryAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
+from almanac.services.audit import audit_record
 from memories import services
 from memories.models import ConversationSession, Feedback, Memory, MemoryLink, SessionChunk, Turn
 from memories.selectors import SEARCH_FIELDS
@@ -48,8 +49,6 @@ def _row(memory: Memory) -> dict:
 
 def _export_audit(request, queryset, fmt: str) -> None:
     """An export takes memories out of the system: one audit event per tenant, with the ids."""
-    from almanac.services import audit_record
-
     by_tenant: dict[int, list[int]] = {}
     for tenant_id, pk in queryset.order_by("pk").values_list("tenant_id", "pk"):
         by_tenant.setdefault(tenant_id, []).append(pk)

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
-from almanac.admin import (
+from almanac.admin_mixins import (
     HiddenFieldsAdminMixin,
     ScopedHistoryAdminMixin,
     SuperuserOnlyAdminMixin,

@@ -12,7 +12,7 @@ from django.contrib import admin, messages
 from django.db.models import Exists, OuterRef
 from simple_history.admin import SimpleHistoryAdmin
 
-from almanac.admin import HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin
+from almanac.admin_mixins import HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin
 from wiki import selectors, services
 from wiki.models import Entity, Page, PageSection
 from wiki.services.compiler import STATUS_REASON
