@@ -27,8 +27,6 @@ import json_repair
 import jsonschema
 from django.conf import settings
 
-from skills import conf
-
 FORMATS = ("json_schema", "json_object", "none")  # strongest first
 # Reasoning at the very start of a reply; an unclosed one (cut off at max_tokens) is all of it.
 # Only the start: a "<think>" inside the JSON is content ("strip the <think> block").
@@ -176,8 +174,7 @@ class LLMClient:
         self.api_key = api_key
         self.timeout = timeout
         self.max_retries = max(int(max_retries), 0)
-        fmt = str(conf.get("LLM_RESPONSE_FORMAT") or "none").strip().lower()
-        self.response_format = fmt if fmt in FORMATS else "json_object"
+        self.response_format = settings.LLM_RESPONSE_FORMAT  # one of FORMATS (settings checks it)
         self.send_max_tokens = True
         self.truncated = False  # the last reply stopped at max_tokens (finish_reason "length")
         self.attempts = 0
@@ -198,7 +195,7 @@ class LLMClient:
     def _body(self, messages: list[dict], max_tokens: int | None, schema: dict) -> dict:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "stream": False}
         if max_tokens and self.send_max_tokens:
-            body["max_tokens"] = min(max_tokens, int(conf.get("LLM_MAX_OUTPUT_TOKENS")))
+            body["max_tokens"] = min(max_tokens, settings.LLM_MAX_OUTPUT_TOKENS)
         if self.response_format == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
@@ -216,13 +213,13 @@ class LLMClient:
         return text
 
     def _wait(self, response: httpx.Response | None, failure: int) -> None:
-        delay = float(conf.get("LLM_BACKOFF")) * (2 ** (failure - 1))
+        delay = settings.LLM_BACKOFF * (2 ** (failure - 1))
         if response is not None and response.status_code == 429:
             with contextlib.suppress(ValueError):  # an HTTP date: keep the backoff
                 asked = float(response.headers.get("Retry-After", delay))
                 if math.isfinite(asked) and asked >= 0:  # "nan", "inf", "-1": keep the backoff
                     delay = asked
-        time.sleep(min(max(delay, 0.0), float(conf.get("LLM_RETRY_AFTER_MAX"))))
+        time.sleep(min(max(delay, 0.0), settings.LLM_RETRY_AFTER_MAX))
 
     def _post(self, http: httpx.Client, messages: list[dict], max_tokens: int | None, schema: dict) -> str:
         """One request → the reply text. Raises LLMUnavailable/LLMRejected, or ReplyError.

@@ -29,8 +29,8 @@ from django.utils import timezone
 
 from almanac.buffer import WriteBuffer
 from almanac.errors import ApplicationError
-from almanac.rows import instance, select_list
-from skills import conf, llm, registry
+from almanac.search.rows import instance, select_list
+from skills import llm, registry
 from skills.models import Skill, SkillRun
 from skills.prompt_skill import PromptSkill
 
@@ -93,7 +93,7 @@ def _stored_input(input, limit: int | None = None) -> tuple[dict, bool, str]:
     """(what the run log stores, whether it was cut, the input's digest): one serialization."""
     if not isinstance(input, dict):
         return {"_invalid": repr(input)[:1000]}, True, input_digest({"_invalid": repr(input)})
-    limit = int(conf.get("SKILL_RUN_INPUT_MAX_CHARS")) if limit is None else limit
+    limit = settings.SKILL_RUN_INPUT_MAX_CHARS if limit is None else limit
     text = canonical_json(input)
     digest = hashlib.sha256(text.encode()).hexdigest()
     if len(text) <= limit:
@@ -267,7 +267,7 @@ def _write_runs(batch: list[SkillRun]) -> int:
 # Successful runs of hot paths (the context call's page summaries), written in batches
 # off the request path (almanac.buffer): their rows appear up to SKILL_RUN_FLUSH_SECONDS
 # later, with that flush's created_at.
-_later = WriteBuffer("skill runs", _write_runs, lambda: float(conf.get("SKILL_RUN_FLUSH_SECONDS")))
+_later = WriteBuffer("skill runs", _write_runs, lambda: settings.SKILL_RUN_FLUSH_SECONDS)
 
 
 def flush_runs() -> int:
@@ -320,7 +320,7 @@ def skill_run(
         outcome=outcome,
         started=started,
         event_key=event_key,
-        input_limit=int(conf.get("SKILL_RUN_LATER_INPUT_MAX_CHARS")) if later else None,
+        input_limit=settings.SKILL_RUN_LATER_INPUT_MAX_CHARS if later else None,
     )
     if later:
         _later.add([run])

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
+
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from skills import conf, registry
+from skills import registry
 from skills.models import SkillRun
 from skills.services import SkillFailed, skill_run, skillrun_purge
 
@@ -43,4 +45,4 @@ def skill_event_task(name: str, event: str, payload: dict, tenant_id: int | None
 
 def skillrun_purge_task() -> int:
     """Daily: drop runs past SKILL_RUN_RETENTION_DAYS (idempotent)."""
-    return skillrun_purge(older_than_days=int(conf.get("SKILL_RUN_RETENTION_DAYS")))
+    return skillrun_purge(older_than_days=settings.SKILL_RUN_RETENTION_DAYS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from almanac.search import count_tokens
+from almanac.search.tokens import count_tokens
 from skills.builtin import text as T
 from skills.builtin.summarize import OUTPUT_SCHEMA, extractive_summary
 from skills.registry import BaseSkill, register

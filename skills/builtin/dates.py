@@ -24,7 +24,7 @@ import unicodedata
 import dateparser
 from dateutil.relativedelta import relativedelta
 
-from almanac.search import word_matches
+from almanac.search.text import word_matches
 
 _GRACE = dt.timedelta(days=31)
 _ZH_DIGITS = {char: i for i, char in enumerate("〇一二三四五六七八九")} | {"零": 0, "两": 2}

@@ -6,7 +6,7 @@ import functools
 import math
 import re
 
-from almanac.search import count_tokens, count_tokens_by_line, truncate_tokens
+from almanac.search.tokens import count_tokens, count_tokens_by_line, truncate_tokens
 from skills.builtin import text as T
 from skills.registry import BaseSkill, register
 

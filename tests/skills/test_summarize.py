@@ -3,7 +3,7 @@ from hypothesis import given
 from hypothesis import settings as settings_hyp
 from hypothesis import strategies as st
 
-from almanac.search import count_tokens
+from almanac.search.tokens import count_tokens
 from skills.builtin.summarize import extractive_summary
 from skills.services import skill_run
 
