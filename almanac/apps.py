@@ -10,7 +10,7 @@ class AlmanacConfig(AppConfig):
         from django.core.exceptions import ImproperlyConfigured
         from django.db.models.signals import post_migrate
 
-        from almanac import signals  # noqa: F401  (connects the receivers)
+        from almanac import receivers  # noqa: F401  (connects the receivers)
         from almanac.throttling import rate_parse
 
         try:  # a typo here would otherwise fail every API call

@@ -43,15 +43,19 @@ INSTALLED_APPS = [
     "simple_history",
     "django_htmx",
     "ninja",  # serves the API docs page's Swagger UI from static files: no CDN, it works offline
+    # Layers, each importing only those before it: the base, skills, the three domain apps,
+    # then what serves agents and employees (tests/test_layers.py checks it).
     "almanac",
     "skills",
-    "memories",
     "connectors",
     "wiki",
+    "memories",
+    "context",
+    "web",
 ]
 
 MIDDLEWARE = [
-    "almanac.lanes.InFlightMiddleware",
+    "almanac.search.lanes.InFlightMiddleware",
     "almanac.middleware.ApiRequestGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -223,9 +227,55 @@ SLACK_SIGNING_SECRET = envsecret("SLACK_SIGNING_SECRET")
 GITHUB_WEBHOOK_SECRET = envsecret("GITHUB_WEBHOOK_SECRET")
 SOURCE_LAG_WARNING_SECONDS = envint("SOURCE_LAG_WARNING_SECONDS", 3600, minimum=0)
 
+# --- connectors (docs/connectors.md) ---
+# Exponential backoff of a failing poller: BASE * 2**(failures-1), capped at MAX seconds.
+CONNECTOR_BACKOFF_BASE_SECONDS = envint("CONNECTOR_BACKOFF_BASE_SECONDS", 60)
+CONNECTOR_BACKOFF_MAX_SECONDS = envint("CONNECTOR_BACKOFF_MAX_SECONDS", 6 * 3600)
+# Slack: how far back every poll re-reads history, so late thread replies and edits are caught.
+SLACK_REREAD_HOURS = envint("SLACK_REREAD_HOURS", 24)
+# Largest `text` accepted on an event, in characters; raw payload size in bytes; batch size.
+CONNECTOR_EVENT_MAX_TEXT = envint("CONNECTOR_EVENT_MAX_TEXT", 1_000_000)
+CONNECTOR_EVENT_MAX_RAW_BYTES = envint("CONNECTOR_EVENT_MAX_RAW_BYTES", 1_000_000)
+CONNECTOR_EVENT_MAX_BATCH = envint("CONNECTOR_EVENT_MAX_BATCH", 1000)
+# Calendar: the window of a recurring event's occurrences around now, and at most this many.
+CALENDAR_RECURRENCE_PAST_DAYS = envint("CALENDAR_RECURRENCE_PAST_DAYS", 90)
+CALENDAR_RECURRENCE_FUTURE_DAYS = envint("CALENDAR_RECURRENCE_FUTURE_DAYS", 60)
+CALENDAR_RECURRENCE_MAX = envint("CALENDAR_RECURRENCE_MAX", 200)
+
 # --- Context --------------------------------------------------------------------------
 CONTEXT_TOP_PAGES = envint("CONTEXT_TOP_PAGES", 3, minimum=1)
 CONTEXT_DEFAULT_MAX_TOKENS = envint("CONTEXT_DEFAULT_MAX_TOKENS", 3000, minimum=1)
+# --- context (docs/agents.md, Configuration) ---
+# Share of the budget each block may use before spill-over ("kind:share,…", normalized to
+# sum to 1; parsed and checked at start by context.apps).
+CONTEXT_BLOCK_SHARES = env("CONTEXT_BLOCK_SHARES", "wiki:0.5,semantic:0.2,episodic:0.15,working:0.15")
+# Input limits: a task longer than this, or max_tokens outside 1..MAX, is refused (422).
+CONTEXT_TASK_MAX_CHARS = envint("CONTEXT_TASK_MAX_CHARS", 8000)
+CONTEXT_MAX_TOKENS_LIMIT = envint("CONTEXT_MAX_TOKENS_LIMIT", 32000)
+# How many memories of each kind one pass considers.
+CONTEXT_SEMANTIC_TOP_K = envint("CONTEXT_SEMANTIC_TOP_K", 8)
+CONTEXT_EPISODIC_TOP_K = envint("CONTEXT_EPISODIC_TOP_K", 6)
+# Wiki sections fetched to rank pages.
+CONTEXT_SECTION_TOP_K = envint("CONTEXT_SECTION_TOP_K", 50)
+# A page summary shorter than this is not worth it: the page is left out (and reported).
+CONTEXT_MIN_SUMMARY_TOKENS = envint("CONTEXT_MIN_SUMMARY_TOKENS", 24)
+# A page summary's token target is rounded down to a multiple of this, so that calls with
+# slightly different budgets share the cached summary.
+CONTEXT_SUMMARY_TARGET_STEP = envint("CONTEXT_SUMMARY_TARGET_STEP", 32)
+# Page summaries are cached (Django cache) for this long; the key changes with the page.
+CONTEXT_SUMMARY_CACHE_SECONDS = envint("CONTEXT_SUMMARY_CACHE_SECONDS", 7 * 24 * 3600)
+# A cursor older than this is refused (400).
+CONTEXT_CURSOR_MAX_AGE_SECONDS = envint("CONTEXT_CURSOR_MAX_AGE_SECONDS", 24 * 3600)
+# A wiki section found only by the vector lane (no keyword match) must be at least this
+# similar to the task to pull its page in; pages named by an entity always count.
+CONTEXT_MIN_VECTOR_SIMILARITY = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY", 0.15)
+# Source freshness is read at most this often per tenant (it aggregates the event inbox);
+# lag thresholds are in hours, so a few seconds of caching changes no warning.
+CONTEXT_FRESHNESS_CACHE_SECONDS = envint("CONTEXT_FRESHNESS_CACHE_SECONDS", 10)
+# A page's text is its newest visible sections up to this many, plus the sections that
+# matched the task (up to CONTEXT_PAGE_MATCHED_SECTIONS); older ones are left out and reported.
+CONTEXT_PAGE_MAX_SECTIONS = envint("CONTEXT_PAGE_MAX_SECTIONS", 40)
+CONTEXT_PAGE_MATCHED_SECTIONS = envint("CONTEXT_PAGE_MATCHED_SECTIONS", 10)
 
 # --- skills and LLM (docs/llm.md) -----------------------------------------------------
 # An OpenAI-compatible chat-completions server (vLLM, Ollama, llama.cpp server).
@@ -254,6 +304,51 @@ SKILL_RUN_INPUT_MAX_CHARS = envint("SKILL_RUN_INPUT_MAX_CHARS", 20_000)
 SKILL_RUN_LATER_INPUT_MAX_CHARS = envint("SKILL_RUN_LATER_INPUT_MAX_CHARS", 1_000)
 # Runs logged later (the context call's page summaries) are written in batches this often.
 SKILL_RUN_FLUSH_SECONDS = envfloat("SKILL_RUN_FLUSH_SECONDS", 2.0)
+
+# --- wiki (docs/wiki.md) ---
+# Generate page summaries with the `summarize` skill after sections change.
+WIKI_SUMMARY_ENABLED = envbool("WIKI_SUMMARY_ENABLED", True)
+WIKI_SUMMARY_MAX_TOKENS = envint("WIKI_SUMMARY_MAX_TOKENS", 200)
+# Longest text of one item kept in a section, and of a whole section (characters).
+WIKI_ITEM_MAX_CHARS = envint("WIKI_ITEM_MAX_CHARS", 4000)
+WIKI_SECTION_MAX_CHARS = envint("WIKI_SECTION_MAX_CHARS", 20000)
+# Characters of each item text given to the embedding model (a section's embedding is the
+# mean of its items').
+WIKI_EMBED_MAX_CHARS = envint("WIKI_EMBED_MAX_CHARS", 1500)
+# A request looks at the entity table (its count and newest change) at most this often per
+# process to see whether names must be re-read; an entity saved or deleted in the same
+# process is seen at once. The compiler always looks.
+WIKI_ENTITY_CHECK_SECONDS = envfloat("WIKI_ENTITY_CHECK_SECONDS", 2.0)
+
+# --- memories (docs/memories.md) ---
+# Recall
+MEMORY_RECALL_LANE_SIZE = envint("MEMORY_RECALL_LANE_SIZE", 50)
+MEMORY_RECALL_FUSED_SIZE = envint("MEMORY_RECALL_FUSED_SIZE", 15)
+MEMORY_RECALL_RRF_K = envint("MEMORY_RECALL_RRF_K", 60)
+# Terms in more than this share of the memories only score, never find.
+MEMORY_COMMON_TERM_SHARE = envfloat("MEMORY_COMMON_TERM_SHARE", 0.05)
+MEMORY_RECENCY_HALF_LIFE_DAYS = envfloat("MEMORY_RECENCY_HALF_LIFE_DAYS", 30.0)
+# Tenants with at most this many memories: exact vector scans.
+MEMORY_EXACT_SCAN_MAX = envint("MEMORY_EXACT_SCAN_MAX", 5000)
+MEMORY_RERANK = env("MEMORY_RERANK")  # dotted path of a callable(query, hits) -> hits; empty = off
+MEMORY_TOUCH_ON_RECALL = envbool("MEMORY_TOUCH_ON_RECALL", True)
+# buffer: counted in-process, one UPDATE per flush (memories/touch.py) | task: a django-q2 task per search
+MEMORY_TOUCH_MODE = envchoice("MEMORY_TOUCH_MODE", "buffer", ("buffer", "task"))
+MEMORY_TOUCH_FLUSH_SECONDS = envfloat("MEMORY_TOUCH_FLUSH_SECONDS", 2.0)
+# Write path
+MEMORY_MAX_CONTENT_CHARS = envint("MEMORY_MAX_CONTENT_CHARS", 20000)
+MEMORY_MAX_TURN_CHARS = envint("MEMORY_MAX_TURN_CHARS", 200000)
+MEMORY_CHUNK_CHARS = envint("MEMORY_CHUNK_CHARS", 256)
+MEMORY_CHUNK_OVERLAP = envint("MEMORY_CHUNK_OVERLAP", 32)
+# Compression (memories/services/compression.py): a topic of more than MEMORY_COMPRESS_MIN
+# active semantic memories in one scope becomes summaries of at most
+# MEMORY_COMPRESS_MAX_TOKENS each (a summary may be as long as what it folds in: a bigger
+# topic is split into groups that fit); originals a summary holds are kept
+# MEMORY_COMPRESSED_KEEP_DAYS.
+MEMORY_COMPRESS_MIN = envint("MEMORY_COMPRESS_MIN", 20)
+MEMORY_TOPIC_SIMILARITY = envfloat("MEMORY_TOPIC_SIMILARITY", 0.75)
+MEMORY_COMPRESS_MAX_TOKENS = envint("MEMORY_COMPRESS_MAX_TOKENS", 1000)
+MEMORY_COMPRESSED_KEEP_DAYS = envint("MEMORY_COMPRESSED_KEEP_DAYS", 30)
 
 LOG_LEVEL = env("LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:

@@ -1,36 +1,11 @@
-"""Receivers that keep the personal key `user:<username>` on the person (DESIGN §3).
-
-Django's UserAdmin and the shell rename or delete a user with a plain `User.save()` /
-`delete()`, which calls no service of ours: these receivers are the one way to catch every
-path, and they hand over to a service at once (STYLE §1 keeps logic out of signals).
-`post_save` runs inside the caller's transaction (the admin's, a service's); in autocommit
-the service opens its own, right after the user row is written.
-"""
+"""Signals of the base layer: what the apps above it follow (DESIGN §3)."""
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.db.models.signals import post_save, pre_delete
-from django.dispatch import Signal, receiver
+from django.dispatch import Signal
 
-# Sent (by almanac.services, inside its transaction) when a personal key moves to a new name
-# (`new_key`) or is retired (`new_key=None`: its user is being deleted, `user`, or it was
-# left by a former one): every app whose `acl` can hold `user:` keys follows it.
+# Sent (by almanac.services.users, inside its transaction) when a personal key moves to a
+# new name (`new_key`) or is retired (`new_key=None`: its user is being deleted, `user`, or
+# it was left by a former one): every app whose `acl` can hold `user:` keys follows it.
 # Arguments: tenant_id, old_key, new_key, user.
 personal_key_changed = Signal()
-
-
-@receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="almanac.user_post_save")
-def _user_saved(sender, instance, created, raw=False, update_fields=None, **kwargs) -> None:
-    if created or raw or (update_fields is not None and "username" not in update_fields):
-        return  # e.g. a login writes only last_login
-    from almanac.services.users import user_personal_key_sync
-
-    user_personal_key_sync(user=instance)
-
-
-@receiver(pre_delete, sender=settings.AUTH_USER_MODEL, dispatch_uid="almanac.user_pre_delete")
-def _user_deleted(sender, instance, **kwargs) -> None:
-    from almanac.services.users import user_personal_keys_retire
-
-    user_personal_keys_retire(user=instance)

@@ -6,6 +6,8 @@ import functools
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+from context.labels import source_labels
+
 
 @dataclass
 class Item:
@@ -32,8 +34,6 @@ class Item:
     @functools.cached_property
     def source_labels(self) -> list[str]:
         """The sources as prompt labels (computed once: the fitter renders an item many times)."""
-        from context.prompt import source_labels
-
         return source_labels(self.sources)
 
     @property

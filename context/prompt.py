@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import date, datetime
 
 from context.items import Item
+from context.labels import day, single_line
 
 LABELS = {
     "zh": {
@@ -32,38 +32,6 @@ ROLE_LABELS = {
     "en": {"user": "user", "assistant": "assistant", "tool": "tool", "summary": "earlier summary"},
 }
 BLOCK_SEPARATOR = "\n\n"
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
-
-
-def detect_lang(text: str) -> str:
-    """zh when the task contains CJK characters, else en."""
-    return "zh" if _CJK.search(text or "") else "en"
-
-
-def day(value: date | datetime | str | None) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value[:10]
-    return value.date().isoformat() if isinstance(value, datetime) else value.isoformat()
-
-
-def source_labels(sources: list[dict]) -> list[str]:
-    """One label per source and container, newest first: 'slack #sales 2026-11-30', or
-    'slack #sales 2026-11-01..2026-11-30 ×29' when the container contributed several items."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for source in sources:
-        key = (single_line(str(source.get("source") or "")), single_line(str(source.get("name") or "")))
-        groups.setdefault(key, []).append(day(source.get("occurred_at")))
-    labels = []
-    for (source, name), days in sorted(groups.items(), key=lambda kv: max(kv[1]), reverse=True):
-        known = sorted(d for d in days if d)
-        when = known[-1] if known else ""
-        if len(known) > 1 and known[0] != known[-1]:
-            when = f"{known[0]}..{known[-1]}"
-        count = f" ×{len(days)}" if len(days) > 1 else ""
-        labels.append(" ".join(p for p in [source, name, when] if p) + count)
-    return [label for label in labels if label.strip()]
 
 
 def sources_suffix(labels: list[str], lang: str, limit: int = 4) -> str:
@@ -73,10 +41,6 @@ def sources_suffix(labels: list[str], lang: str, limit: int = 4) -> str:
     more = len(labels) - limit
     shown = labels[:limit] + ([f"+{more}"] if more > 0 else [])
     return opening + joiner.join(shown) + closing
-
-
-def single_line(text: str) -> str:
-    return " ".join((text or "").split())
 
 
 # What opens a block or a page in the prompt. Stored text (a Slack message, an e-mail) is

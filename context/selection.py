@@ -17,7 +17,7 @@ from django.db.models import Exists, OuterRef
 from almanac.search import lanes
 from context.cursor import Seen
 from context.items import Item
-from context.prompt import day, single_line
+from context.labels import day, single_line
 
 # Ids such as PRD-2024-013, INV_2025/07, #4521 are worth reporting as entities.
 _ID = re.compile(r"\b[A-Za-z]+[-_/][A-Za-z0-9]*\d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*\b|#\d+")
@@ -269,7 +269,7 @@ def select_memories(*, user, task: str, seen: Seen, selection: Selection) -> Non
     asked = 2 * sum(want.values())
     # Not touched here: the context call touches the memories it returns (services.py).
     hits = memory_search(
-        user=user, query=task, top_k=asked, memory_types=list(want), exclude_ids=seen.memories, touch=False
+        user=user, query=task, top_k=asked, memory_types=list(want), exclude_ids=seen.memories
     )
     by_kind = {kind: [h for h in hits if h.memory.memory_type == kind] for kind in want}
     for kind, top_k in want.items():
@@ -280,7 +280,6 @@ def select_memories(*, user, task: str, seen: Seen, selection: Selection) -> Non
                 top_k=top_k + 1,
                 memory_types=[kind],
                 exclude_ids=seen.memories,
-                touch=False,
             )
         if len(by_kind[kind]) > top_k or len(hits) >= asked:
             selection.more = True

@@ -12,12 +12,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from almanac.errors import ApplicationError
+from almanac.search.text import detect_lang
 from almanac.search.tokens import count_tokens_by_line
 from almanac.selectors import access_snapshot, int_array
 from context.budget import fit
 from context.cursor import Seen, cursor_decode, cursor_encode
 from context.items import Fit, Item
-from context.prompt import detect_lang
 from context.selection import Selection, select
 
 log = logging.getLogger(__name__)

@@ -147,20 +147,19 @@ def test_second_pass_returns_the_next_items_without_repeats(api, company):
 
 
 def test_only_the_memories_returned_count_as_accessed(api, company, django_capture_on_commit_callbacks):
-    from memories import touch
     from memories.models import Memory
-    from memories.services import memory_create
+    from memories.services import memory_create, touches
 
     alice = company.profiles.get(user__username="alice").user
     for i in range(12):
         memory_create(
             owner=alice, content=f"Renewal fact number {i}: customer {i} renews every {i + 1} years."
         )
-    touch.flush()
+    touches.flush()
     Memory.objects.update(access_count=0, last_access=None)
     with django_capture_on_commit_callbacks(execute=True):
         data = context(api, task="contract renewal facts", max_tokens=300)
-    touch.flush()
+    touches.flush()
     returned = {
         int(item["id"]) for block in data["blocks"] if block["kind"] != "wiki" for item in block["items"]
     }

@@ -7,10 +7,11 @@ from datetime import date
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from almanac.search.text import detect_lang
 from almanac.search.tokens import count_tokens, truncate_tokens
 from context.budget import fit, water_fill
 from context.items import Item
-from context.prompt import LABELS, detect_lang
+from context.prompt import LABELS
 
 WORDS = [
     "Vercel",

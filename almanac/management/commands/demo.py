@@ -1,11 +1,9 @@
 import logging
-from importlib import import_module
 
 from django.core.management.base import BaseCommand
 
 from almanac.demo import PASSWORD, load_company
-
-DEMO_APPS = ["connectors", "wiki", "memories"]
+from almanac.schedules import app_modules
 
 
 class Command(BaseCommand):
@@ -16,14 +14,14 @@ class Command(BaseCommand):
         # printed below.
         logging.getLogger("django-q").setLevel(max(logging.WARNING, logging.getLogger("django-q").level))
         company = load_company()
-        for app in DEMO_APPS:
-            try:
-                module = import_module(f"{app}.demo")
-            except ModuleNotFoundError:
-                continue
+        # Each app's `demo.load(company)`, in INSTALLED_APPS order (sources before the wiki
+        # compiled from them, before the memories).
+        for module in app_modules("demo"):
+            if not hasattr(module, "load"):
+                continue  # almanac.demo: the company itself, loaded above
             summary = module.load(company)
             if summary:
-                self.stdout.write(f"{app}: {summary}")
+                self.stdout.write(f"{module.__name__.split('.')[0]}: {summary}")
         users = ", ".join(sorted(company.users))
         self.stdout.write(
             f"tenant {company.tenant.slug}: users {users} (password {PASSWORD!r}; admin is 'admin')"
