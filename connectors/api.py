@@ -8,8 +8,9 @@ from ninja.responses import Status
 
 from almanac import jsonbody
 from almanac.auth import request_tenant, require_connector_key
-from connectors import selectors, services, webhooks
+from connectors import selectors, services
 from connectors.schemas import IngestOut, SourceOut
+from connectors.webhooks import github, slack
 
 router = Router(tags=["connectors"])
 
@@ -38,10 +39,10 @@ def list_sources(request):
 @router.post("/slack/events", auth=None)
 def slack_events(request):
     """Slack Events API: signed requests only (SLACK_SIGNING_SECRET)."""
-    return webhooks.slack_handle(request)
+    return slack.handle(request)
 
 
 @router.post("/github/webhook", auth=None)
 def github_webhook(request):
     """GitHub webhooks: X-Hub-Signature-256 with GITHUB_WEBHOOK_SECRET."""
-    return webhooks.github_handle(request)
+    return github.handle(request)

@@ -6,10 +6,11 @@ import re
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
-from connectors import conf
 from connectors.models import RESERVED_SOURCE_NAMES, Event
 
 SOURCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
@@ -103,7 +104,7 @@ class EventIn(Schema):
     thread_key: str = Field("", max_length=500)
     author: str = Field("", max_length=300)
     title: str = Field("", max_length=500)
-    text: str = Field("", max_length=conf.EVENT_MAX_TEXT)
+    text: str = ""  # at most CONNECTOR_EVENT_MAX_TEXT characters, read per event (`_text_length`)
     tags: TagsIn = Field(default_factory=TagsIn)
     url: str = Field("", max_length=1000)
     raw: dict = Field(default_factory=dict)
@@ -115,6 +116,17 @@ class EventIn(Schema):
             raise ValueError("source must be letters, digits, '_', '.' or '-' (e.g. slack, hubspot)")
         if value.lower() in RESERVED_SOURCE_NAMES:
             raise ValueError(f"source '{value}' is a reserved name; pick another (e.g. hubspot)")
+        return value
+
+    @field_validator("text")
+    @classmethod
+    def _text_length(cls, value: str) -> str:
+        """The limit is a setting read at call time; the error is pydantic's own max_length one."""
+        limit = settings.CONNECTOR_EVENT_MAX_TEXT
+        if len(value) > limit:
+            raise PydanticCustomError(
+                "string_too_long", "String should have at most {max_length} characters", {"max_length": limit}
+            )
         return value
 
     @field_validator("url")

@@ -12,17 +12,13 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from dateutil.rrule import rruleset, rrulestr
+from django.conf import settings
 from django.utils import timezone
 from icalendar import Calendar
 
-from almanac.env import envint
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.importers import digest, iso, version_for_content
-
-RECURRENCE_PAST_DAYS = envint("CALENDAR_RECURRENCE_PAST_DAYS", 90)
-RECURRENCE_FUTURE_DAYS = envint("CALENDAR_RECURRENCE_FUTURE_DAYS", 60)
-RECURRENCE_MAX = envint("CALENDAR_RECURRENCE_MAX", 200)
 
 
 def _address(value) -> str:
@@ -114,11 +110,13 @@ def occurrences(component, *, now: datetime) -> list[datetime]:
     for skip in _dates(component.get("EXDATE")):
         rules.exdate(local(skip))
     window = rules.between(
-        local(now - timedelta(days=RECURRENCE_PAST_DAYS)),
-        local(now + timedelta(days=RECURRENCE_FUTURE_DAYS)),
+        local(now - timedelta(days=settings.CALENDAR_RECURRENCE_PAST_DAYS)),
+        local(now + timedelta(days=settings.CALENDAR_RECURRENCE_FUTURE_DAYS)),
         inc=True,
     )
-    return [when.replace(tzinfo=UTC) if floating else when for when in window[:RECURRENCE_MAX]]
+    return [
+        when.replace(tzinfo=UTC) if floating else when for when in window[: settings.CALENDAR_RECURRENCE_MAX]
+    ]
 
 
 def event_payload(

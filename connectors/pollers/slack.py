@@ -21,10 +21,10 @@ from __future__ import annotations
 import logging
 import time
 
+from django.conf import settings
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from connectors import conf
 from connectors.importers.slack import (
     SlackChannel,
     deleted_payload,
@@ -103,7 +103,7 @@ def _thread_payloads(client, source, channel, thread_ts: str) -> tuple[list[dict
 
 def _poll_channel(client, source, channel: SlackChannel, cursor: dict, save) -> None:
     state = dict(cursor["channels"].get(channel.id) or {})
-    window = float(source.config.get("reread_hours", conf.SLACK_REREAD_HOURS)) * 3600
+    window = float(source.config.get("reread_hours", settings.SLACK_REREAD_HOURS)) * 3600
     latest = float(state.get("latest_ts") or 0)
     oldest = (
         state.get("oldest") if state.get("page") else (f"{max(latest - window, 0):.6f}" if latest else "0")

@@ -1,7 +1,5 @@
 """Writes of the connectors app. `event_ingest` is the one way an event enters Almanac."""
 
-from django_q.tasks import async_task  # noqa: F401  (patched in tests that assert enqueueing)
-
 from connectors.services.identity import identity_resolve, identity_upsert, identity_upsert_many
 from connectors.services.ingest import event_ingest, event_ingest_batch, event_validate
 from connectors.services.sources import (

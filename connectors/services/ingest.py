@@ -1,4 +1,5 @@
-"""Ingest: validate a normalized event, store it once, apply its membership, enqueue the compiler."""
+"""Ingest: validate a normalized event, store it once, apply its membership, announce it
+(`connectors.signals`; the wiki compiles it, skills hear of a new document)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from collections import defaultdict
 from datetime import datetime
 from typing import NamedTuple
 
+from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
 from pydantic import ValidationError
 
 from almanac.errors import ApplicationError
 from almanac.jsonbody import storable_problem
 from almanac.models import Tenant
-from connectors import conf
 from connectors.models import Event, Source
 from connectors.schemas import MAX_VERSION, EventIn
 from connectors.services.membership import (
@@ -26,6 +27,8 @@ from connectors.services.membership import (
     visibility_observe,
 )
 from connectors.services.sources import source_ensure, source_kind_for_name
+from connectors.signals import container_visibility_changed, event_ingested
+from skills.signals import domain_event
 
 DEADLOCK = "40P01"  # SQLSTATE deadlock_detected
 ATTEMPTS = 3  # of a batch or poll page that meets a concurrent writer
@@ -58,7 +61,7 @@ def event_validate(payload) -> EventIn:
     problem = storable_problem(event.raw, "raw")
     if problem:
         raise ApplicationError(f"invalid event: {problem}", status_code=422)
-    if len(json.dumps(event.raw, default=str)) > conf.EVENT_MAX_RAW_BYTES:
+    if len(json.dumps(event.raw, default=str)) > settings.CONNECTOR_EVENT_MAX_RAW_BYTES:
         raise ApplicationError("invalid event: raw payload is too large", status_code=422)
     if event.kind in MEMBERSHIP_KINDS and not event.container.members:
         raise ApplicationError(f"invalid event: {event.kind} needs container.members", status_code=422)
@@ -107,12 +110,6 @@ def event_groups_lock(*, tenant: Tenant, payloads: list) -> None:
             continue
         containers.append(data.container)
     groups_lock(tenant=tenant, containers=containers, cache={})
-
-
-def _enqueue_compile(event_id: int) -> None:
-    import connectors.services as package  # looked up at call time so tests can patch it
-
-    transaction.on_commit(lambda: package.async_task("wiki.tasks.compile_event_task", event_id))
 
 
 def _source(*, tenant: Tenant, name: str, cache: dict) -> Source:
@@ -176,20 +173,22 @@ def _version_for(*, event: Event, known: list):
 def _stored(
     *, tenant: Tenant, source: Source, data: EventIn, event: Event, cache: dict, observed_at=None
 ) -> None:
-    """What follows a new event: its membership, the container's visibility, the compile."""
+    """What follows a new event: its membership, the container's visibility, the
+    announcements (the wiki compiles it after commit; a meeting note is a new document)."""
     membership_apply(tenant=tenant, source=source, data=data, cache=cache, observed_at=observed_at)
     _visibility(tenant=tenant, data=data, cache=cache, observed_at=observed_at, event_id=event.id)
-    _enqueue_compile(event.id)
+    event_ingested.send(sender=Event, tenant_id=tenant.pk, event_id=event.id)
+    if event.kind == Event.Kind.MEETING_NOTE:
+        payload = {"event_id": event.id, "source_id": source.pk}
+        domain_event.send(sender=Event, event="document.uploaded", payload=payload, tenant_id=tenant.pk)
 
 
 def _visibility(*, tenant: Tenant, data: EventIn, cache: dict, observed_at=None, event_id=None) -> None:
     """A container that turned private stops being readable tenant-wide when the event is
     stored, not when a worker compiles it: a revocation waits for no queue."""
     if visibility_observe(tenant=tenant, data=data, cache=cache, observed_at=observed_at, event_id=event_id):
-        from wiki.services.compiler import container_visibility_at_ingest
-
-        container_visibility_at_ingest(
-            tenant=tenant, container_key=data.container.key, public=data.container.public
+        container_visibility_changed.send(
+            sender=Event, tenant=tenant, container_key=data.container.key, public=data.container.public
         )
 
 
@@ -239,7 +238,8 @@ def event_ingest(
        and changes nothing (but for a content event's member list, see `_repeated`);
     3. create the Source on first use, store the event, apply its membership to the
        container's AccessGroup (unknown members are recorded, never granted);
-    4. after commit, enqueue `wiki.tasks.compile_event_task(event.id)`.
+    4. announce it (`connectors.signals.event_ingested`: the wiki enqueues its compile
+       after commit; a new meeting note also sends `domain_event` "document.uploaded").
 
     `members_observed_at`: when a poller or importer read the container's member list (the
     start of its poll or import); the list is dated by it, not by the item's time. Without
@@ -271,8 +271,10 @@ def event_ingest_batch(
     concurrent writer after ATTEMPTS tries is refused with a 503 (retry later), never a 500."""
     if not isinstance(payloads, list):
         raise ApplicationError("'events' must be a list", status_code=422)
-    if len(payloads) > conf.EVENT_MAX_BATCH:
-        raise ApplicationError(f"a batch may hold at most {conf.EVENT_MAX_BATCH} events", status_code=422)
+    if len(payloads) > settings.CONNECTOR_EVENT_MAX_BATCH:
+        raise ApplicationError(
+            f"a batch may hold at most {settings.CONNECTOR_EVENT_MAX_BATCH} events", status_code=422
+        )
     parsed, kinds = [], {}
     for index, payload in enumerate(payloads):
         try:

@@ -15,7 +15,8 @@ from datetime import datetime
 from django.utils import timezone
 
 from almanac.models import AccessGroup, GroupMembership, Tenant
-from almanac.services import BUILTIN, access_audit, group_ensure
+from almanac.services.audit import access_audit
+from almanac.services.tenancy import BUILTIN, group_ensure
 from connectors.models import Event, MembershipClock, Source
 from connectors.schemas import EventIn
 from connectors.services.identity import identity_resolve

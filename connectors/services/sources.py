@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from almanac.models import Tenant
-from connectors import conf
 from connectors.crypto import credentials_encode
 from connectors.models import Source, SyncCursor
 
@@ -83,11 +83,11 @@ def sync_failure(*, source: Source, error: str, retry_after: float | None = None
     way. Progress in the cursor is kept, so the next poll resumes where this one stopped."""
     state = _cursor_locked(source)
     state.consecutive_failures += 1
-    delay = conf.BACKOFF_BASE_SECONDS * 2 ** min(state.consecutive_failures - 1, 20)
+    delay = settings.CONNECTOR_BACKOFF_BASE_SECONDS * 2 ** min(state.consecutive_failures - 1, 20)
     # A server's Retry-After may be "nan", "inf" or negative: only a real delay replaces ours.
     if retry_after is not None and math.isfinite(retry_after) and retry_after >= 0:
         delay = max(float(retry_after), 1.0)
-    delay = min(delay, conf.BACKOFF_MAX_SECONDS)
+    delay = min(delay, settings.CONNECTOR_BACKOFF_MAX_SECONDS)
     now = timezone.now()
     state.last_attempt_at = state.last_attempt_at or now
     state.backoff_until = now + timedelta(seconds=delay)

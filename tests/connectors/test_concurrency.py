@@ -1,12 +1,19 @@
 import threading
 import time
 
+import psycopg
 import pytest
-from django.db import connection, connections, transaction
+from django.db import OperationalError, connection, connections, transaction
 
+from almanac.selectors import group_members
 from connectors import services
-from connectors.models import Event
+from connectors.models import Event, SyncCursor
+from connectors.pollers import poll_source
+from connectors.services import ingest
 from tests.connectors.conftest import make_event
+from tests.connectors.test_membership import A, B, message
+from tests.connectors.test_slack_poller import _source as slack_source
+from tests.locking import while_locked
 
 
 def _lock_waiters() -> int:
@@ -108,3 +115,87 @@ def test_batches_naming_containers_in_opposite_orders_do_not_deadlock(tenant, al
     two.join(30)
     assert "error" not in outcome, outcome.get("error")
     assert outcome["batch"] == {"accepted": 2, "duplicates": 0}
+
+
+# --- group locks in key order, deadlocks retried, last write wins under concurrency --------
+
+
+def _deadlock() -> OperationalError:
+    try:
+        raise OperationalError("deadlock detected") from psycopg.errors.DeadlockDetected("deadlock detected")
+    except OperationalError as exc:
+        return exc
+
+
+@pytest.mark.django_db(transaction=True)
+def test_batches_touching_two_groups_in_opposite_orders_do_not_deadlock(tenant, alice, bob):
+    members = ["alice@acme.com", "bob@acme.com"]
+    services.event_ingest_batch(
+        tenant=tenant, payloads=[message("CA/0", A, members), message("CB/0", B, members)]
+    )
+    outcome = while_locked(
+        lambda: services.event_ingest_batch(tenant=tenant, payloads=[message("CA/1", A, members, 1)]),
+        lambda: services.event_ingest_batch(
+            tenant=tenant, payloads=[message("CB/2", B, members, 2), message("CA/2", A, members, 2)]
+        ),
+        then=lambda: services.event_ingest_batch(tenant=tenant, payloads=[message("CB/3", B, members, 3)]),
+    )
+    assert outcome == {"value": {"accepted": 2, "duplicates": 0}}
+    assert Event.objects.count() == 6
+
+
+@pytest.mark.django_db
+def test_push_retries_a_deadlock_then_answers_503(push, tenant, alice, monkeypatch):
+    real, calls = ingest._ingest_parsed, []
+
+    def once(**kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise _deadlock()
+        return real(**kwargs)
+
+    monkeypatch.setattr(ingest, "deadlock_pause", lambda attempt: None)
+    monkeypatch.setattr(ingest, "_ingest_parsed", once)
+    assert push(make_event()).status_code == 202 and len(calls) == 2
+
+    def always(**kwargs):
+        raise _deadlock()
+
+    monkeypatch.setattr(ingest, "_ingest_parsed", always)
+    response = push(make_event(external_id="C123/2"))
+    assert response.status_code == 503
+    assert "retry" in response.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_poll_page_retried_after_a_deadlock(company, slack_api, monkeypatch):
+    import connectors.importers as importers
+
+    monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
+    monkeypatch.setattr(ingest, "deadlock_pause", lambda attempt: None)
+    real, calls = importers.ingest_all, []
+
+    def flaky(**kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise _deadlock()
+        return real(**kwargs)
+
+    monkeypatch.setattr(importers, "ingest_all", flaky)
+    result = poll_source(source=slack_source(company.tenant, slack_api))
+    assert result["state"] == "ok" and result["accepted"] == 5
+    assert SyncCursor.objects.get().last_error == ""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_older_list_waiting_on_a_newer_one_does_not_regrant(tenant, alice, bob):
+    both = ["alice@acme.com", "bob@acme.com"]
+    services.event_ingest_batch(tenant=tenant, payloads=[message("CA/0", A, ["alice@acme.com"], 0)])
+    outcome = while_locked(
+        lambda: services.event_ingest_batch(
+            tenant=tenant, payloads=[message("CA/20", A, ["alice@acme.com"], 20)]
+        ),
+        lambda: services.event_ingest_batch(tenant=tenant, payloads=[message("CA/10", A, both, 10)]),
+    )
+    assert outcome == {"value": {"accepted": 1, "duplicates": 0}}
+    assert group_members(tenant=tenant, key=A) == ["alice"]

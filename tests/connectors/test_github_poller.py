@@ -244,3 +244,87 @@ def test_import_github_token_file_errors(company, tmp_path, content, error):
         secret.write_text(content)
     with pytest.raises(CommandError, match=error):
         call_command("import_github", "--repo", "acme/apollo", "--token-file", str(secret), "--no-progress")
+
+
+# --- an item updated between two pages -----------------------------------------------------
+
+
+class MovingGitHubApi(GitHubApi):
+    """After the first page of issues is served, issue 1 is updated: it moves to the end."""
+
+    def __init__(self):
+        super().__init__()
+        self.moved = False
+
+    def __call__(self, request):
+        response = super().__call__(request)
+        if request["path"] == "/repos/acme/apollo/issues" and not self.moved:
+            self.moved = True
+            self.issues[0] = {**self.issues[0], "updated_at": "2026-11-20T10:00:00Z", "title": "moved"}
+        return response
+
+
+@pytest.fixture
+def moving_api(company):
+    api = MovingGitHubApi()
+    with http_server(api) as server:
+        api.base = server.url
+        api.issues = [
+            issue(server.url, 1),
+            issue(server.url, 2, updated="2026-11-11T10:00:00Z"),
+            issue(server.url, 3, updated="2026-11-12T10:00:00Z"),
+        ]
+        server.api = api
+        yield server
+
+
+def _github_source(tenant, server, per_page=2):
+    source = services.source_ensure(
+        tenant=tenant,
+        name="github",
+        config={
+            "repos": ["acme/apollo"],
+            "base_url": server.url,
+            "per_page": per_page,
+            "seconds_between_requests": 0,
+        },
+    )
+    services.source_set_credentials(source=source, value="ghp_test")
+    return source
+
+
+def test_github_issue_updated_between_pages_skips_nothing(company, moving_api):
+    source = _github_source(company.tenant, moving_api)
+    assert poll_source(source=source)["state"] == "ok"
+    numbers = {e.split("#")[1] for e in Event.objects.values_list("external_id", flat=True)}
+    assert numbers == {"1", "2", "3"}
+    assert Event.objects.filter(external_id="acme/apollo#1", title="moved").exists()
+    pages = [r["params"].get("page") for r in moving_api.requests if r["path"].endswith("/issues")]
+    assert set(pages) == {None}  # always page 1, from the last updated_at read
+    cursor = SyncCursor.objects.get(source=source).cursor["repos"]["acme/apollo"]
+    assert cursor["issues_since"] == "2026-11-20T10:00:00+00:00"
+
+
+def test_github_more_issues_at_one_updated_at_than_a_page_ends(company, moving_api):
+    api = moving_api.api
+    api.moved = True  # nothing moves
+    same = "2026-11-15T10:00:00Z"
+    api.issues = [issue(moving_api.url, n, updated=same) for n in range(1, 6)]
+    source = _github_source(company.tenant, moving_api)
+    assert poll_source(source=source)["state"] == "ok"
+    assert Event.objects.filter(kind="issue").values("external_id").distinct().count() == 5
+    assert len([r for r in moving_api.requests if r["path"].endswith("/issues")]) < 10
+
+
+def test_github_5xx_mid_way_resumes_from_the_saved_mark(company, moving_api):
+    api = moving_api.api
+    api.moved = True
+    moving_api.app = second_issues_request_fails(api.__call__)
+    source = _github_source(company.tenant, moving_api)
+    assert poll_source(source=source)["state"] == "backoff"
+    state = SyncCursor.objects.get(source=source)
+    assert state.cursor["repos"]["acme/apollo"]["issues_since"] == "2026-11-11T10:00:00+00:00"
+    moving_api.requests.clear()
+    assert poll_source(source=source, force=True)["state"] == "ok"
+    assert moving_api.requests[2]["params"]["since"] == "2026-11-11T10:00:00Z"
+    assert Event.objects.filter(external_id="acme/apollo#3").exists()

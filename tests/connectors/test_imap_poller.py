@@ -121,3 +121,61 @@ def test_imap_uidvalidity_change_rereads_without_doubling(company, mailbox, monk
         result = poll_source(source=source, force=True)
     assert result["accepted"] == 0 and Event.objects.count() == count
     assert SyncCursor.objects.get(source=source).cursor["uidvalidity"] == "8"
+
+
+# --- a message that cannot be stored is rejected and passed --------------------------------
+
+
+def test_imap_malformed_message_is_rejected_and_the_rest_stored(company, monkeypatch, caplog):
+    monkeypatch.setenv("TEST_IMAP_PASSWORD", "pw")
+    box = Mailbox(
+        {
+            3: mail("m1@acme.example", "Apollo pricing", "Seats: 200."),
+            5: mail("bad@acme.example", "Broken", "unparsable To", to="<a@[1.2.3.4>"),
+            9: mail("m3@acme.example", "Zephyr kickoff", "Next week.", minute=9),
+        }
+    )
+    with imap_server(box) as port:
+        source = imap_source(company.tenant, port)
+        result = poll_source(source=source)
+        assert result["state"] == "ok" and result["rejected"] == 1
+        state = SyncCursor.objects.get(source=source)
+        assert state.cursor["last_uid"] == 9 and state.last_error == ""
+        emails = Event.objects.filter(kind="email").values_list("external_id", flat=True)
+        assert set(emails) == {"m1@acme.example", "m3@acme.example"}
+        assert "UID 5" in caplog.text
+        box.commands.clear()
+        assert poll_source(source=source, force=True)["state"] == "ok"  # not read again
+        assert not [c for c in box.commands if c.startswith("UID FETCH")]
+
+
+def _with_header(raw: bytes, header: bytes) -> bytes:
+    return header + b"\r\n" + raw
+
+
+@pytest.mark.django_db
+def test_imap_messages_with_nul_ids_are_rejected_and_passed(company, monkeypatch):
+    monkeypatch.setenv("TEST_IMAP_PASSWORD", "pw")
+    recall = _with_header(
+        mail("r1@acme.example", "Recall: Apollo", "", minute=2), b"X-Almanac-Recall: <m\x001@x>"
+    )
+    recall_by_subject = mail("r2@acme.example", "Recall: Apo\x00llo", "", minute=3)
+    nul_id = mail("m\x002@acme.example", "Zephyr", "kickoff", minute=4)
+    box = Mailbox(
+        {
+            3: mail("m1@acme.example", "Apollo", "ok"),
+            4: recall,
+            5: recall_by_subject,
+            6: nul_id,
+            9: mail("m3@acme.example", "Later", "ok", minute=9),
+        }
+    )
+    with imap_server(box) as port:
+        source = imap_source(company.tenant, port)
+        result = poll_source(source=source)
+    assert result["state"] == "ok" and result.get("rejected", 0) >= 1
+    state = SyncCursor.objects.get(source=source)
+    assert state.cursor["last_uid"] == 9 and state.last_error == ""
+    emails = set(Event.objects.filter(kind="email").values_list("external_id", flat=True))
+    assert emails == {"m1@acme.example", "m3@acme.example"}
+    assert not Event.objects.filter(kind="email_recalled").exists()

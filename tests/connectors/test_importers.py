@@ -1,5 +1,6 @@
 import os
 import shutil
+from email.message import EmailMessage
 
 import pytest
 from django.core.management import call_command
@@ -10,6 +11,8 @@ from connectors import demo
 from connectors.importers import calendar, email, github, ingest_all, notes, slack
 from connectors.models import Event, ExternalIdentity
 from tests.connectors.conftest import DEMO
+from tests.connectors.test_membership import ics, vevent
+from tests.connectors.test_versions import REPO, github_issue
 
 pytestmark = pytest.mark.django_db
 
@@ -409,3 +412,60 @@ def test_an_import_of_the_wrong_thing_is_a_clear_error_and_creates_nothing(compa
     assert len(str(info.value)) < 700  # a line, not the file
     assert set(Source.objects.values_list("name", flat=True)) == before
     assert not Event.objects.exists()
+
+
+# --- e-mail: only the sender recalls -------------------------------------------------------
+
+
+def _mail(*, sender, msgid, subject, headers=None) -> EmailMessage:
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = sender, "bob@acme.com", subject
+    msg["Message-ID"], msg["Date"] = f"<{msgid}>", "Mon, 30 Nov 2026 10:00:00 +0000"
+    for name, value in (headers or {}).items():
+        msg[name] = value
+    msg.set_content("Vercel price is 40k")
+    return msg
+
+
+def _import(tenant, msg) -> dict:
+    return ingest_all(
+        tenant=tenant, payloads=email.message_payloads(tenant=tenant, source_name="email", msg=msg)
+    )
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Almanac-Recall": "<orig@acme.com>"},
+        {"In-Reply-To": "<orig@acme.com>", "References": "<orig@acme.com>"},
+        {},  # by subject
+    ],
+)
+def test_nobody_recalls_another_persons_email(tenant, alice, bob, headers):
+    _import(tenant, _mail(sender="Alice <alice@acme.com>", msgid="orig@acme.com", subject="Pricing"))
+    recall = _mail(sender="bob@acme.com", msgid="r1@acme.com", subject="Recall: Pricing", headers=headers)
+    _import(tenant, recall)
+    assert not Event.objects.filter(kind="email_recalled").exists()
+    own = _mail(sender="ALICE@acme.com", msgid="r2@acme.com", subject="Recall: Pricing", headers=headers)
+    _import(tenant, own)
+    assert Event.objects.get(kind="email_recalled").external_id == "orig@acme.com"
+
+
+# --- links and ids that cannot be stored ---------------------------------------------------
+
+
+def test_github_importer_drops_a_non_http_link(tenant):
+    issue = github_issue(html_url="javascript:alert(1)", url="javascript:alert(2)")
+    assert ingest_all(
+        tenant=tenant, payloads=github.issue_payloads(source_name="github", repo=REPO, issue=issue)
+    )["accepted"]
+    assert set(Event.objects.values_list("url", flat=True)) == {""}
+
+
+@pytest.mark.django_db
+def test_calendar_event_with_a_nul_uid_is_rejected(company):
+    feed = ics(vevent("20261220T100000Z", [], 0, uid="rev\x00iew-1"), vevent("20261221T100000Z", [], 0))
+    counts = ingest_all(
+        tenant=company.tenant, payloads=calendar.ics_payloads(tenant=company.tenant, data=feed)
+    )
+    assert counts["accepted"] == 1 and counts["rejected"] == 1 and "NUL" in counts["last_rejection"]

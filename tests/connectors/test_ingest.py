@@ -132,7 +132,7 @@ def test_duplicate_changes_no_membership(tenant, alice, bob):
 
 
 def test_ingest_enqueues_compile_after_commit(tenant, alice, django_capture_on_commit_callbacks):
-    with mock.patch("connectors.services.async_task") as enqueue:
+    with mock.patch("wiki.receivers.async_task") as enqueue:
         with django_capture_on_commit_callbacks(execute=True):
             event, created = services.event_ingest(tenant=tenant, payload=make_event())
         services.event_ingest(tenant=tenant, payload=make_event())
@@ -244,3 +244,29 @@ def test_long_source_name_membership_replace(tenant, alice, bob):
         payload={**first, "external_id": "2", "container": {"key": "crm:a:1", "members": ["alice@acme.com"]}},
     )
     assert "crm:a:1" in user_group_keys(alice) and "crm:a:1" not in user_group_keys(bob)
+
+
+# --- validation: reserved source names, link URLs ------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["builtin", "admin", "Builtin"])
+def test_reserved_source_name_is_refused(push, alice, name):
+    response = push(make_event(source=name, container={"key": "crm:deal:1", "members": ["alice@acme.com"]}))
+    assert response.status_code == 422
+    assert "reserved" in response.json()["detail"]
+    assert not GroupMembership.objects.filter(group__key="crm:deal:1").exists()
+
+
+@pytest.mark.parametrize(
+    "url", ["javascript:alert(1)", " JavaScript:alert(1)", "data:text/html,x", "//evil.example/x", "https://"]
+)
+def test_event_url_must_be_http(push, alice, url):
+    response = push(make_event(url=url))
+    assert response.status_code == 422
+    assert "url" in response.json()["detail"]
+    assert not Event.objects.exists()
+
+
+def test_event_url_http_or_empty_is_stored(push, alice):
+    assert push(make_event(url="https://acme.slack.com/archives/C123/p1")).status_code == 202
+    assert push(make_event(external_id="C123/2", url="")).status_code == 202

@@ -5,8 +5,11 @@ from django.utils import timezone
 
 from almanac.selectors import group_members
 from connectors import services
+from connectors.importers import ingest_all
+from connectors.importers import slack as sl
 from connectors.models import Event, SyncCursor
 from connectors.pollers import poll_source
+from tests.connectors.servers import http_server
 
 pytestmark = pytest.mark.django_db
 
@@ -256,4 +259,28 @@ def test_slack_deletion_check_can_be_turned_off(company, slack_api, monkeypatch)
     source.config["detect_deletions"] = False
     source.save(update_fields=["config"])
     poll_source(source=source)
+    assert not Event.objects.filter(kind="message_deleted").exists()
+
+
+# --- the first poll after an export import -------------------------------------------------
+
+
+def test_slack_first_poll_after_import_deletes_nothing(company, monkeypatch):
+    monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
+    api = SlackApi()
+    old = f"{NOW - 200 * 86400:.6f}"  # imported from the export; the API no longer returns it
+    channel = sl.SlackChannel(id="C1", name="general", public=True)
+    message = {"type": "message", "user": "U1", "text": "from the export", "ts": old}
+    ingest_all(
+        tenant=company.tenant,
+        payloads=sl.message_payloads(source_name="slack", channel=channel, message=message),
+    )
+    with http_server(api) as server:
+        source = services.source_ensure(
+            tenant=company.tenant, name="slack", config={"base_url": server.url + "/api/", "reread_hours": 24}
+        )
+        source.credentials = "env:TEST_SLACK_TOKEN"
+        source.save(update_fields=["credentials"])
+        assert poll_source(source=source)["state"] == "ok"
+        assert poll_source(source=source)["state"] == "ok"
     assert not Event.objects.filter(kind="message_deleted").exists()

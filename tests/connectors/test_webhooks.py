@@ -404,3 +404,130 @@ def test_signed_github_events_of_the_wrong_shape_are_a_400(client, github_source
     response = github_post(client, kind, body)
     assert response.status_code in {400, 404}, response.content
     assert response.json()["detail"] and Event.objects.count() == before
+
+
+@pytest.fixture
+def bare_slack_source(company):
+    """A Slack source with nothing stored yet."""
+    return services.source_ensure(tenant=company.tenant, name="slack", config={"team_id": "T0ACME"})
+
+
+# --- unsigned requests that crashed the signature checks -----------------------------------
+
+
+def _slack_raw(client, body: bytes, *, timestamp: str | None = None, signature: str = "v0=00"):
+    return client.post(
+        "/api/v1/connectors/slack/events",
+        body,
+        content_type="application/json",
+        headers={
+            "X-Slack-Request-Timestamp": str(int(time.time())) if timestamp is None else timestamp,
+            "X-Slack-Signature": signature,
+        },
+    )
+
+
+def test_github_non_ascii_signature_is_a_401(client, github_source):
+    response = client.post(
+        "/api/v1/connectors/github/webhook",
+        b"{}",
+        content_type="application/json",
+        headers={"X-Hub-Signature-256": "sha256=é", "X-GitHub-Event": "ping"},
+    )
+    assert response.status_code == 401 and "X-Hub-Signature-256" in response.json()["detail"]
+
+
+def test_slack_non_ascii_signature_is_a_401(client, bare_slack_source):
+    response = _slack_raw(client, b'{"type": "url_verification", "challenge": "x"}', signature="v0=é")
+    assert response.status_code == 401 and "signature" in response.json()["detail"]
+
+
+def test_slack_body_not_utf8_is_a_401(client, bare_slack_source):
+    response = _slack_raw(client, b"\xff\xfe{not json")
+    assert response.status_code == 401 and "signature" in response.json()["detail"]
+
+
+def test_slack_timestamp_of_thousands_of_digits_is_a_401(client, bare_slack_source):
+    response = _slack_raw(client, b"{}", timestamp="1" * 5000)
+    assert response.status_code == 401 and "Timestamp" in response.json()["detail"]
+
+
+def test_signed_slack_body_not_utf8_is_a_400(client, bare_slack_source):
+    body, timestamp = b"\xff\xfe", str(int(time.time()))
+    digest = hmac.new(SLACK_SECRET.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256)
+    response = _slack_raw(client, body, timestamp=timestamp, signature="v0=" + digest.hexdigest())
+    assert response.status_code in {400, 401} and response.json()["detail"]
+
+
+# --- signed payloads with fields of the wrong type -----------------------------------------
+
+
+@pytest.mark.parametrize("number", [None, "abc", {"n": 1}, True, -3, 1.5])
+def test_github_issue_number_of_the_wrong_type_is_a_400(client, github_source, number):
+    response = github_post(
+        client, "issues", {"action": "opened", "issue": {**ISSUE, "number": number}, "repository": REPO}
+    )
+    assert response.status_code == 400 and "issue.number" in response.json()["detail"], response.content
+    assert Event.objects.filter(source__name="github").count() == 0
+
+
+def test_github_pull_request_and_comment_numbers_are_checked(client, github_source):
+    pr = {**ISSUE, "number": "7"}
+    response = github_post(
+        client, "pull_request", {"action": "opened", "pull_request": pr, "repository": REPO}
+    )
+    assert response.status_code == 400 and "pull_request.number" in response.json()["detail"]
+    comment = {"id": {"x": 1}, "body": "hi", "created_at": "2026-11-26T10:00:00Z"}
+    body = {"action": "created", "issue": ISSUE, "comment": comment, "repository": REPO}
+    response = github_post(client, "issue_comment", body)
+    assert response.status_code == 400 and "comment.id" in response.json()["detail"]
+    assert Event.objects.filter(source__name="github").count() == 0
+
+
+def test_github_private_that_is_not_a_boolean_is_a_400(client, github_source):
+    body = {"action": "opened", "issue": ISSUE, "repository": {**REPO, "private": None}}
+    response = github_post(client, "issues", body)
+    assert response.status_code == 400 and "repository.private" in response.json()["detail"]
+    assert not Event.objects.filter(container_public=True).exists()
+
+
+def _message(**over):
+    return {"type": "message", "channel": "C01GENERAL", "user": "U01ALICE", "text": "x", **over}
+
+
+@pytest.mark.parametrize(
+    ("event", "field"),
+    [
+        (_message(channel=12345, ts="1793610000.000100"), "event.channel"),
+        (_message(channel="C01/../X", ts="1793610000.000100"), "event.channel"),
+        (_message(ts=1793610000.1), "event.ts"),
+        (_message(ts="1793610000.1", thread_ts=["x"]), "event.thread_ts"),
+        (_message(subtype="message_deleted", deleted_ts={"a": 1}, ts="1793610000.1"), "event.deleted_ts"),
+        (_message(subtype="message_deleted", deleted_ts=1793610000.1, ts="1793610000.1"), "event.deleted_ts"),
+        (
+            _message(subtype="message_changed", ts="1793610000.2", message={"ts": 1793610000.1, "text": "y"}),
+            "event.message.ts",
+        ),
+        (
+            _message(
+                subtype="message_changed",
+                ts="1793610000.2",
+                message={"ts": "1793610000.1", "text": "y", "edited": {"ts": 5}},
+            ),
+            "event.message.edited.ts",
+        ),
+        ({"type": "member_joined_channel", "channel": "C01GENERAL", "user": 7}, "event.user"),
+    ],
+)
+def test_signed_slack_fields_of_the_wrong_type_are_a_400(client, bare_slack_source, event, field):
+    response = slack_post(client, callback(event))
+    assert response.status_code == 400, response.content
+    assert field in response.json()["detail"]
+    assert Event.objects.filter(source__name="slack").count() == 0
+
+
+def test_slack_events_of_other_types_are_still_ignored(client, bare_slack_source):
+    # channel_created carries the channel as an object: not handled, not an error
+    event = {"type": "channel_created", "channel": {"id": "C9", "name": "new"}}
+    response = slack_post(client, callback(event))
+    assert response.status_code == 200 and response.json()["accepted"] == 0

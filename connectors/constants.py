@@ -1,0 +1,4 @@
+"""Fixed values of the connectors app (its configurable ones are in `almanac.settings`)."""
+
+# Webhook requests older than this are refused as replays (Slack signs the request time).
+WEBHOOK_MAX_AGE_SECONDS = 300

@@ -1,0 +1,91 @@
+"""What ingest announces (`connectors.signals`, and `domain_event` for skills): sent inside
+the ingest's transaction, for new events only; subscribers act after the commit."""
+
+import pytest
+
+from connectors import services
+from connectors.signals import container_visibility_changed, event_ingested
+from skills import registry
+from skills.models import SkillRun
+from tests.connectors.conftest import make_event
+
+pytestmark = pytest.mark.django_db
+
+UPLOADED = "event:document.uploaded"  # the trigger of a skill run it caused
+
+
+def _note(**over):
+    container = {"key": "notes:meeting:ab12", "name": "Apollo sync", "members": ["alice@acme.com"]}
+    return make_event(
+        source="notes", external_id="apollo-sync.md", kind="meeting_note", container=container, **over
+    )
+
+
+@pytest.fixture
+def heard():
+    """The arguments of every `event_ingested` and `container_visibility_changed` sent."""
+    calls = []
+
+    def listen(sender, signal, **kwargs):
+        calls.append((signal, kwargs))
+
+    event_ingested.connect(listen, dispatch_uid="test.event_ingested")
+    container_visibility_changed.connect(listen, dispatch_uid="test.container_visibility_changed")
+    yield calls
+    event_ingested.disconnect(dispatch_uid="test.event_ingested")
+    container_visibility_changed.disconnect(dispatch_uid="test.container_visibility_changed")
+
+
+@pytest.fixture
+def document_uploaded():
+    """A skill subscribed to `document.uploaded`; collects the payloads it ran on."""
+    seen = []
+    registry.subscribe(
+        "document.uploaded",
+        "summarize",
+        to_input=lambda payload: {"text": f"event {payload['event_id']}", "max_tokens": 20},
+        on_output=lambda payload, output: seen.append(payload),
+    )
+    yield seen
+    registry.unsubscribe("document.uploaded", "summarize")
+
+
+def test_a_new_event_is_announced_and_a_duplicate_is_not(tenant, alice, heard):
+    event, _ = services.event_ingest(tenant=tenant, payload=make_event())
+    services.event_ingest(tenant=tenant, payload=make_event())
+    ingested = [kwargs for signal, kwargs in heard if signal is event_ingested]
+    assert ingested == [{"tenant_id": tenant.pk, "event_id": event.pk}]
+
+
+def test_a_container_turned_private_is_announced_with_its_visibility(tenant, alice, heard):
+    public = make_event(container={"key": "slack:channel:C123", "public": True})
+    services.event_ingest(tenant=tenant, payload=public)
+    heard.clear()
+    services.event_ingest(tenant=tenant, payload=make_event(external_id="C123/2"))
+    [changed] = [kwargs for signal, kwargs in heard if signal is container_visibility_changed]
+    assert changed == {"tenant": tenant, "container_key": "slack:channel:C123", "public": False}
+
+
+def test_a_new_meeting_note_runs_the_document_uploaded_skills_after_commit(
+    settings, tenant, alice, document_uploaded, django_capture_on_commit_callbacks
+):
+    settings.LLM_BASE_URL = ""
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        event, _ = services.event_ingest(tenant=tenant, payload=_note())
+    assert not SkillRun.objects.filter(trigger=UPLOADED).exists()  # nothing before the commit
+    for callback in callbacks:
+        callback()
+    run = SkillRun.objects.get(trigger=UPLOADED)
+    assert (run.skill_name, run.tenant) == ("summarize", tenant)
+    assert document_uploaded == [{"event_id": event.pk, "source_id": event.source_id}]
+
+
+def test_messages_and_repeated_notes_upload_no_document(
+    settings, tenant, alice, document_uploaded, django_capture_on_commit_callbacks
+):
+    settings.LLM_BASE_URL = ""
+    services.event_ingest(tenant=tenant, payload=_note())
+    with django_capture_on_commit_callbacks(execute=True):
+        services.event_ingest(tenant=tenant, payload=_note())  # a duplicate
+        services.event_ingest(tenant=tenant, payload=make_event())  # not a document
+    assert not SkillRun.objects.filter(trigger=UPLOADED).exists() and document_uploaded == []
