@@ -242,6 +242,21 @@ CALENDAR_RECURRENCE_PAST_DAYS = envint("CALENDAR_RECURRENCE_PAST_DAYS", 90)
 CALENDAR_RECURRENCE_FUTURE_DAYS = envint("CALENDAR_RECURRENCE_FUTURE_DAYS", 60)
 CALENDAR_RECURRENCE_MAX = envint("CALENDAR_RECURRENCE_MAX", 200)
 
+# --- connectors (docs/connectors.md) ---
+# Exponential backoff of a failing poller: BASE * 2**(failures-1), capped at MAX seconds.
+CONNECTOR_BACKOFF_BASE_SECONDS = envint("CONNECTOR_BACKOFF_BASE_SECONDS", 60)
+CONNECTOR_BACKOFF_MAX_SECONDS = envint("CONNECTOR_BACKOFF_MAX_SECONDS", 6 * 3600)
+# Slack: how far back every poll re-reads history, so late thread replies and edits are caught.
+SLACK_REREAD_HOURS = envint("SLACK_REREAD_HOURS", 24)
+# Largest `text` accepted on an event, in characters; raw payload size in bytes; batch size.
+CONNECTOR_EVENT_MAX_TEXT = envint("CONNECTOR_EVENT_MAX_TEXT", 1_000_000)
+CONNECTOR_EVENT_MAX_RAW_BYTES = envint("CONNECTOR_EVENT_MAX_RAW_BYTES", 1_000_000)
+CONNECTOR_EVENT_MAX_BATCH = envint("CONNECTOR_EVENT_MAX_BATCH", 1000)
+# Calendar: the window of a recurring event's occurrences around now, and at most this many.
+CALENDAR_RECURRENCE_PAST_DAYS = envint("CALENDAR_RECURRENCE_PAST_DAYS", 90)
+CALENDAR_RECURRENCE_FUTURE_DAYS = envint("CALENDAR_RECURRENCE_FUTURE_DAYS", 60)
+CALENDAR_RECURRENCE_MAX = envint("CALENDAR_RECURRENCE_MAX", 200)
+
 # --- Context --------------------------------------------------------------------------
 CONTEXT_TOP_PAGES = envint("CONTEXT_TOP_PAGES", 3, minimum=1)
 CONTEXT_DEFAULT_MAX_TOKENS = envint("CONTEXT_DEFAULT_MAX_TOKENS", 3000, minimum=1)
