@@ -21,8 +21,8 @@ def reindex_changed_text(model, *, corpus: str, text: Callable, related=(), word
     statistics move with them; rows are updated in place (no history row: only the keyword
     index changes). `words`: the entity names and aliases to teach the segmenter first, as
     the processes that indexed the rows knew them. Returns how many changed."""
-    from almanac import keyword
-    from almanac.search import add_words, prepare
+    from almanac.search import keyword
+    from almanac.search.text import add_words, prepare
 
     add_words(words)
     changed = 0
@@ -37,30 +37,5 @@ def reindex_changed_text(model, *, corpus: str, text: Callable, related=(), word
         old = {"tokens": row.tokens, "tf": row.tf, "doc_len": row.doc_len}
         model.objects.filter(pk=row.pk).update(tokens=new["tokens"], tf=new["tf"], doc_len=new["doc_len"])
         keyword.stats_apply(tenant_id=row.tenant_id, corpus=corpus, old=old, new=new)
-        changed += 1
-    return changed
-
-
-def refold_entity_keys(Entity) -> int:
-    """Entity keys and alias keys as the current folding makes them: a tag or a text in the
-    new spelling finds the existing entity instead of making a second one. Old keys stay
-    alias keys. A key another entity holds is left as it is (those two are for a person to
-    merge); its alias keys are still refolded."""
-    from wiki.folding import fold
-
-    changed = 0
-    for entity in Entity.objects.order_by("id").iterator():
-        key = fold(entity.name)[:300]
-        folded = {fold(a)[:300] for a in [entity.name, *(entity.aliases or [])] if a} - {""}
-        alias_keys = sorted({*entity.alias_keys, entity.key, *folded})
-        taken = (
-            key != entity.key
-            and Entity.objects.filter(tenant_id=entity.tenant_id, kind=entity.kind, key=key).exists()
-        )
-        new_key = entity.key if taken else key
-        if (new_key, alias_keys) == (entity.key, sorted(entity.alias_keys)):
-            continue
-        entity.key, entity.alias_keys = new_key, alias_keys
-        entity.save(update_fields=["key", "alias_keys"])
         changed += 1
     return changed

@@ -12,16 +12,16 @@ from django.contrib.auth.models import Permission
 from django.db.models import Q
 
 from almanac.models import AccessGroup, AuditEvent, GroupMembership
-from almanac.services import audit_record, user_create
+from almanac.services.audit import audit_record
+from almanac.services.users import user_create
 from connectors.models import Event, Source
 from connectors.services import event_ingest
 from memories import services as memory_services
 from memories.models import Memory
 from skills.models import SkillRun
 from skills.services import skill_sync_builtins
-from wiki.models import Page, PageSection
+from wiki.models import Page, PageSection, summary_digest
 from wiki.services.compiler import STATUS_REASON
-from wiki.services.summary import summary_digest
 
 pytestmark = pytest.mark.django_db
 
@@ -62,10 +62,8 @@ def slack(text, *, channel="C100", name="#sales", public=True, members=None, cus
 
 
 @pytest.fixture(autouse=True)
-def _no_summaries(monkeypatch):
-    from wiki import conf
-
-    monkeypatch.setattr(conf, "WIKI_SUMMARY_ENABLED", False)  # each summary is a skill run
+def _no_summaries(settings):
+    settings.WIKI_SUMMARY_ENABLED = False  # each summary is a skill run
 
 
 @pytest.fixture

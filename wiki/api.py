@@ -8,7 +8,7 @@ from ninja import Query, Router, Schema
 from pydantic import ConfigDict, Field
 
 from almanac.auth import acting_user
-from wiki import selectors, services
+from wiki import search, selectors, services
 from wiki.schemas import ConfirmIn, ConfirmOut, PageDetailOut, PageOut, SearchIn, SearchOut
 
 router = Router(tags=["wiki"])
@@ -78,7 +78,7 @@ def get_page(request, slug: str, user: str | None = None):
 @router.post("/search", response=SearchOut)
 def search_pages(request, payload: SearchIn):
     user = acting_user(request, payload.user)
-    results = selectors.page_search(user=user, query=payload.query, top_k=payload.top_k)
+    results = search.page_search(user=user, query=payload.query, top_k=payload.top_k)
     return {"results": [_page_hit_out(r) for r in results]}
 
 

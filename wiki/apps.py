@@ -7,8 +7,8 @@ class WikiConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_save
 
+        from wiki.matching import entities_changed
         from wiki.models import Entity
-        from wiki.selectors import entities_changed
 
         def changed(sender, instance, **kwargs):
             entities_changed(instance.tenant_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from almanac.search import simplified
+from almanac.search.text import simplified
 
 # Longest first, so '股份有限公司' is removed before '有限公司'.
 _ZH_SUFFIXES = (

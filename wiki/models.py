@@ -8,6 +8,8 @@ every read path uses.
 
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
@@ -16,9 +18,9 @@ from django.db import models
 from pgvector.django import HnswIndex
 from simple_history.models import HistoricalRecords
 
-from almanac import keyword
 from almanac.embedding_columns import EmbeddingField
 from almanac.models import Tenant
+from almanac.search import keyword
 
 
 class Entity(models.Model):
@@ -206,3 +208,9 @@ def section_sources(source_list) -> list[dict]:
         {"source": s.get("source", ""), "url": s.get("url", ""), "occurred_at": s.get("occurred_at")}
         for s in source_list or []
     ]
+
+
+def summary_digest(sections) -> str:
+    """The digest of a page summary's sources: their ids and texts (equal iff neither changed)."""
+    parts = [f"{s.pk}:{s.content_digest}" for s in sorted(sections, key=lambda s: s.pk)]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()

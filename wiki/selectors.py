@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import re
-import threading
-import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from django.contrib.postgres.aggregates import ArrayAgg
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import (
     Case,
@@ -28,17 +25,11 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 from django.http import Http404
 
-from almanac import keyword, search, vectors
-from almanac.models import Tenant
-from almanac.selectors import access_snapshot, int_array, snapshot_memo, user_access, user_tenant
-from wiki import conf, folding
-from wiki.models import Entity, Page, PageSection, section_sources, visible_sections_sql
-from wiki.services.sections import CORPUS
-from wiki.services.summary import summary_digest
+from almanac.selectors import int_array, user_tenant
+from connectors.models import ExternalIdentity
+from wiki import folding
+from wiki.models import Entity, Page, PageSection, section_sources, summary_digest, visible_sections_sql
 
-LANE_SIZE = 50
-# Index columns a reader never needs (the embedding alone is 512 floats to parse per row).
-SEARCH_FIELDS = ("embedding", "tokens", "tf", "search_vector")
 # What a page's text, sources and version are made of (page_texts_for_reader).
 TEXT_FIELDS = (
     "id",
@@ -51,10 +42,6 @@ TEXT_FIELDS = (
     "source_list",
     "content_digest",
 )
-# A search hit: its text plus what `section_out`/`page_out` show of it and its page.
-_PAGE_FIELDS = (
-    "id", "tenant_id", "entity_id", "slug", "kind", "title", "status", "status_container", "updated_at",
-)  # fmt: skip
 # Those columns inside the LATERAL read, and out of it; times as integer microseconds since the epoch
 # (exact, and Django's per-value timestamptz loader cost ~1 ms a call for ~300 values).
 _TEXT_IN = ", ".join(f's."{PageSection._meta.get_field(f).column}"' for f in TEXT_FIELDS)
@@ -63,119 +50,20 @@ _TEXT_OUT = ", ".join(
     for c in (PageSection._meta.get_field(f).column for f in TEXT_FIELDS)
 )
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-HIT_FIELDS = (*TEXT_FIELDS, "stale", "tenant_id", *(f"page__{f}" for f in _PAGE_FIELDS))
-RRF_K = 60
-MIN_LATIN_KEY = 3
-MAX_QUERY_CHARS = 4000
-
-# --- Entities in text -------------------------------------------------------------------
 
 
-@dataclass
-class _Matcher:
-    stamp: tuple
-    pattern: re.Pattern | None
-    by_key: dict[str, list[int]] = field(default_factory=dict)
-    entities: dict[int, Entity] = field(default_factory=dict)
-
-    def get(self, kind: str, key: str) -> Entity | None:
-        """The entity of `kind` with this folded name, else the one with it as an alias."""
-        candidates = [self.entities[pk] for pk in self.by_key.get(key, []) if self.entities[pk].kind == kind]
-        named = [e for e in candidates if e.key == key]
-        if named:
-            return named[0]
-        return candidates[0] if len(candidates) == 1 else None
-
-    def find(self, text: str) -> list[Entity]:
-        if self.pattern is None or not text:
-            return []
-        found: dict[int, Entity] = {}
-        folded = _fold_text(text)
-        spans = None  # the segmenter's words, cut only when a Chinese name matched
-        for match in self.pattern.finditer(folded):
-            if folding.has_cjk(match.group()):
-                spans = search.word_spans(folded) if spans is None else spans
-                end = spans.get(match.start())
-                if end is None:
-                    continue  # inside a longer word: 华为 in 新华为人民服务
-                if end > match.end() and not folding.is_legal_form(folded[match.end() : end]):
-                    continue  # the start of a longer word: 小米 in 小米粥, not in 小米集团
-            for pk in self.by_key.get(match.group(), []):
-                found.setdefault(pk, self.entities[pk])
-        return list(found.values())
-
-
-_matchers: dict[int, _Matcher] = {}
-_checked: dict[int, float] = {}  # tenant id → when its stamp was last compared (monotonic)
-_matchers_lock = threading.Lock()
-
-
-def entities_changed(tenant_id: int) -> None:
-    """An entity of the tenant was saved or deleted in this process: look again next time."""
-    with _matchers_lock:
-        _checked.pop(tenant_id, None)
-
-
-def entity_matcher(tenant_id: int, *, max_age: float | None = None) -> _Matcher:
-    """One alternation regex of all folded names/aliases of a tenant, rebuilt when entities change.
-
-    Whether they changed is a count and a max over the tenant's entities (O(entities)),
-    looked at once per `max_age` seconds per process (WIKI_ENTITY_CHECK_SECONDS for
-    requests; the compiler passes 0) and right after a change made in this process.
-    """
-    max_age = conf.WIKI_ENTITY_CHECK_SECONDS if max_age is None else max_age
-    cached = _matchers.get(tenant_id)
-    checked = _checked.get(tenant_id)
-    if cached is not None and checked is not None and time.monotonic() - checked < max_age:
-        return cached
-    agg = snapshot_memo(  # checked once per request
-        ("entity-stamp", tenant_id),
-        lambda: Entity.objects.filter(tenant_id=tenant_id).aggregate(n=Count("id"), at=Max("updated_at")),
-    )
-    stamp = (agg["n"], agg["at"])
-    if cached is not None and cached.stamp == stamp:
-        with _matchers_lock:
-            _checked[tenant_id] = time.monotonic()
-        return cached
-    entities = {e.pk: e for e in Entity.objects.filter(tenant_id=tenant_id)}
-    by_key: dict[str, list[int]] = {}
-    for entity in entities.values():
-        for key in {entity.key, *entity.alias_keys}:
-            by_key.setdefault(key, []).append(entity.pk)
-    search.add_words([e.name for e in entities.values()] + [a for e in entities.values() for a in e.aliases])
-    keys = [k for k in by_key if len(k) >= (2 if folding.has_cjk(k) else MIN_LATIN_KEY)]
-    latin = [k for k in keys if not folding.has_cjk(k)]
-    cjk = [k for k in keys if folding.has_cjk(k)]
-    parts = (
-        [rf"{folding.LATIN_BEFORE}(?:{folding.alternation(latin)}){folding.LATIN_AFTER}"] if latin else []
-    ) + ([f"(?:{folding.alternation(cjk)})"] if cjk else [])
-    pattern = re.compile("|".join(parts)) if parts else None
-    matcher = _Matcher(stamp=stamp, pattern=pattern, by_key=by_key, entities=entities)
-    with _matchers_lock:
-        _matchers[tenant_id] = matcher
-        _checked[tenant_id] = time.monotonic()
-    return matcher
-
-
-def _fold_text(text: str) -> str:
-    return re.sub(r"[\s\"'`.,;:!?()\[\]{}<>|/\\]+", " ", folding.normalize(text))
-
-
-def entities_in_text(*, tenant: Tenant, text: str) -> list[Entity]:
-    """Entities whose folded name or alias occurs in `text`, in order of first mention.
-
-    Lexical (case, width, legal suffixes folded); a Chinese name where a word starts (the
-    segmenter's: not 华为 in 新华为人民服务), Latin names on word boundaries.
-    """
-    return entity_matcher(tenant.pk).find(text)
-
-
-# --- Pages and sections -----------------------------------------------------------------
+def person_handles(user) -> list[str]:
+    """The author handles of a user in events: username, e-mail, external identities."""
+    handles = {user.username.lower()}
+    if user.email:
+        handles.add(user.email.lower())
+    handles |= {
+        h.lower() for h in ExternalIdentity.objects.filter(user=user).values_list("handle", flat=True)
+    }
+    return sorted(handles)
 
 
 def _person_handles(page: Page) -> list[str]:
-    from wiki.services.people import person_handles
-
     if page.kind != Entity.Kind.PERSON:
         return []
     if Page.entity.is_cached(page):
@@ -334,10 +222,6 @@ def page_status_for(page: Page, containers) -> str:
 def _person_section_count(user) -> RawSQL:
     """For a person page row: how many sections the reader sees on it or authored by the
     person (their handles as `person_handles` makes them: username, e-mail, identities)."""
-    from django.contrib.auth import get_user_model
-
-    from connectors.models import ExternalIdentity
-
     predicate = visible_sections_sql(user, table="ps")
     if predicate is None:
         return RawSQL("0", [], output_field=IntegerField())
@@ -427,131 +311,3 @@ def page_summary_for_user(*, user, page: Page, visible_ids: set[int]) -> str:
     if summary_digest(current) != page.summary_digest:
         return ""
     return page.summary if set(page.summary_section_ids) <= visible_ids else ""
-
-
-# --- Hybrid search ----------------------------------------------------------------------
-
-
-@dataclass
-class SectionHit:
-    section: PageSection
-    score: float
-    breakdown: dict
-
-
-@dataclass
-class RankedSection:
-    """A search hit before any row is read: its id, its page and how it ranked."""
-
-    id: int
-    page_id: int
-    score: float
-    breakdown: dict
-
-
-def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tuple]:
-    q = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
-    return keyword.top(visible, q, size=LANE_SIZE, extra=("page_id",))
-
-
-def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple]:
-    """Vector top 50 inside the visible set (HNSW, with an exact top-up when short)."""
-    rows = visible.filter(embedding__isnull=False)
-    return vectors.nearest(rows, search.embed_query(query), LANE_SIZE, extra=("page_id",))
-
-
-def section_ranking(
-    *, user, query: str, top_k: int = 50, exclude_section_ids: set[int] | None = None
-) -> list[RankedSection]:
-    """Hybrid ranking of the sections the user may see: BM25 top 50 ‖ vector top 50 → RRF (k=60).
-
-    Stale sections are excluded (they wait for confirmation). `breakdown` has each lane's
-    rank and raw score and the fused score. No section row is read: the lanes return each
-    hit's page, which is all the context call needs to rank pages (it then reads its few
-    pages itself; reading the 50 hits cost it ~2 ms).
-    """
-    query = (query or "").strip()[:MAX_QUERY_CHARS]
-    if not query or top_k <= 0:
-        return []
-    with access_snapshot():  # one membership lookup for both lanes
-        tenant_id = user_access(user)[0]
-        if tenant_id is None:
-            return []
-        entity_matcher(tenant_id)  # teaches the segmenter this tenant's entity names (first use per process)
-        visible = PageSection.objects.visible_to(user)
-        if exclude_section_ids:
-            visible = visible.exclude(id__in=exclude_section_ids)
-        kw = _keyword_lane(visible, tenant_id=tenant_id, query=query)
-        vec = _vector_lane(visible, query=query)
-    fused = search.rrf([row[0] for row in kw], [row[0] for row in vec], k=RRF_K)[:top_k]
-    kw_rank = {i: (r, s, p) for r, (i, s, p) in enumerate(kw, start=1)}
-    vec_rank = {i: (r, d, p) for r, (i, d, p) in enumerate(vec, start=1)}
-    ranked = []
-    for section_id, score in fused:
-        k, v = kw_rank.get(section_id), vec_rank.get(section_id)
-        breakdown = {
-            # Ranks only, no raw BM25 score: its idf counts the whole tenant, hidden sections
-            # too, so the score would tell how common a word is where the reader cannot look.
-            "keyword_rank": k[0] if k else None,
-            "vector_rank": v[0] if v else None,
-            "vector_similarity": round(1.0 - float(v[1]), 4) if v else None,
-            "rrf": round(score, 6),
-        }
-        ranked.append(RankedSection(section_id, (k or v)[2], score, breakdown))
-    return ranked
-
-
-def section_search(
-    *, user, query: str, top_k: int = 50, exclude_section_ids: set[int] | None = None
-) -> list[SectionHit]:
-    """`section_ranking` with each hit's section and page read (one query)."""
-    ranked = section_ranking(user=user, query=query, top_k=top_k, exclude_section_ids=exclude_section_ids)
-    sections = PageSection.objects.select_related("page").only(*HIT_FIELDS).in_bulk([r.id for r in ranked])
-    # A section deleted between the lanes and the read is no hit.
-    return [
-        SectionHit(section=sections[r.id], score=r.score, breakdown=r.breakdown)
-        for r in ranked
-        if r.id in sections
-    ]
-
-
-def relevant(breakdown: dict | None) -> bool:
-    """A keyword match, or a vector neighbour that is actually similar (not just the nearest:
-    the vector lane always returns its 50, however far)."""
-    from almanac.context import conf
-
-    breakdown = breakdown or {}
-    if breakdown.get("keyword_rank") is not None:
-        return True
-    similarity = breakdown.get("vector_similarity")
-    return similarity is None or similarity >= conf.MIN_VECTOR_SIMILARITY
-
-
-def page_search(*, user, query: str, top_k: int = 10) -> list[dict]:
-    """Pages ranked by their best relevant section hits (sum of the page's top-3 section RRF
-    scores), as the context call ranks them: a page whose only hits are far vector
-    neighbours does not outrank the page that has the word."""
-    hits = [h for h in section_search(user=user, query=query, top_k=LANE_SIZE * 2) if relevant(h.breakdown)]
-    grouped: dict[int, list[SectionHit]] = {}
-    for hit in hits:
-        grouped.setdefault(hit.section.page_id, []).append(hit)
-    ranked = sorted(
-        grouped.values(), key=lambda hs: (-sum(h.score for h in hs[:3]), hs[0].section.page.slug)
-    )[:top_k]
-    # A page's `updated_at` as this reader sees it: its newest visible section, never a
-    # private section's change (one query for all the pages), and the status as it sees it.
-    seen = {
-        page_id: (at, containers)
-        for page_id, at, containers in PageSection.objects.visible_to(user)
-        .filter(page_id__in=[hs[0].section.page_id for hs in ranked])
-        .order_by()
-        .values("page_id")
-        .annotate(newest=Max("updated_at"), containers=ArrayAgg("container_key", distinct=True))
-        .values_list("page_id", "newest", "containers")
-    }
-    for hs in ranked:
-        page = hs[0].section.page
-        at, containers = seen.get(page.pk, (None, ()))
-        page.visible_updated_at = at or max(h.section.updated_at for h in hs)
-        page.visible_status = page_status_for(page, containers)
-    return [{"page": hs[0].section.page, "score": sum(h.score for h in hs[:3]), "hits": hs} for hs in ranked]

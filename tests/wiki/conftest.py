@@ -50,6 +50,38 @@ def slack(
     }
 
 
+def email(text, *, kind="email", version=1, minutes=0, external_id="<m1@acme.com>", subject="Vercel pricing"):
+    """A normalized e-mail event payload of one private thread (alice and bob), about Vercel."""
+    return {
+        "source": "email",
+        "external_id": external_id,
+        "version": version,
+        "kind": kind,
+        "occurred_at": at(minutes),
+        "container": {
+            "key": "email:thread:t1",
+            "name": subject,
+            "members": ["alice@acme.com", "bob@acme.com"],
+            "public": False,
+        },
+        "thread_key": "email:thread:t1",
+        "author": "alice@acme.com",
+        "title": subject,
+        "text": text,
+        "tags": {"customer": "Vercel"},
+        "url": "",
+    }
+
+
+@pytest.fixture
+def known_entities(tenant):
+    """Customers Vercel and 华为."""
+    from wiki import services
+
+    services.entity_ensure(tenant=tenant, kind="customer", name="Vercel")
+    services.entity_ensure(tenant=tenant, kind="customer", name="华为")
+
+
 @pytest.fixture
 def push(tenant, django_capture_on_commit_callbacks):
     """Ingest events through the connectors' event_ingest; the compile task runs on commit."""
@@ -87,15 +119,13 @@ def vercel_world(tenant, alice, bob, charlie, push):
 
 @pytest.fixture
 def carol_user(tenant):
-    from almanac.services import user_create
+    from almanac.services.users import user_create
 
     return user_create(tenant=tenant, username="carol", email="carol@acme.com", projects=["Apollo"])
 
 
 @pytest.fixture(autouse=True)
-def _no_summaries(request, monkeypatch):
+def _no_summaries(request, settings):
     """Summaries run only in the tests about them (each is a skill run)."""
-    from wiki import conf
-
     if "summary" not in request.node.nodeid:
-        monkeypatch.setattr(conf, "WIKI_SUMMARY_ENABLED", False)
+        settings.WIKI_SUMMARY_ENABLED = False

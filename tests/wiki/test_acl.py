@@ -3,9 +3,9 @@
 from django.utils import timezone
 
 from almanac.models import AccessGroup
-from almanac.services import membership_remove
+from almanac.services.tenancy import membership_remove
 from tests.wiki.conftest import slack
-from wiki import selectors
+from wiki import search, selectors
 from wiki.models import Page, PageSection
 
 SECRET = "margin floor"
@@ -38,8 +38,8 @@ def test_private_section_hidden_from_non_member_on_search(api, vercel_world):
 
 
 def test_private_section_hidden_from_non_member_in_section_search(vercel_world, alice, bob):
-    alice_hits = selectors.section_search(user=alice, query="Vercel discount")
-    bob_hits = selectors.section_search(user=bob, query="Vercel discount")
+    alice_hits = search.section_search(user=alice, query="Vercel discount")
+    bob_hits = search.section_search(user=bob, query="Vercel discount")
     assert all(SECRET not in h.section.content for h in alice_hits)
     assert any(SECRET in h.section.content for h in bob_hits)
     assert {h.section.container_key for h in alice_hits} == {"slack:channel:C100"}
@@ -66,8 +66,8 @@ def test_removing_a_member_hides_the_section_on_the_next_query(api, tenant, verc
     group = AccessGroup.objects.get(tenant=tenant, key="slack:channel:C200")
     membership_remove(user=bob, group=group)
     assert SECRET not in _page_contents(api, "bob")
-    assert not selectors.section_search(user=bob, query="margin floor discount") or all(
-        SECRET not in h.section.content for h in selectors.section_search(user=bob, query="margin floor")
+    assert not search.section_search(user=bob, query="margin floor discount") or all(
+        SECRET not in h.section.content for h in search.section_search(user=bob, query="margin floor")
     )
 
 
@@ -104,7 +104,7 @@ def test_unknown_members_are_granted_nothing(push, tenant, alice):
 
 def test_other_tenant_user_sees_nothing(vercel_world, mallory):
     assert not PageSection.objects.visible_to(mallory).exists()
-    assert selectors.section_search(user=mallory, query="Vercel") == []
+    assert search.section_search(user=mallory, query="Vercel") == []
 
 
 def test_anonymous_user_sees_nothing(vercel_world):
@@ -174,7 +174,7 @@ def test_vector_lane_is_not_starved_by_many_invisible_sections(tenant, alice, bo
         section_write(page=page, draft=draft(i, ["slack:channel:SECRET"]), reason="test")
     for i in range(60, 63):
         section_write(page=page, draft=draft(i, [tenant.group_key]), reason="test")
-    hits = selectors.section_search(user=alice, query="Vercel pricing note")
+    hits = search.section_search(user=alice, query="Vercel pricing note")
     assert sorted(h.section.thread_key for h in hits) == ["t60", "t61", "t62"]
     assert all(h.breakdown["vector_rank"] is not None for h in hits)
 

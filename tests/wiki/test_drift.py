@@ -2,33 +2,9 @@
 
 import pytest
 
-from tests.wiki.conftest import at, slack
-from wiki import selectors
+from tests.wiki.conftest import at, email, slack
+from wiki import search, selectors
 from wiki.models import Page, PageSection
-
-
-def _email(
-    text, *, kind="email", version=1, minutes=0, external_id="<m1@acme.com>", subject="Vercel pricing"
-):
-    return {
-        "source": "email",
-        "external_id": external_id,
-        "version": version,
-        "kind": kind,
-        "occurred_at": at(minutes),
-        "container": {
-            "key": "email:thread:t1",
-            "name": subject,
-            "members": ["alice@acme.com", "bob@acme.com"],
-            "public": False,
-        },
-        "thread_key": "email:thread:t1",
-        "author": "alice@acme.com",
-        "title": subject,
-        "text": text,
-        "tags": {"customer": "Vercel"},
-        "url": "",
-    }
 
 
 def _issue(kind, *, version, minutes, number=7):
@@ -56,7 +32,7 @@ def test_edit_recompiles_the_thread(push, alice):
     [section] = PageSection.objects.filter(page__slug="vercel")
     assert "250 seats" in section.content and "100 seats" not in section.content
     assert "Sounds good" in section.content
-    assert [h.section.pk for h in selectors.section_search(user=alice, query="250 seats")][:1] == [section.pk]
+    assert [h.section.pk for h in search.section_search(user=alice, query="250 seats")][:1] == [section.pk]
 
 
 def test_delete_removes_only_that_contribution(push):
@@ -71,12 +47,12 @@ def test_delete_removes_only_that_contribution(push):
 
 
 def test_recall_makes_sections_stale_until_confirmed(api, push, alice, bob):
-    push(_email("List price is 40k, we can go to 32k"))
+    push(email("List price is 40k, we can go to 32k"))
     assert PageSection.objects.get(page__slug="vercel").stale is False
-    push(_email("Recall: Vercel pricing", kind="email_recalled", version=2, minutes=30))
+    push(email("Recall: Vercel pricing", kind="email_recalled", version=2, minutes=30))
     section = PageSection.objects.get(page__slug="vercel")
     assert section.stale and section.stale_reason
-    assert selectors.section_search(user=alice, query="list price 32k") == []
+    assert search.section_search(user=alice, query="list price 32k") == []
     assert api.get("/wiki/pages/vercel", user="alice").json()["sections"] == []
     assert selectors.stale_section_count(user=alice, page_ids=[section.page_id]) == 1
     response = api.post("/wiki/pages/vercel/confirm", {"user": "alice", "section_ids": [section.pk]})
@@ -84,18 +60,16 @@ def test_recall_makes_sections_stale_until_confirmed(api, push, alice, bob):
     section.refresh_from_db()
     assert not section.stale
     assert section.history.first().history_change_reason == "confirmed by alice"
-    assert [h.section.pk for h in selectors.section_search(user=alice, query="list price 32k")] == [
-        section.pk
-    ]
+    assert [h.section.pk for h in search.section_search(user=alice, query="list price 32k")] == [section.pk]
 
 
 def test_confirmed_recall_stays_confirmed_after_a_later_reply(push, alice):
-    push(_email("List price is 40k"), _email("Recall", kind="email_recalled", version=2, minutes=30))
+    push(email("List price is 40k"), email("Recall", kind="email_recalled", version=2, minutes=30))
     section = PageSection.objects.get(page__slug="vercel")
     from wiki.services import section_confirm
 
     section_confirm(user=alice, page=section.page, section_ids=[section.pk])
-    push(_email("Follow-up: see attached", external_id="<m2@acme.com>", minutes=40))
+    push(email("Follow-up: see attached", external_id="<m2@acme.com>", minutes=40))
     section.refresh_from_db()
     assert not section.stale and "Follow-up" in section.content
 
@@ -103,10 +77,10 @@ def test_confirmed_recall_stays_confirmed_after_a_later_reply(push, alice):
 def test_a_confirmed_recall_holds_on_a_page_a_later_reply_adds(push, alice):
     from wiki.services import section_confirm
 
-    push(_email("List price is 40k"), _email("Recall", kind="email_recalled", version=2, minutes=30))
+    push(email("List price is 40k"), email("Recall", kind="email_recalled", version=2, minutes=30))
     section = PageSection.objects.get(page__slug="vercel")
     section_confirm(user=alice, page=section.page, section_ids=[section.pk])
-    reply = _email("Rho wants the same terms", external_id="<m3@acme.com>", minutes=40)
+    reply = email("Rho wants the same terms", external_id="<m3@acme.com>", minutes=40)
     push(dict(reply, tags={"customer": "Rho"}))  # the thread now shows on Rho's page too
     rho = PageSection.objects.get(page__slug="rho")
     assert not rho.stale and "List price is 40k" in rho.content
@@ -116,9 +90,9 @@ def test_confirming_a_recall_confirms_the_thread_on_every_page(push, alice):
     from almanac.models import AuditEvent
     from wiki.services import section_confirm
 
-    push(_email("List price is 40k"))
-    push(dict(_email("Rho too", external_id="<m4@acme.com>", minutes=5), tags={"customer": "Rho"}))
-    push(_email("Recall", kind="email_recalled", version=2, minutes=30))
+    push(email("List price is 40k"))
+    push(dict(email("Rho too", external_id="<m4@acme.com>", minutes=5), tags={"customer": "Rho"}))
+    push(email("Recall", kind="email_recalled", version=2, minutes=30))
     vercel, rho = PageSection.objects.get(page__slug="vercel"), PageSection.objects.get(page__slug="rho")
     assert vercel.stale and rho.stale
     section_confirm(user=alice, page=vercel.page, section_ids=[vercel.pk])
@@ -131,7 +105,7 @@ def test_confirming_a_recall_confirms_the_thread_on_every_page(push, alice):
 
 
 def test_confirm_of_an_invisible_section_is_404(api, push, alice, charlie):
-    push(_email("List price is 40k"), _email("Recall", kind="email_recalled", version=2, minutes=30))
+    push(email("List price is 40k"), email("Recall", kind="email_recalled", version=2, minutes=30))
     section = PageSection.objects.get(page__slug="vercel")
     response = api.post("/wiki/pages/vercel/confirm", {"user": "charlie", "section_ids": [section.pk]})
     assert response.status_code == 404
@@ -169,7 +143,7 @@ def test_delete_arriving_before_the_message_leaves_nothing(push):
 def test_confirm_works_outside_a_test_transaction(api, push, alice):
     """The service opens its own transaction (the other tests run inside one, which hid a
     select_for_update outside any)."""
-    push(_email("List price is 40k"), _email("Recall", kind="email_recalled", version=2, minutes=30))
+    push(email("List price is 40k"), email("Recall", kind="email_recalled", version=2, minutes=30))
     section = PageSection.objects.get(page__slug="vercel")
     response = api.post("/wiki/pages/vercel/confirm", {"user": "alice", "section_ids": [section.pk]})
     assert response.status_code == 200 and response.json() == {"confirmed": [section.pk]}

@@ -22,7 +22,7 @@ def test_person_page_shows_only_activity_the_reader_may_see(api, tenant, vercel_
 
 
 def test_directory_sync_is_idempotent_and_follows_the_profile(tenant, alice):
-    from almanac.services import user_set_departments
+    from almanac.services.users import user_set_departments
 
     services.directory_sync(tenant=tenant)
     services.directory_sync(tenant=tenant)
@@ -54,7 +54,7 @@ def test_the_page_list_counts_what_a_person_page_shows(api, tenant, vercel_world
 
 
 def test_two_employees_with_one_name_get_two_person_pages(tenant):
-    from almanac.services import user_create
+    from almanac.services.users import user_create
     from wiki.models import Entity
 
     first = user_create(tenant=tenant, username="wangwei", email="wangwei@acme.com", display_name="王伟")

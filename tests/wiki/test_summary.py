@@ -24,14 +24,8 @@ def test_summary_is_regenerated_only_when_sections_change(vercel_world, push):
 
 
 def test_outdated_summary_is_not_shown(api, vercel_world, push, settings):
-    from wiki import conf
-
     page = Page.objects.get(slug="vercel")
     services.page_summarize(page_id=page.pk)
-    old = conf.WIKI_SUMMARY_ENABLED
-    conf.WIKI_SUMMARY_ENABLED = False
-    try:
-        push(slack("Vercel churned", tags={"customer": "Vercel"}, minutes=50))
-    finally:
-        conf.WIKI_SUMMARY_ENABLED = old
+    settings.WIKI_SUMMARY_ENABLED = False
+    push(slack("Vercel churned", tags={"customer": "Vercel"}, minutes=50))
     assert api.get("/wiki/pages/vercel", user="bob").json()["summary"] == ""

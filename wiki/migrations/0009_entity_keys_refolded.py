@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from almanac.migration_helpers import refold_entity_keys
+from wiki.migration_helpers import refold_entity_keys
 
 
 def refold(apps, schema_editor):

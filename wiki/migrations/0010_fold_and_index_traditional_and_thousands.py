@@ -1,6 +1,7 @@
 from django.db import migrations
 
-from almanac.migration_helpers import entity_words, refold_entity_keys, reindex_changed_text
+from almanac.migration_helpers import entity_words, reindex_changed_text
+from wiki.migration_helpers import refold_entity_keys
 
 
 def upgrade(apps, schema_editor):

@@ -22,13 +22,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django_q.tasks import async_task
 
 from connectors.models import Event
-from wiki import conf
+from wiki.matching import entity_matcher
 from wiki.models import Entity, Page, PageSection
 from wiki.services.entities import entities_from_tags, entity_ensure
 from wiki.services.sections import SectionDraft, embed_mean_prewarm, section_delete, section_write
@@ -175,7 +176,7 @@ def _topic_entity(*, tenant, item: Item) -> Entity | None:
 
 def _line(item: Item) -> str:
     base = item.base
-    text = (base.text or "").strip()[: conf.WIKI_ITEM_MAX_CHARS]
+    text = (base.text or "").strip()[: settings.WIKI_ITEM_MAX_CHARS]
     if base.title and base.kind not in {K.MESSAGE, K.MESSAGE_CHANGED}:
         text = f"{base.title}: {text}" if text else base.title
     marks = []
@@ -199,7 +200,7 @@ def _draft(
         )
     acl = [container_key] + ([tenant.group_key] if public else [])
     recalls = sorted(i.current.id for i in items if i.recalled)
-    content = "\n".join(_line(i) for i in items)[: conf.WIKI_SECTION_MAX_CHARS]
+    content = "\n".join(_line(i) for i in items)[: settings.WIKI_SECTION_MAX_CHARS]
     title = next((i.base.title for i in items if i.base.title), "") or latest.first("container_name")
     return SectionDraft(
         thread_key=thread_key,
@@ -234,8 +235,6 @@ def thread_plan(
     container's draft on an entity's page only if that container's items named the entity
     or its readers may know the name: a private container's tag must not title a page
     that a public container's draft makes visible to the whole tenant."""
-    from wiki.selectors import entity_matcher
-
     matcher = entity_matcher(tenant.pk, max_age=0)  # entities made by other workers count
     live = [i for i in items if not i.deleted]
     by_container: dict[str, list[Item]] = defaultdict(list)
@@ -412,7 +411,7 @@ def container_visibility_at_ingest(*, tenant, container_key: str, public: bool) 
 
 
 def _enqueue_summaries(page_ids: set[int]) -> None:
-    if not conf.WIKI_SUMMARY_ENABLED:
+    if not settings.WIKI_SUMMARY_ENABLED:
         return
     for page_id in sorted(page_ids):
         transaction.on_commit(lambda pid=page_id: async_task("wiki.tasks.page_summarize_task", pid))

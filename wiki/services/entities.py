@@ -1,4 +1,4 @@
-"""Entities and their pages: resolution from tags and text, the directory's people."""
+"""Entities and their pages: resolution from tags and text."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from django.db.models import F, Func, Value
 from django.utils import timezone
 from django.utils.text import slugify
 
-from almanac import search
-from almanac.models import Project, Tenant, UserProfile
+from almanac.models import Tenant
+from almanac.search.text import add_words
 from wiki import folding
 from wiki.models import Entity, Page
 
@@ -63,7 +63,7 @@ def entity_ensure(
                 page_ensure(entity=entity)
         except IntegrityError:
             entity = Entity.objects.get(tenant=tenant, kind=kind, key=key)
-        search.add_words([name])
+        add_words([name])
     new_aliases = [a.strip()[:300] for a in aliases or [] if a and a.strip() and a.strip() != entity.name]
     if any(a not in entity.aliases for a in new_aliases) or (user is not None and entity.user_id != user.pk):
         entity_update(entity=entity, aliases=entity.aliases + new_aliases, user=user or entity.user)
@@ -87,7 +87,7 @@ def entity_update(*, entity: Entity, aliases: list[str], user=None) -> Entity:
     entity.alias_keys = _alias_keys(entity.name, entity.aliases)
     entity.user = user
     entity.save(update_fields=["aliases", "alias_keys", "user", "updated_at"])
-    search.add_words(entity.aliases)
+    add_words(entity.aliases)
     return entity
 
 
@@ -120,7 +120,7 @@ def entities_from_tags(
 ) -> list[Entity]:
     """Entities named by an event's tags ({"customer": "...", "project": "..."}); created if new.
 
-    `matcher` (selectors.entity_matcher) answers known names without a query. `named_in`:
+    `matcher` (`wiki.matching.entity_matcher`) answers known names without a query. `named_in`:
     the event's container key when it is private (see `entity_ensure`).
     """
     named_in = named_in or tenant.group_key
@@ -135,17 +135,3 @@ def entities_from_tags(
                 known = entity_ensure(tenant=tenant, kind=kind, name=value, named_in=named_in)
             found.append(known)
     return found
-
-
-def directory_sync(*, tenant: Tenant) -> int:
-    """Project entities from the tenant's projects and person pages from its profiles."""
-    for project in Project.objects.filter(tenant=tenant):
-        entity_ensure(tenant=tenant, kind=Entity.Kind.PROJECT, name=project.name)
-    count = 0
-    profiles = UserProfile.objects.filter(tenant=tenant, user__is_active=True).select_related("user")
-    for profile in profiles:
-        from wiki.services.people import person_page_sync
-
-        person_page_sync(user=profile.user)
-        count += 1
-    return count

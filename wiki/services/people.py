@@ -5,26 +5,11 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from almanac.models import UserProfile
+from almanac.models import Project, Tenant, UserProfile
 from wiki import folding
 from wiki.models import Entity, Page
+from wiki.services.entities import entity_ensure
 from wiki.services.sections import SectionDraft, section_write
-
-
-def person_handles(user) -> list[str]:
-    """The author handles of a user in events: username, e-mail, external identities."""
-    handles = {user.username.lower()}
-    if user.email:
-        handles.add(user.email.lower())
-    try:
-        from connectors.models import ExternalIdentity
-
-        handles |= {
-            h.lower() for h in ExternalIdentity.objects.filter(user=user).values_list("handle", flat=True)
-        }
-    except ImportError:  # pragma: no cover - connectors is always installed
-        pass
-    return sorted(handles)
 
 
 def _directory_text(user, profile: UserProfile) -> str:
@@ -42,8 +27,6 @@ def _directory_text(user, profile: UserProfile) -> str:
 @transaction.atomic
 def person_page_sync(*, user) -> Page | None:
     """Create or refresh the person page of `user` (a tenant-wide directory section)."""
-    from wiki.services.entities import entity_ensure
-
     profile = UserProfile.objects.select_related("tenant").filter(user=user).first()
     if profile is None or not user.is_active:
         return None
@@ -77,3 +60,15 @@ def person_page_sync(*, user) -> Page | None:
     )
     section_write(page=page, draft=draft, reason="directory sync")
     return page
+
+
+def directory_sync(*, tenant: Tenant) -> int:
+    """Project entities from the tenant's projects and person pages from its profiles."""
+    for project in Project.objects.filter(tenant=tenant):
+        entity_ensure(tenant=tenant, kind=Entity.Kind.PROJECT, name=project.name)
+    count = 0
+    profiles = UserProfile.objects.filter(tenant=tenant, user__is_active=True).select_related("user")
+    for profile in profiles:
+        person_page_sync(user=profile.user)
+        count += 1
+    return count

@@ -7,16 +7,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
+from django.http import Http404
+from django_q.tasks import async_task
 
-from almanac import keyword, search
 from almanac.errors import ApplicationError
-from almanac.services import audit_record
-from wiki import conf
+from almanac.search import keyword
+from almanac.search.embeddings import embed
+from almanac.services.audit import audit_record
+from skills.signals import domain_event
+from wiki.constants import CORPUS
 from wiki.models import Page, PageSection
-
-CORPUS = "wiki"
 
 
 @dataclass
@@ -49,14 +52,14 @@ _EMBED_CACHE_MAX = 50_000
 
 def embed_mean_prewarm(texts: list[str]) -> list[str]:
     """Embed the texts not in the cache (in batches); returns their cache keys."""
-    texts = [t[: conf.WIKI_EMBED_MAX_CHARS] for t in texts]
+    texts = [t[: settings.WIKI_EMBED_MAX_CHARS] for t in texts]
     keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
     by_key = dict(zip(keys, texts, strict=True))
     missing = [k for k in by_key if k not in _EMBED_CACHE]
     if missing:
         if len(_EMBED_CACHE) + len(missing) > _EMBED_CACHE_MAX:
             _EMBED_CACHE.clear()
-        for key, vector in zip(missing, search.embed([by_key[k] for k in missing]), strict=True):
+        for key, vector in zip(missing, embed([by_key[k] for k in missing]), strict=True):
             _EMBED_CACHE[key] = vector
     return keys
 
@@ -159,11 +162,11 @@ def _thread_confirmations(*, tenant_id: int, draft: SectionDraft) -> list[int]:
 def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool = False) -> list[PageSection]:
     """Make stale sections current again; only sections on `page` the user may see.
 
-    `as_admin` (superusers in the admin) skips the visibility check. The recalls the user confirmed are remembered, so a later rebuild of the thread does
-    not make the section stale again for the same recall.
+    `as_admin` (superusers in the admin) skips the visibility check. The recalls the user
+    confirmed are remembered, so a later rebuild of the thread does not make the section
+    stale again for the same recall. Sends `fact.confirmed` (`skills.signals.domain_event`)
+    with the page, the sections confirmed and the user.
     """
-    from django.http import Http404
-
     ids = sorted(set(section_ids))
     if not ids:
         raise ApplicationError("section_ids may not be empty", status_code=422)
@@ -183,30 +186,38 @@ def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool 
         copies |= Q(thread_key=section.thread_key, container_key=section.container_key)
     others = base.filter(copies, tenant_id=page.tenant_id, stale=True).exclude(id__in=ids)
     sections += list(others.select_related("page").select_for_update(of=("self",)).order_by("id"))
-    changed = False
+    confirmed = []
     for section in sections:
-        if not section.stale:
-            continue
-        changed = True
-        section.confirmed_recall_ids = sorted(
-            set(section.confirmed_recall_ids) | set(section.recall_event_ids)
+        if section.stale:
+            _confirm(section, user=user)
+            confirmed.append(section.pk)
+    if confirmed:
+        # Skills subscribed to the event run after the commit (skills.bus).
+        domain_event.send(
+            sender=PageSection,
+            event="fact.confirmed",
+            payload={"page_id": page.pk, "section_ids": confirmed, "user_id": user.pk},
+            tenant_id=page.tenant_id,
         )
-        section.stale = False
-        section.stale_reason = ""
-        section._change_reason = f"confirmed by {user.username}"
-        section._history_user = user
-        section.save(update_fields=["confirmed_recall_ids", "stale", "stale_reason", "updated_at"])
-        audit_record(
-            action="wiki.section_confirmed",
-            tenant=page.tenant,
-            actor=user.username,
-            object_type="page_section",
-            object_id=section.pk,
-            detail={"page": section.page.slug, "recalls": section.recall_event_ids},
-        )
-    if conf.WIKI_SUMMARY_ENABLED and changed:
-        from django_q.tasks import async_task
-
+    if settings.WIKI_SUMMARY_ENABLED and confirmed:
         for page_id in sorted({s.page_id for s in sections}):
             transaction.on_commit(lambda pid=page_id: async_task("wiki.tasks.page_summarize_task", pid))
     return sections
+
+
+def _confirm(section: PageSection, *, user) -> None:
+    """Make one stale section current, remembering its recalls as confirmed; audited."""
+    section.confirmed_recall_ids = sorted(set(section.confirmed_recall_ids) | set(section.recall_event_ids))
+    section.stale = False
+    section.stale_reason = ""
+    section._change_reason = f"confirmed by {user.username}"
+    section._history_user = user
+    section.save(update_fields=["confirmed_recall_ids", "stale", "stale_reason", "updated_at"])
+    audit_record(
+        action="wiki.section_confirmed",
+        tenant_id=section.tenant_id,
+        actor=user.username,
+        object_type="page_section",
+        object_id=section.pk,
+        detail={"page": section.page.slug, "recalls": section.recall_event_ids},
+    )

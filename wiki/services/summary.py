@@ -7,30 +7,21 @@ reader who may see every one of those sections (see `selectors.page_summary_for_
 
 from __future__ import annotations
 
-import hashlib
 import logging
 
+from django.conf import settings
 from django.db import transaction
 
-from wiki import conf
-from wiki.models import Page, PageSection
+from skills.services import skill_run
+from wiki.models import Page, PageSection, summary_digest
 
 log = logging.getLogger(__name__)
 
 
-def summary_digest(sections) -> str:
-    parts = [f"{s.pk}:{s.content_digest}" for s in sorted(sections, key=lambda s: s.pk)]
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()
-
-
 def _summarize(*, tenant, title: str, text: str) -> str | None:
-    try:
-        from skills.services import skill_run
-    except ImportError:
-        return None
     result = skill_run(
         name="summarize",
-        input={"text": text, "max_tokens": conf.WIKI_SUMMARY_MAX_TOKENS, "title": title},
+        input={"text": text, "max_tokens": settings.WIKI_SUMMARY_MAX_TOKENS, "title": title},
         trigger="wiki.page",
         tenant=tenant,
     )

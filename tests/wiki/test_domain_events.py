@@ -1,0 +1,56 @@
+"""The domain events the wiki sends to the skill bus (`skills.signals.domain_event`)."""
+
+import pytest
+
+from skills import registry
+from skills.models import SkillRun
+from tests.wiki.conftest import email
+from wiki.models import PageSection
+from wiki.services import section_confirm
+
+
+@pytest.fixture
+def fact_confirmed():
+    """A skill subscribed to `fact.confirmed`; collects the payloads it ran on."""
+    seen = []
+    registry.subscribe(
+        "fact.confirmed",
+        "summarize",
+        to_input=lambda payload: {"text": f"sections {payload['section_ids']}", "max_tokens": 20},
+        on_output=lambda payload, output: seen.append(payload),
+    )
+    yield seen
+    registry.unsubscribe("fact.confirmed", "summarize")
+
+
+@pytest.fixture
+def recalled(push, alice):
+    """A section made stale by a recalled e-mail that alice received."""
+    push(email("List price is 40k"), email("Recall", kind="email_recalled", version=2, minutes=30))
+    return PageSection.objects.get(page__slug="vercel")
+
+
+def test_confirming_a_section_runs_the_skills_subscribed_to_fact_confirmed_after_commit(
+    settings, fact_confirmed, recalled, alice, tenant, django_capture_on_commit_callbacks
+):
+    settings.LLM_BASE_URL = ""
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        section_confirm(user=alice, page=recalled.page, section_ids=[recalled.pk])
+    assert not SkillRun.objects.exists()  # nothing before the commit
+    for callback in callbacks:
+        callback()
+    run = SkillRun.objects.get()
+    assert (run.skill_name, run.trigger, run.tenant) == ("summarize", "event:fact.confirmed", tenant)
+    assert fact_confirmed == [
+        {"page_id": recalled.page_id, "section_ids": [recalled.pk], "user_id": alice.pk}
+    ]
+
+
+def test_confirming_a_section_that_is_not_stale_sends_no_event(
+    settings, fact_confirmed, recalled, alice, django_capture_on_commit_callbacks
+):
+    settings.LLM_BASE_URL = ""
+    section_confirm(user=alice, page=recalled.page, section_ids=[recalled.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        section_confirm(user=alice, page=recalled.page, section_ids=[recalled.pk])  # already current
+    assert not SkillRun.objects.exists() and fact_confirmed == []
