@@ -13,11 +13,11 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import connection, connections, models
 from django.db.models import F, Func, Value
 from django.db.models.expressions import RawSQL
 
-from almanac.env import envint
 from almanac.models import CorpusStat, TermStat
 from almanac.search.text import segment
 from almanac.selectors import text_array, where_sql
@@ -27,7 +27,6 @@ B = 0.75
 MAX_QUERY_TERMS = 32
 COMMON_TERM_SHARE = 0.05
 # A finder expected to match more rows than this is narrowed to pairs of terms.
-CANDIDATE_BUDGET = envint("KEYWORD_CANDIDATE_BUDGET", 2000)
 MAX_PAIRED_TERMS = 6
 
 
@@ -226,7 +225,7 @@ def top(
     *,
     size: int,
     common_share: float = COMMON_TERM_SHARE,
-    budget: int = CANDIDATE_BUDGET,
+    budget: int | None = None,
     extra: tuple[str, ...] = (),
 ) -> list[tuple]:
     """(id, BM25, *extra columns) of the `size` best rows of `queryset` (already
@@ -257,7 +256,7 @@ def top(
             )
             return cursor.fetchall()
 
-    narrow = finder.narrowed(budget)
+    narrow = finder.narrowed(settings.KEYWORD_CANDIDATE_BUDGET if budget is None else budget)
     if narrow is not None:
         rows = run(narrow)
         if len(rows) >= max(1, size // 5):

@@ -25,11 +25,8 @@ import queue
 import threading
 from concurrent.futures import Future
 
+from django.conf import settings
 from django.db import close_old_connections, connection, connections
-
-from almanac.env import envint
-
-THREADS = envint("ALMANAC_LANE_THREADS", 4)
 
 _lock = threading.Lock()
 _state: dict = {"pid": None, "jobs": None, "free": None, "threads": []}
@@ -50,12 +47,12 @@ def _pool():
         with _lock:
             if _state["pid"] != os.getpid():
                 _state["jobs"] = queue.SimpleQueue()
-                _state["free"] = threading.BoundedSemaphore(THREADS)
+                _state["free"] = threading.BoundedSemaphore(settings.ALMANAC_LANE_THREADS)
                 _state["threads"] = [
                     threading.Thread(
                         target=_worker, args=(_state["jobs"],), name=f"almanac-lane-{i}", daemon=True
                     )
-                    for i in range(THREADS)
+                    for i in range(settings.ALMANAC_LANE_THREADS)
                 ]
                 for thread in _state["threads"]:
                     thread.start()
@@ -85,7 +82,7 @@ class InFlightMiddleware:
 def fork(fn) -> Future:
     """Start `fn()` in a lane thread if one is free (else run it now); `.result()` joins."""
     future: Future = Future()
-    if THREADS > 0 and not connection.in_atomic_block and _in_flight[0] <= 1:
+    if settings.ALMANAC_LANE_THREADS > 0 and not connection.in_atomic_block and _in_flight[0] <= 1:
         jobs, free = _pool()
         if free.acquire(blocking=False):
             context = contextvars.copy_context()

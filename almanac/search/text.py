@@ -28,7 +28,7 @@ def is_cjk(text: str) -> bool:
 
 
 def detect_lang(text: str) -> str:
-    """"zh" for text with any Chinese character, else "en" (the two languages we serve)."""
+    """ "zh" for text with any Chinese character, else "en" (the two languages we serve)."""
     return "zh" if is_cjk(text) else "en"
 
 

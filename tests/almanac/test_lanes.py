@@ -18,8 +18,8 @@ def _backend_and_thread():
 
 
 @pytest.fixture
-def lane_threads(monkeypatch):
-    monkeypatch.setattr(lanes, "THREADS", 2)
+def lane_threads(settings):
+    settings.ALMANAC_LANE_THREADS = 2
     lanes.shutdown()
     yield
     lanes.shutdown()  # closes the lane threads' connections before the next test's flush
@@ -70,7 +70,7 @@ def test_inside_a_transaction_lanes_run_inline(db, lane_threads):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_recall_and_context_agree_with_and_without_lanes(lane_threads, monkeypatch, tenant, alice, bob):
+def test_recall_and_context_agree_with_and_without_lanes(lane_threads, settings, tenant, alice, bob):
     """A context call with its memory recall forked: the same prompt as without lanes, and
     a revocation applies to the forked recall on the next read too."""
     from context.services import context_build
@@ -88,11 +88,11 @@ def test_recall_and_context_agree_with_and_without_lanes(lane_threads, monkeypat
         return out["prompt"]
 
     forked = recall(), context()
-    monkeypatch.setattr(lanes, "THREADS", 0)
+    settings.ALMANAC_LANE_THREADS = 0
     assert (recall(), context()) == forked
     assert len(forked[0]) == 3 and "120k EUR" in forked[1] and "private note" not in forked[1]
 
-    monkeypatch.setattr(lanes, "THREADS", 2)
+    settings.ALMANAC_LANE_THREADS = 2
     user_set_projects(user=alice, names=[])
     assert recall() == [] and "Apollo" not in context()
 

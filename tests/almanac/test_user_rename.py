@@ -17,7 +17,7 @@ from almanac.services.users import membership_sync_builtin, personal_key_retire,
 from memories import selectors
 from memories import services as memories
 from memories.models import Memory
-from memories.services.memories import memory_insert
+from memories.services.rows import memory_insert
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()

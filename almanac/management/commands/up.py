@@ -14,7 +14,7 @@ class Command(BaseCommand):
     help = "Migrate, then run the django-q2 cluster and the web server together (Ctrl-C stops both)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--addr", default=os.environ.get("ALMANAC_ADDR", "127.0.0.1:8000"))
+        parser.add_argument("--addr", default=settings.ALMANAC_ADDR)
         parser.add_argument("--no-worker", action="store_true")
 
     def handle(self, addr, no_worker, **options):
