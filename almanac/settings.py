@@ -127,6 +127,11 @@ else:
 # whose compile time exceeds the run time of our short queries.
 HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100, minimum=1, maximum=1000)  # pgvector's range
 HNSW_MAX_SCAN_TUPLES = envint("HNSW_MAX_SCAN_TUPLES", 5000, minimum=1)
+# Search (almanac.search): BM25 candidates beyond which a keyword search finds documents by
+# pairs of its terms; threads per process that run a call's independent reads side by side
+# (0: one after the other).
+KEYWORD_CANDIDATE_BUDGET = envint("KEYWORD_CANDIDATE_BUDGET", 2000)
+ALMANAC_LANE_THREADS = envint("ALMANAC_LANE_THREADS", 4, minimum=0)
 _session_options = (
     f"-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search={HNSW_EF_SEARCH} "
     f"-c hnsw.max_scan_tuples={HNSW_MAX_SCAN_TUPLES} -c jit=off"
@@ -186,6 +191,7 @@ STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = True  # serve admin/app static files without a collectstatic step
 
 # --- Web server (`manage.py up` runs gunicorn) --------------------------------------
+ALMANAC_ADDR = env("ALMANAC_ADDR", "127.0.0.1:8000")  # what `manage.py up` binds
 WEB_WORKERS = envint("WEB_WORKERS", 2, minimum=1)
 WEB_THREADS = envint("WEB_THREADS", 4, minimum=1)
 
@@ -226,21 +232,6 @@ CONNECTOR_SECRET_KEY = envsecret("CONNECTOR_SECRET_KEY")  # Fernet key for store
 SLACK_SIGNING_SECRET = envsecret("SLACK_SIGNING_SECRET")
 GITHUB_WEBHOOK_SECRET = envsecret("GITHUB_WEBHOOK_SECRET")
 SOURCE_LAG_WARNING_SECONDS = envint("SOURCE_LAG_WARNING_SECONDS", 3600, minimum=0)
-
-# --- connectors (docs/connectors.md) ---
-# Exponential backoff of a failing poller: BASE * 2**(failures-1), capped at MAX seconds.
-CONNECTOR_BACKOFF_BASE_SECONDS = envint("CONNECTOR_BACKOFF_BASE_SECONDS", 60)
-CONNECTOR_BACKOFF_MAX_SECONDS = envint("CONNECTOR_BACKOFF_MAX_SECONDS", 6 * 3600)
-# Slack: how far back every poll re-reads history, so late thread replies and edits are caught.
-SLACK_REREAD_HOURS = envint("SLACK_REREAD_HOURS", 24)
-# Largest `text` accepted on an event, in characters; raw payload size in bytes; batch size.
-CONNECTOR_EVENT_MAX_TEXT = envint("CONNECTOR_EVENT_MAX_TEXT", 1_000_000)
-CONNECTOR_EVENT_MAX_RAW_BYTES = envint("CONNECTOR_EVENT_MAX_RAW_BYTES", 1_000_000)
-CONNECTOR_EVENT_MAX_BATCH = envint("CONNECTOR_EVENT_MAX_BATCH", 1000)
-# Calendar: the window of a recurring event's occurrences around now, and at most this many.
-CALENDAR_RECURRENCE_PAST_DAYS = envint("CALENDAR_RECURRENCE_PAST_DAYS", 90)
-CALENDAR_RECURRENCE_FUTURE_DAYS = envint("CALENDAR_RECURRENCE_FUTURE_DAYS", 60)
-CALENDAR_RECURRENCE_MAX = envint("CALENDAR_RECURRENCE_MAX", 200)
 
 # --- connectors (docs/connectors.md) ---
 # Exponential backoff of a failing poller: BASE * 2**(failures-1), capped at MAX seconds.
