@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+from almanac.search.text import CJK  # the one language rule (skills read it as T.CJK)
+
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,]\d+)*")
 
 # "User:", "用户：", "Assistant:" ... at the start of a line.
