@@ -242,9 +242,10 @@ def ingest(tenant, payloads: list[dict], batch: int = 500, fast: bool = False) -
     rows are identical, only quicker to make for large benchmarks.
     """
     import connectors.services as connector_services
+    from wiki import receivers
 
-    original = connector_services.async_task
-    connector_services.async_task = lambda *args, **kwargs: None
+    original = receivers.async_task  # the wiki's compile enqueue, run on ingest's signal
+    receivers.async_task = lambda *args, **kwargs: None
     try:
         if fast:
             _ingest_fast(tenant, payloads, batch)
@@ -252,7 +253,7 @@ def ingest(tenant, payloads: list[dict], batch: int = 500, fast: bool = False) -
         for i in range(0, len(payloads), batch):
             connector_services.event_ingest_batch(tenant=tenant, payloads=payloads[i : i + batch])
     finally:
-        connector_services.async_task = original
+        receivers.async_task = original
 
 
 def _ingest_fast(tenant, payloads: list[dict], batch: int) -> None:

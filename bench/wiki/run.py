@@ -45,11 +45,12 @@ def _push_delays(tenant, users, n: int, seed: int) -> list[float]:
     import connectors.services as connector_services
     from bench.wiki.generate import generate
     from connectors.models import Event
+    from wiki import receivers
     from wiki.models import PageSection
     from wiki.search import section_search
     from wiki.services import compile_event
 
-    connector_services.async_task = lambda *a, **k: None
+    receivers.async_task = lambda *a, **k: None  # the wiki's compile enqueue
     delays = []
     reader = users[0]
     for payload in generate(tenant, n, seed=seed):
