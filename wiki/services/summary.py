@@ -19,13 +19,12 @@ log = logging.getLogger(__name__)
 
 
 def _summarize(*, tenant, title: str, text: str) -> str | None:
-    result = skill_run(
+    output = skill_run(
         name="summarize",
         input={"text": text, "max_tokens": settings.WIKI_SUMMARY_MAX_TOKENS, "title": title},
         trigger="wiki.page",
         tenant=tenant,
     )
-    output = result if isinstance(result, dict) else getattr(result, "output", None) or {}
     return (output.get("summary") or "").strip() or None
 
 
