@@ -72,6 +72,7 @@ def search_memories(request, payload: SearchIn):
     hits = selectors.memory_search(
         user=user, query=payload.query, top_k=payload.top_k, memory_types=payload.memory_types
     )
+    services.memory_touch_later(memory_ids=[hit.memory.pk for hit in hits])
     return {"results": hits}
 
 

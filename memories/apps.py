@@ -1,5 +1,7 @@
 from django.apps import AppConfig
+from django.conf import settings
 from django.core import checks
+from django.utils.module_loading import import_string
 
 
 class MemoriesConfig(AppConfig):
@@ -14,16 +16,13 @@ class MemoriesConfig(AppConfig):
 def rerank_check(app_configs=None, **kwargs):
     """MEMORY_RERANK names a callable that imports: checked when the server, the worker or
     `migrate` starts, not on the first recall (a 500 for every call then)."""
-    from django.utils.module_loading import import_string
-
-    from memories import conf
-
-    if not conf.RERANK:
+    path = settings.MEMORY_RERANK
+    if not path:
         return []
     try:
-        hook = import_string(conf.RERANK)
+        hook = import_string(path)
     except ImportError as exc:
-        return [checks.Error(f"MEMORY_RERANK={conf.RERANK!r} cannot be imported: {exc}", id="memories.E001")]
+        return [checks.Error(f"MEMORY_RERANK={path!r} cannot be imported: {exc}", id="memories.E001")]
     if not callable(hook):
-        return [checks.Error(f"MEMORY_RERANK={conf.RERANK!r} is not callable", id="memories.E002")]
+        return [checks.Error(f"MEMORY_RERANK={path!r} is not callable", id="memories.E002")]
     return []

@@ -1,4 +1,4 @@
-"""Vocabularies of the memories app."""
+"""Vocabularies and fixed numbers of the memories app (what operators tune is in settings)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,14 @@ JUNK_WORDS = _words(
     "please welcome good morning night"
 )
 MIN_FACT_CHARS = 5
+
+# Nearest memories of the scope checked for a duplicate (the nearest may state another fact).
+DEDUP_CANDIDATES = 3
+
+# Quality (feedback): each signal multiplies it, kept within [QUALITY_MIN, QUALITY_MAX].
+QUALITY_MIN = 0.2
+QUALITY_MAX = 2.0
+QUALITY_STEP = {"adopted": 1.15, "ignored": 0.9, "corrected": 0.75}
 
 # First person plural only: "他们项目组", "华为的项目组" are someone else's team.
 PROJECT_CUES_ZH = (

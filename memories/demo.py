@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from memories import services
 from memories.models import ConversationSession, Memory
 from memories.tasks import session_extract_task
@@ -100,8 +102,6 @@ def _session(user) -> ConversationSession:
 
 
 def load(company) -> str:
-    from datetime import date
-
     created = 0
     for username, content, mtype, scope, key, importance, occurred in MEMORIES:
         user = company.users[username]

@@ -11,9 +11,9 @@ from django.db.models import Q
 from pgvector.django import HnswIndex
 from simple_history.models import HistoricalRecords
 
-from almanac import keyword
 from almanac.embedding_columns import EmbeddingField
 from almanac.models import Tenant
+from almanac.search import keyword
 from memories.querysets import ACL_KEY_PREFIXES, MemoryQuerySet, SessionQuerySet
 
 CORPUS = "memory"
@@ -49,7 +49,7 @@ class Memory(models.Model):
     memory_type = models.CharField(max_length=16, choices=Type.choices, default=Type.SEMANTIC)
     content = models.TextField()
     embedding = EmbeddingField()
-    # Keyword index (almanac.keyword, corpus "memory").
+    # Keyword index (almanac.search.keyword, corpus "memory").
     tokens = models.TextField(blank=True, default="")
     tf = models.JSONField(default=dict, blank=True)
     doc_len = models.IntegerField(default=0)

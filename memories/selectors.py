@@ -7,18 +7,20 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from almanac import keyword, vectors
 from almanac.models import CorpusStat
-from almanac.rows import instance, select_list
-from almanac.search import _is_id, embed_query, rrf, segment
+from almanac.search import keyword, vectors
+from almanac.search.embeddings import embed_query
+from almanac.search.fusion import rrf
+from almanac.search.rows import instance, select_list
+from almanac.search.text import is_id, segment
 from almanac.selectors import access_snapshot, int_array, user_access
-from memories import conf
 from memories.models import CORPUS, ConversationSession, Memory, Turn
 
 SEARCH_TYPES = ("semantic", "episodic", "working")
@@ -81,7 +83,7 @@ def _tenant_id(user) -> int | None:
 
 
 def _keyword_lane(qs, kq: keyword.KeywordQuery, *, size: int) -> list[int]:
-    return [pk for pk, _ in keyword.top(qs, kq, size=size, common_share=conf.COMMON_TERM_SHARE)]
+    return [pk for pk, _ in keyword.top(qs, kq, size=size, common_share=settings.MEMORY_COMMON_TERM_SHARE)]
 
 
 def corpus_docs(tenant_id: int | None) -> int | None:
@@ -100,18 +102,20 @@ def nearest(
 
     A tenant with at most MEMORY_EXACT_SCAN_MAX memories (`docs`, looked up for
     `tenant_id` when not given) is scanned exactly; a larger one by the HNSW index, with
-    the exact top-up of `almanac.vectors.nearest` when a filter leaves it short.
+    the exact top-up of `almanac.search.vectors.nearest` when a filter leaves it short.
     """
     if docs is None:
         docs = corpus_docs(tenant_id)
-    return vectors.nearest(qs, vector, size, exact=docs is not None and docs <= conf.EXACT_SCAN_MAX)
+    return vectors.nearest(
+        qs, vector, size, exact=docs is not None and docs <= settings.MEMORY_EXACT_SCAN_MAX
+    )
 
 
 def recency(memory: Memory, now: datetime) -> float:
     """1.0 for just used, halving every MEMORY_RECENCY_HALF_LIFE_DAYS since last access (or creation)."""
     seen = memory.last_access or memory.created_at
     age_days = max((now - seen).total_seconds(), 0) / 86400
-    return math.pow(0.5, age_days / max(conf.RECENCY_HALF_LIFE_DAYS, 1e-6))
+    return math.pow(0.5, age_days / max(settings.MEMORY_RECENCY_HALF_LIFE_DAYS, 1e-6))
 
 
 def _weight(*, rrf_score: float, memory: Memory, now: datetime) -> tuple[float, dict]:
@@ -131,7 +135,7 @@ def _contains_id(content: str, term: str) -> bool:
 
 
 def _id_terms(query: str) -> list[str]:
-    return [t for t in segment(query) if _is_id(t) and len(t) >= 4]
+    return [t for t in segment(query) if is_id(t) and len(t) >= 4]
 
 
 def memory_search(
@@ -141,7 +145,6 @@ def memory_search(
     top_k: int = 10,
     memory_types: list[str] | None = None,
     exclude_ids: set[int] | None = None,
-    touch: bool = True,
 ) -> list[MemoryHit]:
     """Hybrid recall inside the user's visible set (DESIGN §5).
 
@@ -149,9 +152,11 @@ def memory_search(
     2. RRF (k=60) → top 15;
     3. weight by importance, recency (last access) and quality; a memory containing every
        exact id of the query (e.g. PRD-2024-013) is ranked ahead of the rest;
-    4. optional rerank hook (MEMORY_RERANK), then top_k. Hits are touched in the background,
-       unless `touch` is False: a caller that shows only some of them (the context call)
-       touches what it shows.
+    4. optional rerank hook (MEMORY_RERANK), then top_k.
+
+    A read: nothing is touched here. A caller counts the hits it shows to an agent
+    (`memory_touch_later`: the search endpoint, the context call); a person browsing is no
+    recall.
     """
     query = (query or "").strip()
     if not query or top_k <= 0:
@@ -163,25 +168,21 @@ def memory_search(
         qs = Memory.objects.visible_to(user).filter(memory_type__in=list(memory_types or SEARCH_TYPES))
         if exclude_ids:
             qs = qs.exclude(id__in=list(exclude_ids))
-        size = max(conf.RECALL_LANE_SIZE, top_k)
+        size = max(settings.MEMORY_RECALL_LANE_SIZE, top_k)
         kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
         kw_ids = _keyword_lane(qs, kq, size=size)
         vector = embed_query(query)
         vec_ids = [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
-    fused = rrf(kw_ids, vec_ids, k=conf.RECALL_RRF_K)[: max(conf.RECALL_FUSED_SIZE, top_k)]
+    fused_size = max(settings.MEMORY_RECALL_FUSED_SIZE, top_k)
+    fused = rrf(kw_ids, vec_ids, k=settings.MEMORY_RECALL_RRF_K)[:fused_size]
     rows = _hit_rows([pk for pk, _ in fused])
     hits = _rank(fused, rows, kw_ids=kw_ids, vec_ids=vec_ids, id_terms=_id_terms(query))
-    if conf.RERANK:
-        hits = import_string(conf.RERANK)(query, hits)
-    hits = hits[:top_k]
-    if touch:
-        from memories.services import memory_touch_later
-
-        memory_touch_later(memory_ids=[h.memory.pk for h in hits])
-    return hits
+    if settings.MEMORY_RERANK:
+        hits = import_string(settings.MEMORY_RERANK)(query, hits)
+    return hits[:top_k]
 
 
-# The recalled rows, without the index columns: read raw (almanac.rows), because the ORM's
+# The recalled rows, without the index columns: read raw (almanac.search.rows), because the ORM's
 # in_bulk spent ~1 ms of CPU building this one statement on every recall.
 _HIT_FIELDS = tuple(f.attname for f in Memory._meta.concrete_fields if f.name not in SEARCH_FIELDS)
 
@@ -257,8 +258,6 @@ def window_turns(*, session: ConversationSession, max_turns: int, max_tokens: in
 
 def session_window(*, user, session_id: int) -> dict:
     """The working window of a session of `user` (Http404 otherwise)."""
-    from django.conf import settings
-
     session = session_get_for_user(user=user, session_id=session_id)
     turns = window_turns(
         session=session, max_turns=settings.WORKING_WINDOW_TURNS, max_tokens=settings.WORKING_WINDOW_TOKENS

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
+from memories import services
 from memories.models import Memory
 
 SCHEDULES = [
@@ -18,22 +19,16 @@ DECAY_BELOW_IMPORTANCE = 0.3
 
 
 def session_extract_task(session_id: int) -> dict:
-    from memories.services import session_extract
-
-    return session_extract(session_id=session_id)
+    return services.session_extract(session_id=session_id)
 
 
 def memory_touch_task(memory_ids: list[int], at: str) -> int:
     """Record recall hits. Retrying re-counts them, which only nudges a ranking signal."""
-    from memories.services import memory_touch
-
-    return memory_touch(memory_ids=memory_ids, at=datetime.fromisoformat(at))
+    return services.memory_touch(memory_ids=memory_ids, at=datetime.fromisoformat(at))
 
 
 def memory_decay_task() -> int:
     """Archive active memories unused for 180 days with importance < 0.3 (kept, not retrieved)."""
-    from memories.services import memory_set_status
-
     cutoff = timezone.now() - timedelta(days=DECAY_AFTER_DAYS)
     stale = Memory.objects.filter(status=Memory.Status.ACTIVE, importance__lt=DECAY_BELOW_IMPORTANCE).filter(
         last_access__lt=cutoff
@@ -43,11 +38,11 @@ def memory_decay_task() -> int:
         last_access__isnull=True,
         created_at__lt=cutoff,
     )
-    return memory_set_status(memories=stale, status=Memory.Status.ARCHIVED, user=None, reason="job:decay")
+    return services.memory_set_status(
+        memories=stale, status=Memory.Status.ARCHIVED, user=None, reason="job:decay"
+    )
 
 
 def memory_compress_task() -> dict:
     """Daily: compress crowded topics, then delete originals compressed long enough ago."""
-    from memories.services import compressed_expire, memories_compress
-
-    return {"summaries": memories_compress(), "expired": compressed_expire()}
+    return {"summaries": services.memories_compress(), "expired": services.compressed_expire()}

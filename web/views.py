@@ -79,7 +79,7 @@ def search_results(*, user, q: str) -> dict:
     q = q.strip()[:500]
     pages = page_search(user=user, query=q, top_k=5) if q else []
     # A person browsing is not an agent recalling: no hit counts (they rank and keep memories).
-    memories = memory_search(user=user, query=q, top_k=5, touch=False) if q else []
+    memories = memory_search(user=user, query=q, top_k=5) if q else []
     return {"q": q, "pages": pages, "memories": memories}
 
 

@@ -37,8 +37,9 @@ from almanac.search.embeddings import _embed_query_cached, embed_query  # noqa: 
 from almanac.services.keys import agentkey_create, agentkey_revoke  # noqa: E402
 from bench.memories import data  # noqa: E402
 from bench.memories.generate import SLUG, sentence  # noqa: E402
-from memories import selectors, services, touch  # noqa: E402
+from memories import selectors, services  # noqa: E402
 from memories.models import CORPUS, Memory  # noqa: E402
+from memories.services import touches  # noqa: E402
 
 User = get_user_model()
 
@@ -186,7 +187,7 @@ def main() -> None:
     warm_up()  # as a web process does at start (almanac.wsgi)
     selectors.memory_search(user=users[0], query="warm up")
     # Recall hits of earlier runs raise recency and would skew the quality numbers: start clean.
-    touch.flush()
+    touches.flush()
     Memory.objects.filter(tenant=tenant).exclude(access_count=0, last_access=None).update(
         access_count=0, last_access=None
     )

@@ -1,4 +1,4 @@
-"""Helpers shared by the memory services: input checks, skills, language."""
+"""Helpers shared by the memory services: input checks, language, the log."""
 
 from __future__ import annotations
 
@@ -24,18 +24,3 @@ def clean_text(value: str | None, *, field: str, max_chars: int) -> str:
 
 def lang_of(text: str) -> str:
     return "zh" if CJK_RE.search(text or "") else "en"
-
-
-def skill_run(*, name: str, input: dict, trigger: str, tenant=None) -> dict:
-    """Run a skill of the skills app (imported late: the skills app depends on nobody)."""
-    from skills.services import skill_run as run
-
-    return run(name=name, input=input, trigger=trigger, tenant=tenant)
-
-
-def skill_failed_type() -> type[Exception]:
-    try:
-        from skills.services import SkillFailed
-    except ImportError:  # pragma: no cover - only while the skills app is being built
-        return RuntimeError
-    return SkillFailed

@@ -21,63 +21,34 @@ from collections import Counter, defaultdict
 from datetime import timedelta
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.db.models import CharField, Count, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from almanac.search import count_tokens, embed, segment
-from memories import conf
+from almanac.search.embeddings import embed
+from almanac.search.tokens import count_tokens
+from memories.facts import SummaryTerms, summary_holds, summary_terms
 from memories.models import Memory, MemoryLink
-from memories.services.common import log, skill_failed_type, skill_run
-from memories.services.memories import (
+from memories.services.common import log
+from memories.services.rows import (
     PURGED,
-    SummaryTerms,
-    _apply_content,
-    _audit,
-    _remove,
     history_scrub,
-    is_negated,
-    key_facts,
     lock_tenant_writes,
+    memory_audit,
+    memory_content_apply,
     memory_insert,
+    memory_row_delete,
     memory_set_status,
-    sentences,
-    summary_terms,
 )
+from skills.services import SkillFailed, skill_run
 
 # The history reason of an original deleted after the keep period: its text then lives on
 # only in its summary.
 EXPIRED_REASON = "job:compressed-expired"
 # The history reason of a compressed original put back to active because no summary holds it.
 KEPT_REASON = "job:compressed-kept"
-# Of the words of an original, the share a summary must still use (stemmed, stopwords
-# left out): "allergic to peanuts, shellfish and sesame" is not held by "allergic to peanuts".
-KEPT_WORDS_SHARE = 0.9
-
-
-def summary_holds(original: str, summary: SummaryTerms) -> bool:
-    """Does a summary (its `summary_terms`) still say `original`: all its key facts (ids,
-    amounts with their units, dates, names), nine in ten of its words, and each of its
-    sentences as negated as the summary sentences closest to it ("does not eat pork" is not
-    held by "eats pork")?"""
-    if not key_facts(original) <= summary.terms:
-        return False
-    words = set(segment(original))
-    if len(words & summary.terms) < KEPT_WORDS_SHARE * len(words):
-        return False
-    return all(_said_alike(sentence, summary) for sentence in sentences(original))
-
-
-def _said_alike(sentence: str, summary: SummaryTerms) -> bool:
-    """Is one of the summary sentences sharing most words with `sentence` negated as it is?"""
-    words = segment(sentence)
-    negated = is_negated(sentence, words)
-    if not summary.sentences:
-        return not negated
-    overlap = [(len(summary_words.intersection(words)), neg) for summary_words, neg in summary.sentences]
-    best = max(n for n, _ in overlap)
-    return any(neg == negated for n, neg in overlap if n == best)
 
 
 def _size(text: str) -> int:
@@ -87,14 +58,14 @@ def _size(text: str) -> int:
 def _budget(texts: list[str]) -> int:
     """A summary may be as long as what it folds in (a group fits COMPRESS_MAX_TOKENS):
     with less, the extractive fallback would have to leave whole memories out."""
-    return max(1, min(conf.COMPRESS_MAX_TOKENS, sum(_size(t) for t in texts)))
+    return max(1, min(settings.MEMORY_COMPRESS_MAX_TOKENS, sum(_size(t) for t in texts)))
 
 
 def summary_groups(memories: list[Memory]) -> list[list[Memory]]:
     """A topic cut, oldest first, into groups whose text fits one summary of at most
     COMPRESS_MAX_TOKENS, about equal in size; a memory longer than that alone, or a group of
     one, is left as it is (a summary of one memory is that memory again)."""
-    cap = conf.COMPRESS_MAX_TOKENS
+    cap = settings.MEMORY_COMPRESS_MAX_TOKENS
     sized = [(m, size) for m in memories if (size := _size(m.content)) <= cap]
     total = sum(size for _, size in sized)
     if not total:
@@ -122,7 +93,7 @@ def topics(memories: list[Memory]) -> list[list[Memory]]:
         best = None
         for index, total in enumerate(sums):
             centroid = total / (np.linalg.norm(total) or 1.0)
-            if float(centroid @ vector) >= conf.TOPIC_SIMILARITY:
+            if float(centroid @ vector) >= settings.MEMORY_TOPIC_SIMILARITY:
                 best = index
                 break
         if best is None:
@@ -197,7 +168,7 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
     MemoryLink.objects.bulk_create(
         [MemoryLink(source_id=pk, target=merged, kind=MemoryLink.Kind.COMPRESSED_INTO) for pk in held_ids]
     )
-    _audit(
+    memory_audit(
         action="memory.compress",
         memory=merged,
         user=None,
@@ -220,7 +191,7 @@ def _crowded_scopes():
         .annotate(key=RawSQL('"memories_memory"."acl"[1]', [], output_field=CharField()))
         .values("tenant_id", "key")
         .annotate(n=Count("id"))
-        .filter(n__gt=conf.COMPRESS_MIN)
+        .filter(n__gt=settings.MEMORY_COMPRESS_MIN)
         .values_list("tenant_id", "key")
     )
 
@@ -238,7 +209,7 @@ def memories_compress() -> int:
             ).order_by("created_at", "id")
         )
         for topic in topics(rows):
-            if len(topic) <= conf.COMPRESS_MIN:
+            if len(topic) <= settings.MEMORY_COMPRESS_MIN:
                 continue
             for group in summary_groups(topic):
                 if memory_compress_topic(memories=group) is not None:
@@ -290,7 +261,7 @@ def compressed_expire() -> int:
     rewritten since, or an LLM that left a fact out) goes back to active instead: deleting
     it would lose what it says.
     """
-    cutoff = timezone.now() - timedelta(days=conf.COMPRESSED_KEEP_DAYS)
+    cutoff = timezone.now() - timedelta(days=settings.MEMORY_COMPRESSED_KEEP_DAYS)
     terms: dict[str, SummaryTerms] = {}  # summary text → summary_terms, for this run
     done = 0
     expiring = Memory.objects.filter(status=Memory.Status.COMPRESSED, updated_at__lt=cutoff)
@@ -303,9 +274,9 @@ def compressed_expire() -> int:
             if not _held(memory, terms):
                 _keep(memory)
                 continue
-            if not _remove(memory=memory, user=None, reason=EXPIRED_REASON):
+            if not memory_row_delete(memory=memory, user=None, reason=EXPIRED_REASON):
                 continue
-            _audit(
+            memory_audit(
                 action="memory.delete",
                 memory=memory,
                 user=None,
@@ -340,7 +311,7 @@ def _keep(memory: Memory) -> None:
         reason=KEPT_REASON,
     )
     MemoryLink.objects.filter(source_id=memory.pk, kind=MemoryLink.Kind.COMPRESSED_INTO).delete()
-    _audit(
+    memory_audit(
         action="memory.restore",
         memory=memory,
         user=None,
@@ -475,10 +446,10 @@ def _summary_redo(*, summary: Memory, leaving: set[int], user, reason: str, purg
     texts = _expired_texts([pk for pk in folded if pk not in existing])
     memory_id = summary.pk
     if not texts:
-        _remove(memory=summary, user=user, reason=reason)
+        memory_row_delete(memory=summary, user=user, reason=reason)
         if purge:
             history_scrub(memory_id=memory_id, reason=reason)
-        _audit(
+        memory_audit(
             action="memory.delete",
             memory=summary,
             user=user,
@@ -488,12 +459,14 @@ def _summary_redo(*, summary: Memory, leaving: set[int], user, reason: str, purg
         return
     if purge:
         history_scrub(memory_id=memory_id, reason=reason)
-    fields = _apply_content(summary, _compress_texts(list(texts.values()), summary=summary, reason=reason))
+    fields = memory_content_apply(
+        summary, _compress_texts(list(texts.values()), summary=summary, reason=reason)
+    )
     summary.meta = {**summary.meta, "compressed_from": list(texts)}
     summary._history_user = user
     summary._change_reason = reason
     summary.save(update_fields=[*fields, "meta", "updated_at"])
-    _audit(
+    memory_audit(
         action="memory.compress",
         memory=summary,
         user=user,
@@ -562,7 +535,7 @@ def _compress_texts(texts: list[str], *, summary: Memory, reason: str) -> str:
             tenant=summary.tenant,
         )
         text = (out.get("summary") or "").strip()
-    except skill_failed_type():
+    except SkillFailed:
         log.warning(
             "compress skill failed while rewriting summary %s: keeping its originals' text", summary.pk
         )
@@ -572,4 +545,4 @@ def _compress_texts(texts: list[str], *, summary: Memory, reason: str) -> str:
     terms = summary_terms(text)
     if text and all(summary_holds(t, terms) for t in texts):
         return text
-    return "\n".join(texts)[: conf.MAX_CONTENT_CHARS]
+    return "\n".join(texts)[: settings.MEMORY_MAX_CONTENT_CHARS]

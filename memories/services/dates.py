@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from datetime import date
 
+from skills.builtin.dates import find_date
+
 
 def parse_occurred(text: str, base: date) -> date | None:
     """The date a fact (known to be an event) talks about, or None."""
-    from skills.builtin.dates import find_date  # late, as every use of the skills app here
-
     return find_date(text or "", base, periods=True)

@@ -11,14 +11,15 @@ import hashlib
 import re
 from datetime import date
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from almanac.search import embed
+from almanac.search.embeddings import embed
 from almanac.selectors import user_group_keys
-from memories import conf
 from memories.constants import (
     CJK_RE,
+    DEDUP_CANDIDATES,
     DEPT_CUES_EN,
     DEPT_CUES_ZH,
     JUNK_PHRASES,
@@ -29,11 +30,14 @@ from memories.constants import (
     PROJECT_CUES_EN,
     PROJECT_CUES_ZH,
 )
+from memories.facts import fact_signature, reordered
 from memories.models import ConversationSession, Memory, SessionChunk, Turn
 from memories.selectors import nearest
-from memories.services.common import lang_of, log, skill_run
+from memories.services.common import lang_of, log
 from memories.services.dates import parse_occurred
-from memories.services.memories import DEDUP_CANDIDATES, _my_units, fact_signature, memory_create, reordered
+from memories.services.memories import memory_create
+from memories.services.scopes import user_units
+from skills.services import skill_run
 
 BOUNDARY = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
 TURN_END = re.compile(r"\n")
@@ -156,7 +160,7 @@ def attribute_scope(*, user, text: str) -> tuple[str, str | None]:
         return Memory.Scope.USER, None
     scope = Memory.Scope.PROJECT if project_cue else Memory.Scope.DEPT
     keys = set(user_group_keys(user))
-    units = [u for u in _my_units(user, scope) if u.group_key in keys]
+    units = [u for u in user_units(user=user, scope=scope) if u.group_key in keys]
     if not units:
         return Memory.Scope.USER, None
     # Of several projects (departments), the one the text names; none named is ambiguous:
@@ -188,7 +192,7 @@ def _dated_chunks(session: ConversationSession) -> list[tuple[str, date]]:
     return [
         (chunk, day)
         for day, texts in days
-        for chunk in chunk_text("\n".join(texts), conf.CHUNK_CHARS, conf.CHUNK_OVERLAP)
+        for chunk in chunk_text("\n".join(texts), settings.MEMORY_CHUNK_CHARS, settings.MEMORY_CHUNK_OVERLAP)
     ]
 
 
@@ -201,7 +205,7 @@ def _covered(*, session: ConversationSession, vector, chunk: str, base: date) ->
     and, for an event, on the same day ("yesterday I had lunch with Dave" said in two
     sessions ten days apart is two lunches)."""
     visible = Memory.objects.visible_to(session.user)
-    threshold = conf.dedup_threshold()
+    threshold = settings.MEMORY_DEDUP_THRESHOLD
     close = [
         pk
         for pk, d in nearest(visible, vector, DEDUP_CANDIDATES, tenant_id=session.tenant_id)
@@ -237,7 +241,7 @@ def _write_fact(*, session: ConversationSession, fact: dict, base: date, digest:
     }
     _, duplicate = memory_create(
         owner=session.user,
-        content=text[: conf.MAX_CONTENT_CHARS],
+        content=text[: settings.MEMORY_MAX_CONTENT_CHARS],
         memory_type=memory_type,
         scope=scope,
         scope_key=scope_key,

@@ -12,11 +12,12 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from almanac.errors import ApplicationError
-from almanac.search import count_tokens, truncate_tokens
-from memories import conf
+from almanac.search.tokens import count_tokens, truncate_tokens
 from memories.models import ConversationSession, Turn
 from memories.selectors import window_turns
-from memories.services.common import clean_text, lang_of, log, skill_failed_type, skill_run
+from memories.services.common import clean_text, lang_of, log
+from skills.services import SkillFailed, skill_run
+from skills.signals import domain_event
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -104,7 +105,7 @@ def turn_add(*, session: ConversationSession, role: str, content: str) -> Turn:
     """Append a turn; every WORKING_COMPRESS_EVERY turns, fold what left the window into a summary."""
     if role not in ROLES_IN:
         raise ApplicationError(f"role must be one of {', '.join(ROLES_IN)}", status_code=422)
-    content = clean_text(content, field="content", max_chars=conf.MAX_TURN_CHARS)
+    content = clean_text(content, field="content", max_chars=settings.MEMORY_MAX_TURN_CHARS)
     # Lock the session row: turn order and compression points are per session and serial.
     session = ConversationSession.objects.select_for_update().get(pk=session.pk)
     if session.status != ConversationSession.Status.OPEN:
@@ -135,7 +136,7 @@ def _summarize(*, session: ConversationSession, text: str, max_tokens: int) -> s
             tenant=session.tenant,
         )
         summary = (out or {}).get("summary", "").strip()
-    except (ImportError, skill_failed_type()) as exc:
+    except SkillFailed as exc:
         log.warning("summarize failed for session %s: %s; using an extractive fallback", session.pk, exc)
         summary = ""
     return truncate_tokens(summary or text, max_tokens)
@@ -175,7 +176,22 @@ def session_end(*, session: ConversationSession) -> ConversationSession:
         session.status = ConversationSession.Status.ENDED
         session.ended_at = timezone.now()
         session.save(update_fields=["status", "ended_at"])
+        _announce_ended(session)
     if session.extracted_at is None:
         session_id = session.pk
         transaction.on_commit(lambda: async_task("memories.tasks.session_extract_task", session_id))
     return session
+
+
+def _announce_ended(session: ConversationSession) -> None:
+    """`session.ended` for the skills subscribed to it (enqueued after the commit), once:
+    ending an ended session again announces nothing."""
+    payload = {
+        "session_id": session.pk,
+        "user_id": session.user_id,
+        "turn_count": session.turn_count,
+        "ended_at": session.ended_at.isoformat(),
+    }
+    domain_event.send(
+        sender=ConversationSession, event="session.ended", payload=payload, tenant_id=session.tenant_id
+    )

@@ -11,7 +11,8 @@ from simple_history.utils import bulk_update_with_history
 
 from almanac.models import UserProfile
 from memories.models import Memory
-from memories.services.memories import lock_tenant_writes, memory_remove
+from memories.services.memories import memory_remove
+from memories.services.rows import lock_tenant_writes
 
 BATCH = 500
 # Appended to a retired personal key in history rows: no username can contain "#", so no
@@ -42,7 +43,7 @@ def memories_personal_key_move(*, tenant_id: int, old_key: str, new_key: str) ->
     versions are read through the access filter too (admin history), and the old key may be
     the next user's of that name.
     """
-    lock_tenant_writes(tenant_id)  # a re-scope: before any row lock (memories.services.memories)
+    lock_tenant_writes(tenant_id)  # a re-scope: before any row lock (memories.services.rows)
     scope_key = new_key.removeprefix(Memory.acl_key(Memory.Scope.USER, ""))
     rows = list(
         Memory.objects.filter(tenant_id=tenant_id, acl=[old_key]).defer(

@@ -1,10 +1,13 @@
+import json
+
 import numpy as np
 import pytest
 from django.conf import settings
 
-from almanac.services import user_create
+from almanac.services.users import user_create
 from memories import services
-from memories.models import ConversationSession, Turn
+from memories.models import ConversationSession, Memory, Turn
+from skills.models import SkillRun
 
 
 def unit(seed: int) -> np.ndarray:
@@ -54,3 +57,32 @@ def ended_session():
         return session
 
     return make
+
+
+@pytest.fixture
+def offline_llm(settings):
+    """The skills' offline fallbacks (the compress skill's extractive one quotes the items)."""
+    settings.LLM_BASE_URL = ""
+
+
+def quoting(needle: str) -> list[SkillRun]:
+    """The skill runs whose input, output or error quote `needle` (JSON-escaped or not)."""
+    return [
+        r
+        for r in SkillRun.objects.all()
+        if needle in json.dumps([r.input, r.output, r.error], ensure_ascii=False)
+    ]
+
+
+# One topic: memories close to this vector, and a filler that fills it past MEMORY_COMPRESS_MIN.
+TOPIC = unit(43)
+FILLER = [f"Apollo release checklist item {i}: verify build {i} before stage {i % 4 + 1}" for i in range(21)]
+
+
+def on_topic(owner, texts: list[str], seed: int = 700, **kw) -> list[Memory]:
+    return [
+        services.memory_create(
+            owner=owner, content=text, embedding=at_cosine(TOPIC, 0.9, seed=seed + i), **kw
+        )[0]
+        for i, text in enumerate(texts)
+    ]

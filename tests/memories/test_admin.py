@@ -20,7 +20,7 @@ def staff_bob(bob):
 
 @pytest.fixture
 def superadmin(tenant):
-    from almanac.services import user_create
+    from almanac.services.users import user_create
 
     return user_create(tenant=tenant, username="root", is_admin=True, password="pw-12345678")
 

@@ -1,6 +1,7 @@
 """The Memories and Sessions endpoints of API.md: status codes, fields, bad input, query counts."""
 
 import pytest
+from django.conf import settings
 
 from memories.models import ConversationSession, Memory
 
@@ -337,7 +338,42 @@ def test_a_scope_key_of_another_user_is_refused_on_update_too(api, alice, bob):
 
 
 def test_content_over_the_limit_is_a_422(api, alice):
-    from memories import conf
-
-    response = api.post("/memories", {"user": "alice", "content": "x" * (conf.MAX_CONTENT_CHARS + 1)})
+    response = api.post(
+        "/memories", {"user": "alice", "content": "x" * (settings.MEMORY_MAX_CONTENT_CHARS + 1)}
+    )
     assert response.status_code == 422 and "too long" in response.json()["detail"]
+
+
+def test_patch_refuses_status_compressed(api, alice):
+    memory = create(api, content="Apollo ships on Fridays")
+    response = api.patch(f"/memories/{memory['id']}", {"user": "alice", "status": "compressed"})
+    assert response.status_code == 422 and "compression" in response.content.decode()
+    assert Memory.objects.get(pk=memory["id"]).status == "active"
+
+
+def test_user_may_be_a_query_parameter_on_body_endpoints(api, alice, bob):
+    memory = create(api, content="Alice prefers aisle seats on long flights")
+    response = api.patch(f"/memories/{memory['id']}?user=alice", {"importance": 0.9})
+    assert response.status_code == 200 and response.json()["importance"] == 0.9
+    assert api.post("/memories/search?user=alice", {"query": "aisle seats"}).status_code == 200
+    feedback = api.post(f"/memories/{memory['id']}/feedback?user=alice", {"signal": "adopted"})
+    assert feedback.status_code == 200
+    # The body's `user` wins (bob may not see alice's memory); unknown: 404; none: 422.
+    assert (
+        api.patch(f"/memories/{memory['id']}?user=alice", {"user": "bob", "importance": 0.1}).status_code
+        == 404
+    )
+    assert api.patch(f"/memories/{memory['id']}?user=nobody", {"importance": 0.1}).status_code == 404
+    assert api.patch(f"/memories/{memory['id']}", {"importance": 0.1}).status_code == 422
+
+
+def test_session_turns_take_user_from_the_query(api, alice):
+    session = api.post("/sessions", {"user": "alice"}).json()
+    assert (
+        api.post(f"/sessions/{session['id']}/turns?user=alice", {"role": "user", "content": "hi"}).status_code
+        == 201
+    )
+    assert (
+        api.post(f"/sessions/{session['id']}/turns?user=bob", {"role": "user", "content": "hi"}).status_code
+        == 404
+    )

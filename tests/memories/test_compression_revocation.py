@@ -10,12 +10,13 @@ those alone.
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from almanac.errors import ApplicationError
-from almanac.services import user_create
-from memories import conf, selectors, services
+from almanac.services.users import user_create
+from memories import selectors, services
 from memories.models import Memory, MemoryLink
 from tests.memories.conftest import at_cosine, unit
 
@@ -131,7 +132,7 @@ def test_originals_gone_after_the_keep_period_are_not_lost(folded, wangwei, bob)
     secret, others, summary = folded
     expired = others[:5]
     Memory.objects.filter(pk__in=[m.pk for m in expired]).update(
-        updated_at=timezone.now() - timedelta(days=conf.COMPRESSED_KEEP_DAYS + 1)
+        updated_at=timezone.now() - timedelta(days=settings.MEMORY_COMPRESSED_KEEP_DAYS + 1)
     )
     assert services.compressed_expire() == 5
     services.memory_update(memory=secret, user=wangwei, data={"scope": "user"})
@@ -173,7 +174,7 @@ def test_a_summary_of_summaries_lets_go_too(folded, wangwei, bob):
             scope_key="Finance",
             embedding=at_cosine(TOPIC, 0.9, seed=500 + i),
         )[0]
-        for i in range(conf.COMPRESS_MIN + 1)
+        for i in range(settings.MEMORY_COMPRESS_MIN + 1)
     ]
     top = services.memory_compress_topic(memories=[Memory.objects.get(pk=summary.pk), *more])
     assert "88k" in top.content

@@ -3,8 +3,9 @@
 import pytest
 from django.db import connection, transaction
 
+from almanac.errors import ApplicationError
 from almanac.models import CorpusStat, TermStat
-from memories import conf, services
+from memories import services
 from memories.models import CORPUS, Memory, SessionChunk
 from memories.services.extraction import _dated_chunks, _digest
 from tests.locking import committed_meanwhile, while_locked
@@ -88,7 +89,7 @@ def test_an_original_rewritten_while_its_summary_is_deleted_waits_its_turn(bob, 
     # summary, then its originals. Interleaved (the rewrite holding the original when the
     # delete starts), that was a deadlock; the tenant's write lock, taken first by both,
     # makes the delete wait for the whole rewrite.
-    from memories.services.memories import lock_tenant_writes
+    from memories.services.rows import lock_tenant_writes
 
     originals, summary = folded
 
@@ -133,7 +134,7 @@ def test_deleting_a_user_waits_for_the_tenants_writers_before_locking_any_memory
     # what the other waits for.
     from django.contrib.auth import get_user_model
 
-    from memories.services.memories import lock_tenant_writes
+    from memories.services.rows import lock_tenant_writes
 
     originals, summary = folded
     locked_meanwhile = []
@@ -213,7 +214,7 @@ def test_a_restore_and_a_delete_of_its_summary_at_once_do_not_deadlock(alice, se
     from tests.memories.test_compression import _apollo
 
     settings.LLM_BASE_URL = ""
-    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    originals = _apollo(alice, settings.MEMORY_COMPRESS_MIN + 1)
     memory_compress_task()
     summary = Memory.objects.get(meta__source="compression")
     ids = [m.pk for m in originals]
@@ -240,7 +241,7 @@ def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, sett
     from tests.memories.test_compression import _apollo
 
     settings.LLM_BASE_URL = ""
-    originals = _apollo(alice, conf.COMPRESS_MIN + 1)
+    originals = _apollo(alice, settings.MEMORY_COMPRESS_MIN + 1)
     secret = originals[0]
     real = compression.skill_run
 
@@ -254,3 +255,16 @@ def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, sett
     assert memory_compress_task()["summaries"] == 0  # a memory changed meanwhile: nothing written
     assert not Memory.objects.filter(pk=secret.pk).exists()
     assert not [r for r in SkillRun.objects.all() if secret.content in str(r.input)]
+
+
+def test_a_memory_deleted_while_a_change_waited_is_a_404_not_a_500(alice):
+    """PATCH or feedback that read the memory just before a concurrent DELETE took it."""
+    from memories.services import memory_delete, memory_feedback, memory_update
+
+    stale, _ = services.memory_create(owner=alice, content="Acme renews in May")
+    memory_delete(memory=Memory.objects.get(pk=stale.pk), user=alice)
+    with pytest.raises(ApplicationError) as updating:
+        memory_update(memory=stale, user=alice, data={"importance": 0.9})
+    with pytest.raises(ApplicationError) as rating:
+        memory_feedback(memory=stale, user=alice, signal="adopted")
+    assert updating.value.status_code == rating.value.status_code == 404

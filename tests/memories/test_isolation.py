@@ -2,7 +2,7 @@
 
 import pytest
 
-from almanac.services import user_set_projects
+from almanac.services.users import user_set_projects
 from memories import selectors
 from memories.models import Memory
 

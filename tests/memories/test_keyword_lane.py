@@ -1,6 +1,6 @@
-"""Candidate finding of the BM25 lane (`almanac.keyword.top`): narrowing and its fallback."""
+"""Candidate finding of the BM25 lane (`almanac.search.keyword.top`): narrowing and its fallback."""
 
-from almanac import keyword
+from almanac.search import keyword
 from memories.models import CORPUS, Memory
 from tests.memories.conftest import unit
 
@@ -52,7 +52,7 @@ def test_sql_scores_are_bm25(alice, remember):
     # The SQL expression against BM25 computed here from the stored term frequencies.
     import math
 
-    from almanac import keyword
+    from almanac.search import keyword
     from memories.models import CORPUS, Memory
 
     for text in (
@@ -82,7 +82,7 @@ def test_sql_scores_are_bm25(alice, remember):
 
 
 def test_lanes_return_extra_columns_in_every_scan(alice, remember):
-    from almanac import vectors
+    from almanac.search import vectors
 
     both = _corpus(alice, remember)
     visible = Memory.objects.visible_to(alice)

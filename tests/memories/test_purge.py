@@ -8,10 +8,12 @@ import pytest
 from almanac.models import AuditEvent
 from memories import services
 from memories.models import Memory
+from memories.tasks import session_extract_task
 from skills.models import SkillRun
 from skills.services import skill_run
+from tests.memories.conftest import FILLER, on_topic, quoting
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("offline_llm")]
 
 SECRET = "My passport number is X1234567, renew it in May"
 
@@ -75,7 +77,7 @@ def test_api_delete_with_purge(api, alice, charlie, secret):
 
 
 def test_admin_purge_action(client, alice, secret, tenant):
-    from almanac.services import user_create
+    from almanac.services.users import user_create
 
     root = user_create(tenant=tenant, username="root", is_admin=True, password="pw-12345678")
     client.force_login(root)
@@ -90,3 +92,60 @@ def test_admin_purge_action(client, alice, secret, tenant):
     assert response.status_code == 200 and "1 memories purged" in response.content.decode()
     assert set(_history_texts(secret.pk)) == {"[purged]"}
     assert AuditEvent.objects.get(action="memory.purge").actor == "root"
+
+
+def test_purge_after_an_edit_removes_the_old_text_everywhere(api, alice):
+    secret, *_ = on_topic(alice, ["Vendor vault PIN is 4411", *FILLER], scope="project", scope_key="Apollo")
+    assert services.memories_compress() == 1
+    summary = Memory.objects.get(meta__source="compression")
+    assert "4411" in summary.content and quoting("4411")  # the premise: the run and summary quote it
+    edited = api.patch(f"/memories/{secret.pk}", {"user": "alice", "content": "Vendor vault PIN was rotated"})
+    assert edited.status_code == 200
+    assert api.delete(f"/memories/{secret.pk}", user="alice", purge="true").status_code == 204
+    assert quoting("4411") == []
+    assert not Memory.history.filter(content__contains="4411").exists()
+    assert not Memory.objects.filter(content__contains="4411").exists()
+
+
+def test_purge_keeps_the_history_of_summaries_that_never_held_it(alice):
+    on_topic(alice, FILLER, scope="project", scope_key="Apollo")
+    assert services.memories_compress() == 1
+    summary = Memory.objects.get(meta__source="compression")
+    lone = services.memory_create(owner=alice, content="Vendor vault PIN is 4411")[0]
+    services.memory_update(memory=lone, user=alice, data={"content": "Vendor vault PIN was rotated"})
+    services.memory_purge(memory=Memory.objects.get(pk=lone.pk), user=alice)
+    assert "[purged]" not in Memory.history.filter(id=summary.pk).values_list("content", flat=True)
+    assert set(Memory.history.filter(id=lone.pk).values_list("content", flat=True)) == {"[purged]"}
+
+
+def test_purging_words_another_summary_quotes_leaves_that_summary_alone(alice, bob):
+    # alice's summary says "verify build"; bob's own memories say it too, and he purges them.
+    on_topic(alice, FILLER, scope="project", scope_key="Apollo")
+    assert services.memories_compress() == 1
+    summary = Memory.objects.get(meta__source="compression")
+    runs = {r.pk: r.output for r in quoting("verify build 2")}
+    assert runs
+    short = services.memory_create(owner=bob, content="build")[0]
+    services.memory_purge(memory=short, user=bob)  # too common a text to look for anywhere
+    assert {r.pk: r.output for r in quoting("verify build 2")} == runs
+    mine = services.memory_create(owner=bob, content="verify build 3 before stage 4")[0]
+    services.memory_purge(memory=mine, user=bob)
+    # The summary's history is alice's (a skill run quoting the text itself is redacted: a log).
+    assert "[purged]" not in Memory.history.filter(id=summary.pk).values_list("content", flat=True)
+
+
+@pytest.mark.parametrize(
+    ("turn", "needle"),
+    [
+        ('My passport number is "E12345678".', "E12345678"),
+        ("我的护照号码是“E12345678”，签发地是C:\\上海。", "E12345678"),
+        ('The "vault" code is V-99\\7 and the PIN is 4411.', "4411"),
+    ],
+)
+def test_purge_redacts_the_runs_that_quote_it(api, alice, ended_session, turn, needle):
+    session = ended_session(alice, [turn])
+    session_extract_task(session.pk)
+    memory = Memory.objects.get(owner=alice, content__contains=needle)
+    assert quoting(needle)  # the premise: the extraction run quotes it
+    assert api.delete(f"/memories/{memory.pk}", user="alice", purge="true").status_code == 204
+    assert quoting(needle) == []

@@ -1,4 +1,4 @@
-"""Hybrid recall: exact ids, Chinese paraphrase, breakdown, filters, feedback, access bumps."""
+"""Hybrid recall: exact ids, Chinese paraphrase, breakdown, filters, feedback, recency, rerank."""
 
 from datetime import timedelta
 
@@ -79,13 +79,9 @@ def test_top_k_types_and_exclusions(alice, corpus, remember):
 
 
 @pytest.mark.parametrize(("exact_max", "max_scan"), [(2000, 20000), (0, 20000), (0, 5)])
-def test_never_fewer_than_asked_under_a_selective_filter(
-    alice, bob, remember, monkeypatch, exact_max, max_scan
-):
+def test_never_fewer_than_asked_under_a_selective_filter(alice, bob, remember, settings, exact_max, max_scan):
     # exact scan; HNSW iterative scan; HNSW hitting its scan cap, then the exact top-up.
-    from memories import conf
-
-    monkeypatch.setattr(conf, "EXACT_SCAN_MAX", exact_max)
+    settings.MEMORY_EXACT_SCAN_MAX = exact_max
     with connection.cursor() as cursor:  # the session setting (settings.HNSW_MAX_SCAN_TUPLES)
         cursor.execute("SELECT set_config('hnsw.max_scan_tuples', %s, false)", [str(max_scan)])
     # Many rows alice cannot see, a few she can: the filtered vector lane still fills up.
@@ -114,7 +110,7 @@ def test_feedback_changes_ranking(alice, remember):
 
 
 def test_feedback_is_bounded_and_one_reader_cannot_ratchet_it(tenant, alice, remember):
-    from almanac.services import user_create
+    from almanac.services.users import user_create
 
     memory = remember(alice, "something adopted a lot")
     for _ in range(12):  # alternating: a changed opinion replaces the reader's earlier one
@@ -155,23 +151,10 @@ def test_recency_weights_recently_used(alice, remember):
     assert hits[old.pk].breakdown["recency"] < 0.1 < hits[new.pk].breakdown["recency"]
 
 
-def test_task_touch_mode(alice, corpus, monkeypatch, django_capture_on_commit_callbacks):
-    from memories import conf
-
-    monkeypatch.setattr(conf, "TOUCH_MODE", "task")  # tests run queued tasks synchronously
-    with django_capture_on_commit_callbacks(execute=True):
-        hits = search(alice, "美式咖啡", top_k=2)
-    touched = Memory.objects.filter(pk__in=[h.memory.pk for h in hits])
-    assert all(m.access_count == 1 and m.last_access is not None for m in touched)
-    assert Memory.objects.exclude(pk__in=[h.memory.pk for h in hits]).filter(access_count__gt=0).count() == 0
-
-
-def test_rerank_hook(alice, corpus, settings, monkeypatch):
-    from memories import conf
-
-    monkeypatch.setattr(conf, "RERANK", "tests.memories.test_recall.reverse_rerank")
+def test_rerank_hook(alice, corpus, settings):
+    settings.MEMORY_RERANK = "tests.memories.test_recall.reverse_rerank"
     plain = [h.memory.pk for h in search(alice, "Apollo billing", top_k=15)]
-    monkeypatch.setattr(conf, "RERANK", "")
+    settings.MEMORY_RERANK = ""
     reranked_input = [h.memory.pk for h in search(alice, "Apollo billing", top_k=15)]
     assert plain == list(reversed(reranked_input))
 
@@ -182,43 +165,3 @@ def reverse_rerank(query, hits):
 
 def test_empty_query_returns_nothing(alice, corpus):
     assert search(alice, "   ") == []
-
-
-def test_buffered_touch_mode(alice, corpus, monkeypatch, django_capture_on_commit_callbacks):
-    from memories import conf, touch
-
-    assert conf.TOUCH_MODE == "buffer"  # the default
-    monkeypatch.setattr(conf, "TOUCH_FLUSH_SECONDS", 3600)
-    with django_capture_on_commit_callbacks(execute=True):
-        hits = search(alice, "美式咖啡", top_k=2)
-        search(alice, "美式咖啡", top_k=2)
-    ids = [h.memory.pk for h in hits]
-    assert not Memory.objects.filter(pk__in=ids, access_count__gt=0).exists()  # not yet: buffered
-    assert touch.flush() == 2
-    assert set(Memory.objects.filter(pk__in=ids).values_list("access_count", flat=True)) == {2}
-    assert touch._buffer.timer is None  # the flush stopped the pending timer
-
-
-def _block(memory_id: int) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT (ctid::text::point)[0]::int FROM memories_memory WHERE id = %s", [memory_id])
-        return cursor.fetchone()[0]
-
-
-def test_touch_rewrites_a_row_in_its_own_page(alice, remember):
-    # A hit count update is HOT only if the new row version fits in the row's heap page.
-    # Fill the first page the way writes do, then touch the last row written into it:
-    # the table's fillfactor leaves it room, so no index gets a new entry for the hit.
-    # (A fresh heap: earlier tests' rolled-back rows still take room in the first pages.)
-    with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE memories_memory CASCADE")
-    memories = [
-        remember(alice, f"Quarterly plan note {i:04d} for the regional sales team", embedding=unit(1000 + i))
-        for i in range(60)
-    ]
-    first_page = [m for m in memories if _block(m.pk) == 0]
-    assert len(first_page) < len(memories)  # the rows span several pages
-    last = first_page[-1]
-    assert services.memory_touch_counts(counts={last.pk: (1, timezone.now())}) == 1
-    assert _block(last.pk) == 0
-    assert Memory.objects.get(pk=last.pk).access_count == 1

@@ -2,7 +2,7 @@
 
 import pytest
 
-from almanac.services import agentkey_create
+from almanac.services.keys import agentkey_create
 from memories import services
 from memories.models import ConversationSession, Turn
 

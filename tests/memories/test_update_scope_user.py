@@ -3,7 +3,7 @@
 
 import pytest
 
-from almanac.services import user_create
+from almanac.services.users import user_create
 from memories import services
 from memories.models import Memory
 

@@ -7,6 +7,7 @@ import pytest
 from almanac.errors import ApplicationError
 from memories import selectors, services
 from memories.models import Turn
+from memories.services.sessions import tool_output_truncate
 
 pytestmark = pytest.mark.django_db
 
@@ -115,7 +116,38 @@ def test_summary_falls_back_offline_when_the_skill_fails(alice, small_window, mo
 
 
 def test_a_tool_output_nested_too_deep_for_json_is_kept_as_text():
-    from memories.services.sessions import tool_output_truncate
-
     deep = "[" * 5000 + "]" * 5000
     assert tool_output_truncate(deep) == deep
+
+
+def test_a_deeply_nested_tool_output_is_kept_by_lines(api, alice):
+    session = api.post("/sessions", {"user": "alice"}).json()
+    depth = 895
+    content = '{"a": ' + json.dumps([1] * 60) + ', "b": ' + "[" * depth + "]" * depth + "}"
+    response = api.post(
+        f"/sessions/{session['id']}/turns", {"user": "alice", "role": "tool", "content": content}
+    )
+    assert response.status_code == 201, response.content[:200]
+    assert response.json()["content"] == content  # one line: nothing to cut
+
+
+def test_tool_output_object_keeps_the_first_items_of_its_longest_list():
+    rows = {"total": 120, "results": [{"id": i} for i in range(120)], "tags": ["a", "b"]}
+    kept, more = tool_output_truncate(json.dumps(rows, indent=2)).rsplit("\n", 1)
+    data = json.loads(kept)
+    assert len(data["results"]) == 50 and data["results"][-1] == {"id": 49}
+    assert data["total"] == 120 and data["tags"] == ["a", "b"] and more == "… and 70 more"
+
+
+def test_tool_output_nested_object_and_chinese():
+    rows = {"data": {"订单": [f"订单 {i}" for i in range(80)]}, "状态": "成功"}
+    kept, more = tool_output_truncate(json.dumps(rows, ensure_ascii=False)).rsplit("\n", 1)
+    assert json.loads(kept)["data"]["订单"][-1] == "订单 49" and more == "…等 30 条"
+
+
+def test_tool_output_object_with_many_keys_and_short_objects():
+    many = {f"k{i}": i for i in range(70)}
+    kept, more = tool_output_truncate(json.dumps(many)).rsplit("\n", 1)
+    assert list(json.loads(kept)) == [f"k{i}" for i in range(50)] and more == "… and 20 more"
+    short = json.dumps({"results": list(range(10))}, indent=2)
+    assert tool_output_truncate(short) == short
