@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from almanac.search.text import simplified
+from almanac.search.text import CJK_RANGES, is_cjk, simplified
 
 # Longest first, so '股份有限公司' is removed before '有限公司'.
 _ZH_SUFFIXES = (
@@ -44,12 +44,10 @@ _LATIN_SUFFIXES = (
     "sa",
 )
 _LATIN_SUFFIX_RE = re.compile(r"(?:[\s,]+(?:" + "|".join(_LATIN_SUFFIXES) + r")\.?)+$")
-_CJK_RANGES = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK = re.compile(rf"[{_CJK_RANGES}]")
 # The edges of a Latin name: not inside a longer word, but right next to Chinese is an edge
 # ("明天和Vercel开会"); `\w` alone counts CJK characters as word characters.
-LATIN_BEFORE = rf"(?<![^\W{_CJK_RANGES}])"
-LATIN_AFTER = rf"(?![^\W{_CJK_RANGES}])"
+LATIN_BEFORE = rf"(?<![^\W{CJK_RANGES}])"
+LATIN_AFTER = rf"(?![^\W{CJK_RANGES}])"
 _PUNCT = re.compile(r"[\s\"'`.,;:!?()\[\]{}<>|/\\]+")
 
 
@@ -60,7 +58,7 @@ def normalize(text: str) -> str:
 
 
 # A region in brackets inside a Chinese legal name: 阿里巴巴（中国）有限公司, 腾讯科技（深圳）有限公司.
-_ZH_REGION = re.compile(rf"\s*\([{_CJK_RANGES}]{{1,6}}\)\s*")
+_ZH_REGION = re.compile(rf"\s*\([{CJK_RANGES}]{{1,6}}\)\s*")
 _ZH_LEGAL_FORMS = ("有限公司", "有限责任公司", "股份有限公司", "集团公司", "集团")
 
 
@@ -68,7 +66,7 @@ def fold(name: str) -> str:
     """The matching key of an entity name."""
     text = normalize(name).strip()
     text = text.lstrip("#@")
-    if has_cjk(text) and text.endswith(_ZH_LEGAL_FORMS):
+    if is_cjk(text) and text.endswith(_ZH_LEGAL_FORMS):
         # 阿里巴巴（中国）有限公司: the bracket in a company's legal name is where it is
         # registered. Elsewhere it names something (数据平台（一期） is not （二期）).
         text = _ZH_REGION.sub("", text)  # NFKC made the fullwidth brackets plain
@@ -96,14 +94,10 @@ def is_legal_form(text: str) -> bool:
     return True
 
 
-def has_cjk(text: str) -> bool:
-    return bool(_CJK.search(text or ""))
-
-
 def key_pattern(key: str) -> re.Pattern:
     """A regex finding `key` in normalized text: CJK as a substring, Latin on word edges."""
     escaped = r"[\s\"'`.,;:!?()\[\]{}<>|/\\]+".join(re.escape(part) for part in key.split(" "))
-    if has_cjk(key):
+    if is_cjk(key):
         return re.compile(escaped)
     return re.compile(rf"{LATIN_BEFORE}{escaped}{LATIN_AFTER}")
 

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db.models import Count, Max
 
 from almanac.models import Tenant
-from almanac.search.text import add_words, word_spans
+from almanac.search.text import add_words, is_cjk, word_spans
 from almanac.selectors import snapshot_memo
 from wiki import folding
 from wiki.models import Entity
@@ -47,7 +47,7 @@ class EntityMatcher:
         folded = _fold_text(text)
         spans = None  # the segmenter's words, cut only when a Chinese name matched
         for match in self.pattern.finditer(folded):
-            if folding.has_cjk(match.group()):
+            if is_cjk(match.group()):
                 spans = word_spans(folded) if spans is None else spans
                 end = spans.get(match.start())
                 if end is None:
@@ -97,9 +97,9 @@ def entity_matcher(tenant_id: int, *, max_age: float | None = None) -> EntityMat
         for key in {entity.key, *entity.alias_keys}:
             by_key.setdefault(key, []).append(entity.pk)
     add_words([e.name for e in entities.values()] + [a for e in entities.values() for a in e.aliases])
-    keys = [k for k in by_key if len(k) >= (2 if folding.has_cjk(k) else MIN_LATIN_KEY)]
-    latin = [k for k in keys if not folding.has_cjk(k)]
-    cjk = [k for k in keys if folding.has_cjk(k)]
+    keys = [k for k in by_key if len(k) >= (2 if is_cjk(k) else MIN_LATIN_KEY)]
+    latin = [k for k in keys if not is_cjk(k)]
+    cjk = [k for k in keys if is_cjk(k)]
     parts = (
         [rf"{folding.LATIN_BEFORE}(?:{folding.alternation(latin)}){folding.LATIN_AFTER}"] if latin else []
     ) + ([f"(?:{folding.alternation(cjk)})"] if cjk else [])
