@@ -1,5 +1,5 @@
 # Free space in every heap page of the memory table, so that recall hit counting
-# (access_count/last_access, memories/touch.py) updates rows in place as HOT updates: no new
+# (access_count/last_access, memories/services/touches.py) updates rows in place as HOT updates: no new
 # entries in the GIN, HNSW and B-tree indexes per hit. Measured with bench/memories/touch.py
 # on 100k memories: HOT 63% -> 100%, 268 -> 18-29 µs of database CPU per touched row.
 # Applies to pages written from now on; `VACUUM FULL memories_memory` (or pg_repack)
