@@ -338,7 +338,8 @@ MEMORY_RECENCY_HALF_LIFE_DAYS = envfloat("MEMORY_RECENCY_HALF_LIFE_DAYS", 30.0)
 MEMORY_EXACT_SCAN_MAX = envint("MEMORY_EXACT_SCAN_MAX", 5000)
 MEMORY_RERANK = env("MEMORY_RERANK")  # dotted path of a callable(query, hits) -> hits; empty = off
 MEMORY_TOUCH_ON_RECALL = envbool("MEMORY_TOUCH_ON_RECALL", True)
-# buffer: counted in-process, one UPDATE per flush (memories/touch.py) | task: a django-q2 task per search
+# buffer: counted in-process, one UPDATE per flush (memories/services/touches.py);
+# task: a django-q2 task per search
 MEMORY_TOUCH_MODE = envchoice("MEMORY_TOUCH_MODE", "buffer", ("buffer", "task"))
 MEMORY_TOUCH_FLUSH_SECONDS = envfloat("MEMORY_TOUCH_FLUSH_SECONDS", 2.0)
 # Write path
