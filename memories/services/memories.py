@@ -1,4 +1,4 @@
-"""Direct writes of memories: create (with near-duplicate check), update, delete, feedback, touch."""
+"""Direct writes of memories: create (with the near-duplicate check), update, delete, purge, feedback."""
 
 from __future__ import annotations
 
