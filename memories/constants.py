@@ -47,5 +47,3 @@ DEPT_CUES_EN = re.compile(r"\bour (department|dept|division)\b", re.I)
 # mentions: their own, never shared with the team.
 PERSONAL_CUES_ZH = re.compile(r"我(?!们)|个人认为|个人觉得")
 PERSONAL_CUES_EN = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|personally)\b", re.I)
-
-CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")

@@ -3,7 +3,9 @@ from django_q.conf import Conf
 
 from almanac.buffer import WriteBuffer
 from almanac.models import Tenant
-from almanac.services import agentkey_create, tenant_create, user_create
+from almanac.services.keys import agentkey_create
+from almanac.services.tenancy import tenant_create
+from almanac.services.users import user_create
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from almanac.errors import ApplicationError
-from memories.constants import CJK_RE
 
 log = logging.getLogger("memories")
 
@@ -20,7 +19,3 @@ def clean_text(value: str | None, *, field: str, max_chars: int) -> str:
     if len(text) > max_chars:
         raise ApplicationError(f"{field} is too long ({len(text)} > {max_chars} characters)", status_code=422)
     return text
-
-
-def lang_of(text: str) -> str:
-    return "zh" if CJK_RE.search(text or "") else "en"

@@ -16,9 +16,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from almanac.search.embeddings import embed
+from almanac.search.text import CJK, detect_lang
 from almanac.selectors import user_group_keys
 from memories.constants import (
-    CJK_RE,
     DEDUP_CANDIDATES,
     DEPT_CUES_EN,
     DEPT_CUES_ZH,
@@ -33,7 +33,7 @@ from memories.constants import (
 from memories.facts import fact_signature, reordered
 from memories.models import ConversationSession, Memory, SessionChunk, Turn
 from memories.selectors import nearest
-from memories.services.common import lang_of, log
+from memories.services.common import log
 from memories.services.dates import parse_occurred
 from memories.services.memories import memory_create
 from memories.services.scopes import user_units
@@ -125,7 +125,7 @@ def _next_start(text: str, start: int, end: int, overlap: int, how: str) -> int:
 
 def _weight(text: str) -> int:
     """Characters, a CJK one counting two: "我叫李雷" (8) says about as much as "I'm Bob" (5)."""
-    return len(text) + len(CJK_RE.findall(text))
+    return len(text) + len(CJK.findall(text))
 
 
 def is_junk(text: str) -> bool:
@@ -276,7 +276,7 @@ def _extract_chunk(*, session, chunk: str, position: int, digest: str, vector, b
             return
         out = skill_run(
             name="fact_extract",
-            input={"text": chunk, "session_date": base.isoformat(), "lang": lang_of(chunk)},
+            input={"text": chunk, "session_date": base.isoformat(), "lang": detect_lang(chunk)},
             trigger=f"session:{session.pk}",
             tenant=session.tenant,
         )

@@ -10,6 +10,7 @@ from django.db.models import Q
 
 from almanac.errors import ApplicationError
 from almanac.search.embeddings import embed
+from almanac.search.text import is_cjk
 from memories.constants import DEDUP_CANDIDATES, QUALITY_MAX, QUALITY_MIN, QUALITY_STEP
 from memories.facts import fact_signature, reordered
 from memories.models import Feedback, Memory, MemoryLink
@@ -338,7 +339,7 @@ MIN_REDACT_WEIGHT = 8
 
 
 def _specific(text: str) -> bool:
-    return sum(2 if "\u3400" <= c <= "\u9fff" else 1 for c in text.strip()) >= MIN_REDACT_WEIGHT
+    return sum(2 if is_cjk(c) else 1 for c in text.strip()) >= MIN_REDACT_WEIGHT
 
 
 def _said(text: str | None) -> bool:

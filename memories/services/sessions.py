@@ -12,10 +12,11 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from almanac.errors import ApplicationError
+from almanac.search.text import detect_lang
 from almanac.search.tokens import count_tokens, truncate_tokens
 from memories.models import ConversationSession, Turn
 from memories.selectors import window_turns
-from memories.services.common import clean_text, lang_of, log
+from memories.services.common import clean_text, log
 from skills.services import SkillFailed, skill_run
 from skills.signals import domain_event
 
@@ -82,7 +83,7 @@ def tool_output_truncate(content: str, max_items: int | None = None) -> str:
     """Keep the first TOOL_OUTPUT_MAX_ITEMS items of a long tool output: of a JSON list, of
     the longest list in a JSON object (or of its keys), or lines."""
     max_items = max_items or settings.TOOL_OUTPUT_MAX_ITEMS
-    zh = lang_of(content) == "zh"
+    zh = detect_lang(content) == "zh"
     stripped = content.strip()
     if stripped[:1] in ("[", "{"):
         try:
