@@ -6,6 +6,7 @@ from almanac.models import Tenant
 from almanac.services.keys import agentkey_create
 from almanac.services.tenancy import tenant_create
 from almanac.services.users import user_create
+from skills import registry
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -120,3 +121,26 @@ def pytest_sessionfinish(session, exitstatus):
     passed = len(reporter.stats.get("passed", [])) if reporter else 0
     if exitstatus == 0 and passed == 0:
         session.exitstatus = 1
+
+
+@pytest.fixture
+def skill_subscribed():
+    """`subscribe(*events)`: the `summarize` skill runs on those domain events (skills.bus);
+    returns the list of payloads it ran on. Unsubscribed after the test."""
+    events = []
+
+    def subscribe(*names: str) -> list[dict]:
+        ran: list[dict] = []
+        for name in names:
+            registry.subscribe(
+                name,
+                "summarize",
+                to_input=lambda payload: {"text": f"announced {sorted(payload)}", "max_tokens": 20},
+                on_output=lambda payload, output: ran.append(payload),
+            )
+            events.append(name)
+        return ran
+
+    yield subscribe
+    for name in events:
+        registry.unsubscribe(name, "summarize")

@@ -54,23 +54,23 @@ def group_ensure(*, tenant: Tenant, key: str, kind: str, name: str = "", builtin
 
 
 def department_ensure(*, tenant: Tenant, name: str) -> Department:
-    name = name.strip()
-    if not name:
-        raise ApplicationError("department name may not be empty")
-    name_check("department name", name)
-    dept, _ = Department.objects.get_or_create(tenant=tenant, key=key_part(name), defaults={"name": name})
-    group_ensure(tenant=tenant, key=dept.group_key, kind=AccessGroup.Kind.DEPARTMENT, name=dept.name)
-    return dept
+    return _unit_ensure(model=Department, kind=AccessGroup.Kind.DEPARTMENT, tenant=tenant, name=name)
 
 
 def project_ensure(*, tenant: Tenant, name: str) -> Project:
+    return _unit_ensure(model=Project, kind=AccessGroup.Kind.PROJECT, tenant=tenant, name=name)
+
+
+def _unit_ensure(*, model, kind: str, tenant: Tenant, name: str):
+    """A department or project by name, with its access group."""
+    what = model._meta.model_name
     name = name.strip()
     if not name:
-        raise ApplicationError("project name may not be empty")
-    name_check("project name", name)
-    project, _ = Project.objects.get_or_create(tenant=tenant, key=key_part(name), defaults={"name": name})
-    group_ensure(tenant=tenant, key=project.group_key, kind=AccessGroup.Kind.PROJECT, name=project.name)
-    return project
+        raise ApplicationError(f"{what} name may not be empty")
+    name_check(f"{what} name", name)
+    unit, _ = model.objects.get_or_create(tenant=tenant, key=key_part(name), defaults={"name": name})
+    group_ensure(tenant=tenant, key=unit.group_key, kind=kind, name=unit.name)
+    return unit
 
 
 def membership_add(*, user, group: AccessGroup, origin: str, actor: str = "") -> None:

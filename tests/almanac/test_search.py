@@ -54,9 +54,7 @@ def _cos(a, b):
 
 def test_embeddings_rank_paraphrase_above_unrelated(settings):
     zh = embed(["华东区的报销流程是什么", "东部地区怎么报销费用", "今天天气很好"])
-    en = embed(
-        ["How do I file an expense report?", "Submitting expense claims", "The cat sat on the mat"]
-    )
+    en = embed(["How do I file an expense report?", "Submitting expense claims", "The cat sat on the mat"])
     assert zh.shape == (3, settings.EMBEDDING_DIM)
     assert _cos(zh[0], zh[1]) > _cos(zh[0], zh[2])
     assert _cos(en[0], en[1]) > _cos(en[0], en[2])

@@ -5,7 +5,6 @@ import pytest
 
 from connectors import services
 from connectors.signals import container_visibility_changed, event_ingested
-from skills import registry
 from skills.models import SkillRun
 from tests.connectors.conftest import make_event
 
@@ -37,17 +36,9 @@ def heard():
 
 
 @pytest.fixture
-def document_uploaded():
-    """A skill subscribed to `document.uploaded`; collects the payloads it ran on."""
-    seen = []
-    registry.subscribe(
-        "document.uploaded",
-        "summarize",
-        to_input=lambda payload: {"text": f"event {payload['event_id']}", "max_tokens": 20},
-        on_output=lambda payload, output: seen.append(payload),
-    )
-    yield seen
-    registry.unsubscribe("document.uploaded", "summarize")
+def document_uploaded(skill_subscribed):
+    """A skill subscribed to `document.uploaded`; the payloads it ran on."""
+    return skill_subscribed("document.uploaded")
 
 
 def test_a_new_event_is_announced_and_a_duplicate_is_not(tenant, alice, heard):

@@ -7,7 +7,6 @@ from django.db import transaction
 
 from memories import services
 from memories.models import Memory
-from skills import registry
 from skills.models import Skill, SkillRun
 from skills.signals import domain_event
 from tests.memories.conftest import FILLER, on_topic
@@ -29,19 +28,9 @@ def announced():
 
 
 @pytest.fixture
-def summarized():
+def summarized(skill_subscribed):
     """The `summarize` skill subscribed to both events: the payloads it ran for."""
-    ran = []
-    for event in ("memory.created", "session.ended"):
-        registry.subscribe(
-            event,
-            "summarize",
-            to_input=lambda payload: {"text": f"announced {sorted(payload)}", "max_tokens": 20},
-            on_output=lambda payload, output: ran.append(payload),
-        )
-    yield ran
-    for event in ("memory.created", "session.ended"):
-        registry.unsubscribe(event, "summarize")
+    return skill_subscribed("memory.created", "session.ended")
 
 
 def test_a_written_memory_runs_a_subscribed_skill_after_commit(

@@ -2,7 +2,6 @@
 
 import pytest
 
-from skills import registry
 from skills.models import SkillRun
 from tests.wiki.conftest import email
 from wiki.models import PageSection
@@ -10,17 +9,9 @@ from wiki.services import section_confirm
 
 
 @pytest.fixture
-def fact_confirmed():
-    """A skill subscribed to `fact.confirmed`; collects the payloads it ran on."""
-    seen = []
-    registry.subscribe(
-        "fact.confirmed",
-        "summarize",
-        to_input=lambda payload: {"text": f"sections {payload['section_ids']}", "max_tokens": 20},
-        on_output=lambda payload, output: seen.append(payload),
-    )
-    yield seen
-    registry.unsubscribe("fact.confirmed", "summarize")
+def fact_confirmed(skill_subscribed):
+    """A skill subscribed to `fact.confirmed`; the payloads it ran on."""
+    return skill_subscribed("fact.confirmed")
 
 
 @pytest.fixture
