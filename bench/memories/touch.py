@@ -3,7 +3,7 @@ loaded memory table, as the touch buffer writes them.
 
     ALMANAC_DB_NAME=almanac_bench_ctx .venv/bin/python bench/memories/touch.py --batches 60 --size 500
 
-Every recall bumps `access_count`/`last_access` of its hits (memories/touch.py flushes
+Every recall bumps `access_count`/`last_access` of its hits (memories/services/touches.py flushes
 one UPDATE per process every MEMORY_TOUCH_FLUSH_SECONDS). Whether such an update is HOT
 (a new row version on the same heap page, no index entries) or not (a new entry in every
 index, the HNSW graph included) depends on free space in the page, i.e. on the table's
