@@ -36,6 +36,8 @@ def steps(quick: bool) -> list[tuple[str, list[str]]]:
         ),
         ("almanac_bench_ctx", [PY, "bench/context/run.py", "--requests", "160" if quick else "800"]),
         ("almanac_bench_ctx", [PY, "bench/memories/touch.py", "--batches", "20" if quick else "60"]),
+        # retrieval quality (en + zh dev sets); loads its data once, --quick asks a quarter
+        ("almanac_bench_quality", [PY, "bench/quality/run.py"] + (["--quick"] if quick else [])),
     ]
 
 

@@ -16,7 +16,15 @@ from datetime import date, timedelta
 from bench.quality.stories_en import ADVERSARIAL, CLOSINGS, GREETINGS, SMALL_TALK, STORIES
 
 PAIRS = [("Maya", "Daniel"), ("Priya", "Jonas"), ("Grace", "Omar"), ("Leo", "Sofia")]
-AGO = ["yesterday", "last weekend", "on Saturday", "this morning", "two days ago", "last Friday", "a few days ago"]
+AGO = [
+    "yesterday",
+    "last weekend",
+    "on Saturday",
+    "this morning",
+    "two days ago",
+    "last Friday",
+    "a few days ago",
+]
 STOPWORDS = set(
     """a an the and or but of to in on at for with by from as is are was were be been being do does did
     what which who whom whose when where why how that this these those it its it's i me my you your he him
@@ -31,7 +39,9 @@ def _stems():
 
     stemmer = Stemmer.Stemmer("english")
     return lambda text: {
-        stemmer.stemWord(w) for w in re.findall(r"[a-z0-9]+", text.lower().replace("'s", "")) if w not in STOPWORDS
+        stemmer.stemWord(w)
+        for w in re.findall(r"[a-z0-9]+", text.lower().replace("'s", ""))
+        if w not in STOPWORDS
     }
 
 
@@ -110,12 +120,17 @@ def build(seed: int = 0, pairs: int = 4, sessions: int = 10, stories_per_pair: i
                 session_turns.append({"id": tid, "speaker": speaker, "text": text})
             conv_sessions.append({"date": dates[s].isoformat(), "turns": session_turns})
         conversations.append(
-            {"id": conv_id, "owner": f"conv_{a_name.lower()}", "speakers": [a_name, b_name], "sessions": conv_sessions}
+            {
+                "id": conv_id,
+                "owner": f"conv_{a_name.lower()}",
+                "speakers": [a_name, b_name],
+                "sessions": conv_sessions,
+            }
         )
         texts = {t["id"]: t["text"] for sess in conv_sessions for t in sess["turns"]}
         names = {a_name.lower(), b_name.lower()}
 
-        def ask(category: str, text: str, evidence: list[str]):
+        def ask(category: str, text: str, evidence: list[str], texts=texts, names=names, conv_id=conv_id):
             if category == "paraphrase":
                 shared = set().union(*(stems(texts[e]) for e in evidence)) & stems(text) - names
                 if shared:

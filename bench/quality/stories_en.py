@@ -24,7 +24,10 @@ STORIES = [
             [
                 ("X", "Big news: I adopted a {breed} from the shelter {ago}. His name is {pet}!"),
                 ("Y", "Stop it, {pet} is the perfect name. How's he settling in?"),
-                ("X", "He chewed up one of my running shoes the first night, but he sleeps in his crate now."),
+                (
+                    "X",
+                    "He chewed up one of my running shoes the first night, but he sleeps in his crate now.",
+                ),
                 ("Y", "Ha, classic. Send pictures when you can."),
             ],
             [
@@ -39,7 +42,11 @@ STORIES = [
             ("temporal", "When did {X} adopt {pet}?", [(0, 0)]),
             ("paraphrase", "Which four-legged companion joined {X}'s household?", [(0, 0)]),
             ("single", "What did {X}'s puppy destroy on the first night?", [(0, 2)]),
-            ("multi", "Which toy does the {breed} that passed obedience class carry around?", [(1, 0), (1, 2), (0, 0)]),
+            (
+                "multi",
+                "Which toy does the {breed} that passed obedience class carry around?",
+                [(1, 0), (1, 2), (0, 0)],
+            ),
             ("temporal", "When did {pet} complete his obedience training?", [(1, 0)]),
         ],
     },
@@ -47,9 +54,24 @@ STORIES = [
         "id": "job",
         "event": "interview at {company}",
         "options": [
-            {"company": "Lumen Analytics", "role": "data engineer", "boss": "Farah", "perk": "Fridays off every other week"},
-            {"company": "Brightwater Health", "role": "UX designer", "boss": "Kenji", "perk": "a fully remote team"},
-            {"company": "Northfield Robotics", "role": "product manager", "boss": "Alana", "perk": "a learning budget"},
+            {
+                "company": "Lumen Analytics",
+                "role": "data engineer",
+                "boss": "Farah",
+                "perk": "Fridays off every other week",
+            },
+            {
+                "company": "Brightwater Health",
+                "role": "UX designer",
+                "boss": "Kenji",
+                "perk": "a fully remote team",
+            },
+            {
+                "company": "Northfield Robotics",
+                "role": "product manager",
+                "boss": "Alana",
+                "perk": "a learning budget",
+            },
         ],
         "beats": [
             [
@@ -76,7 +98,11 @@ STORIES = [
             ("single", "What perk does {X}'s new employer offer?", [(1, 2)]),
             ("single", "Who is {X}'s manager at the new job?", [(2, 0)]),
             ("paraphrase", "Did {X} accept the employment contract?", [(1, 2)]),
-            ("multi", "What is the name of {X}'s manager at {company}, and how long is the commute?", [(2, 0), (2, 2)]),
+            (
+                "multi",
+                "What is the name of {X}'s manager at {company}, and how long is the commute?",
+                [(2, 0), (2, 2)],
+            ),
             ("temporal", "When did {X} sign with {company}?", [(1, 2)]),
         ],
     },
@@ -120,9 +146,24 @@ STORIES = [
         "id": "trip",
         "event": "plan a trip to {first}",
         "options": [
-            {"first": "Lisbon", "second": "Porto", "reason": "the flights to Lisbon doubled in price", "best": "the tiled houses along the river"},
-            {"first": "Kyoto", "second": "Seoul", "reason": "a friend in Seoul offered a spare room", "best": "the night markets"},
-            {"first": "Iceland", "second": "the Scottish Highlands", "reason": "the ring road is closed for repairs in spring", "best": "hiking up to the Old Man of Storr"},
+            {
+                "first": "Lisbon",
+                "second": "Porto",
+                "reason": "the flights to Lisbon doubled in price",
+                "best": "the tiled houses along the river",
+            },
+            {
+                "first": "Kyoto",
+                "second": "Seoul",
+                "reason": "a friend in Seoul offered a spare room",
+                "best": "the night markets",
+            },
+            {
+                "first": "Iceland",
+                "second": "the Scottish Highlands",
+                "reason": "the ring road is closed for repairs in spring",
+                "best": "hiking up to the Old Man of Storr",
+            },
         ],
         "beats": [
             [
@@ -204,15 +245,27 @@ STORIES = [
             ("temporal", "When was {baby} born?", [(1, 0)]),
             ("single", "How much did {baby} weigh at birth?", [(1, 0)]),
             ("paraphrase", "Which relative of {X} announced a pregnancy?", [(0, 0)]),
-            ("multi", "Who is expecting a baby in {X}'s family, and what did they name the child?", [(0, 0), (1, 0)]),
+            (
+                "multi",
+                "Who is expecting a baby in {X}'s family, and what did they name the child?",
+                [(0, 0), (1, 0)],
+            ),
         ],
     },
     {
         "id": "move",
         "event": "sign the lease in {neigh}",
         "options": [
-            {"neigh": "Maple Heights", "problem": "the radiator leaks", "feature": "a balcony facing the park"},
-            {"neigh": "the Old Harbour district", "problem": "the upstairs neighbour practises drums", "feature": "huge windows"},
+            {
+                "neigh": "Maple Heights",
+                "problem": "the radiator leaks",
+                "feature": "a balcony facing the park",
+            },
+            {
+                "neigh": "the Old Harbour district",
+                "problem": "the upstairs neighbour practises drums",
+                "feature": "huge windows",
+            },
             {"neigh": "Eastgate", "problem": "the dishwasher doesn't drain", "feature": "a tiny garden"},
         ],
         "beats": [
@@ -238,7 +291,11 @@ STORIES = [
             ("temporal", "When did {X} sign the apartment lease?", [(1, 0)]),
             ("single", "What feature did the apartment {X} liked have?", [(0, 2)]),
             ("paraphrase", "Where does {X} reside these days?", [(1, 0)]),
-            ("multi", "What did {X} promise in return for help on moving day, and what went wrong in the new place?", [(1, 2), (2, 0)]),
+            (
+                "multi",
+                "What did {X} promise in return for help on moving day, and what went wrong in the new place?",
+                [(1, 2), (2, 0)],
+            ),
         ],
     },
     {
@@ -271,9 +328,21 @@ STORIES = [
         "id": "bake",
         "event": "bake {dish}",
         "options": [
-            {"dish": "a sourdough loaf", "occasion": "my neighbour's housewarming", "fix": "a longer proof overnight in the fridge"},
-            {"dish": "a lemon tart", "occasion": "my parents' anniversary", "fix": "blind baking the crust first"},
-            {"dish": "dumplings from scratch", "occasion": "the Lunar New Year dinner", "fix": "a thinner dough and more ginger in the filling"},
+            {
+                "dish": "a sourdough loaf",
+                "occasion": "my neighbour's housewarming",
+                "fix": "a longer proof overnight in the fridge",
+            },
+            {
+                "dish": "a lemon tart",
+                "occasion": "my parents' anniversary",
+                "fix": "blind baking the crust first",
+            },
+            {
+                "dish": "dumplings from scratch",
+                "occasion": "the Lunar New Year dinner",
+                "fix": "a thinner dough and more ginger in the filling",
+            },
         ],
         "beats": [
             [
@@ -352,7 +421,11 @@ STORIES = [
         "id": "volunteer",
         "event": "start volunteering at {place}",
         "options": [
-            {"place": "the food bank on Pine Street", "day": "Saturday mornings", "task": "sorting donations"},
+            {
+                "place": "the food bank on Pine Street",
+                "day": "Saturday mornings",
+                "task": "sorting donations",
+            },
             {"place": "an animal rescue", "day": "Wednesday evenings", "task": "walking the older dogs"},
             {"place": "a literacy charity", "day": "Tuesday afternoons", "task": "reading with kids"},
         ],
@@ -402,7 +475,11 @@ STORIES = [
         "event": "see {band} live",
         "options": [
             {"band": "Fleet Foxes", "venue": "the Roundhouse", "moment": "the acoustic encore"},
-            {"band": "Phoebe Bridgers", "venue": "the Greek Theatre", "moment": "when the whole crowd sang along"},
+            {
+                "band": "Phoebe Bridgers",
+                "venue": "the Greek Theatre",
+                "moment": "when the whole crowd sang along",
+            },
             {"band": "Khruangbin", "venue": "Red Rocks", "moment": "the sunset during the second song"},
         ],
         "beats": [
@@ -536,8 +613,16 @@ STORIES = [
         "event": "buy a {camera}",
         "options": [
             {"camera": "Fujifilm X100V", "show": "the café on Elm Street", "subject": "street portraits"},
-            {"camera": "second-hand Leica M6", "show": "the community arts centre", "subject": "black and white landscapes"},
-            {"camera": "Sony a6400", "show": "the public library gallery", "subject": "birds at the wetlands"},
+            {
+                "camera": "second-hand Leica M6",
+                "show": "the community arts centre",
+                "subject": "black and white landscapes",
+            },
+            {
+                "camera": "Sony a6400",
+                "show": "the public library gallery",
+                "subject": "birds at the wetlands",
+            },
         ],
         "beats": [
             [
@@ -564,7 +649,11 @@ STORIES = [
         "options": [
             {"manager": "Gareth", "feedback": "my presentations were too long", "title": "team lead"},
             {"manager": "Ms. Duarte", "feedback": "I don't delegate enough", "title": "senior analyst"},
-            {"manager": "Ravi", "feedback": "I miss deadlines on documentation", "title": "engineering manager"},
+            {
+                "manager": "Ravi",
+                "feedback": "I miss deadlines on documentation",
+                "title": "engineering manager",
+            },
         ],
         "beats": [
             [
@@ -581,7 +670,11 @@ STORIES = [
             ("single", "What criticism did {X} receive in the review?", [(0, 0)]),
             ("single", "What was {X} promoted to?", [(1, 0)]),
             ("temporal", "When did {X} get the promotion?", [(1, 0)]),
-            ("multi", "What feedback did {manager} give {X}, and what happened to {X}'s job title later?", [(0, 0), (1, 0)]),
+            (
+                "multi",
+                "What feedback did {manager} give {X}, and what happened to {X}'s job title later?",
+                [(0, 0), (1, 0)],
+            ),
             ("paraphrase", "Did {X} move up at the office?", [(1, 0)]),
         ],
     },
@@ -645,7 +738,10 @@ STORIES = [
         ],
         "beats": [
             [
-                ("X", "Scary one: I had an allergic reaction at {where} {ago}. Turns out I'm allergic to {allergen}."),
+                (
+                    "X",
+                    "Scary one: I had an allergic reaction at {where} {ago}. Turns out I'm allergic to {allergen}.",
+                ),
                 ("Y", "That's terrifying! Are you okay now?"),
                 ("X", "Yes, they gave me antihistamines. I carry an EpiPen now."),
             ],
@@ -661,7 +757,10 @@ STORIES = [
 
 # Things friends say that carry no storyline: (role, text) exchanges; roles swap at random.
 SMALL_TALK = [
-    [("A", "Is it just me or has this week lasted a month?"), ("B", "Not just you. I need a nap that lasts until Monday.")],
+    [
+        ("A", "Is it just me or has this week lasted a month?"),
+        ("B", "Not just you. I need a nap that lasts until Monday."),
+    ],
     [("A", "It's been raining nonstop here."), ("B", "Same, my umbrella flipped inside out this morning.")],
     [("A", "Did you watch the finale?"), ("B", "Not yet, no spoilers please!"), ("A", "My lips are sealed.")],
     [("A", "I made way too much soup again."), ("B", "Freeze it, future you will be grateful.")],
@@ -670,7 +769,11 @@ SMALL_TALK = [
     [("A", "I've been sleeping so badly."), ("B", "Try no phone an hour before bed, it helped me.")],
     [("A", "My phone screen cracked again."), ("B", "Time for a real case, my friend.")],
     [("A", "I finally cleaned out my closet."), ("B", "The satisfaction is unmatched.")],
-    [("A", "Have you tried that new ramen place?"), ("B", "Not yet, is it worth the queue?"), ("A", "The broth is, the service isn't.")],
+    [
+        ("A", "Have you tried that new ramen place?"),
+        ("B", "Not yet, is it worth the queue?"),
+        ("A", "The broth is, the service isn't."),
+    ],
     [("A", "Work is so busy right now."), ("B", "Hang in there, it'll calm down after the quarter ends.")],
     [("A", "Lol I just saw the meme you sent."), ("B", "I knew you'd appreciate it.")],
     [("A", "I'm thinking of getting bangs."), ("B", "Bold. Wait a week and see if you still want them.")],
@@ -680,10 +783,16 @@ SMALL_TALK = [
     [("A", "I should go to the gym more."), ("B", "We say that every week."), ("A", "True.")],
     [("A", "Groceries are so expensive now."), ("B", "I know, I spent sixty on basically nothing.")],
     [("A", "I can't believe it's already this time of year."), ("B", "Time flies when you're exhausted.")],
-    [("A", "I reorganised my whole desk today instead of working."), ("B", "Productive procrastination, a classic.")],
+    [
+        ("A", "I reorganised my whole desk today instead of working."),
+        ("B", "Productive procrastination, a classic."),
+    ],
     [("A", "Did you ever find your keys?"), ("B", "They were in the fridge. Don't ask.")],
     [("A", "I'm trying to drink more water."), ("B", "Get one of those bottles with the time markings.")],
-    [("A", "My plant is dying and I don't know why."), ("B", "Too much water, probably. It's always too much water.")],
+    [
+        ("A", "My plant is dying and I don't know why."),
+        ("B", "Too much water, probably. It's always too much water."),
+    ],
     [("A", "Traffic was terrible today."), ("B", "There was an accident on the ring road, I heard.")],
     [("A", "Sorry for the late reply, crazy day."), ("B", "No worries at all!")],
 ]
