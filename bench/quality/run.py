@@ -268,8 +268,13 @@ def eval_memories(queries: list[dict], *, user_of, text_of, gold_of, category_of
     return {"lanes": result, "queries": details}
 
 
+def _quick(queries: list[dict], answerable) -> list[dict]:
+    """Every fourth answerable query and all the unanswerable ones (the floor needs them)."""
+    return [q for i, q in enumerate(queries) if i % 4 == 0 or not answerable(q)]
+
+
 def run_a(data: dict, ids: dict, quick: bool) -> dict:
-    questions = data["questions"][::4] if quick else data["questions"]
+    questions = _quick(data["questions"], lambda q: q["evidence"]) if quick else data["questions"]
     owners = {c["id"]: c["owner"] for c in data["conversations"]}
     return eval_memories(
         questions,
@@ -281,7 +286,7 @@ def run_a(data: dict, ids: dict, quick: bool) -> dict:
 
 
 def run_b(data: dict, ids: dict, quick: bool) -> dict:
-    queries = data["queries"][::4] if quick else data["queries"]
+    queries = _quick(data["queries"], lambda q: q["target"]) if quick else data["queries"]
     return eval_memories(
         queries,
         user_of=lambda q: q["user"],
