@@ -274,7 +274,7 @@ CONTEXT_SUMMARY_CACHE_SECONDS = envint("CONTEXT_SUMMARY_CACHE_SECONDS", 7 * 24 *
 CONTEXT_CURSOR_MAX_AGE_SECONDS = envint("CONTEXT_CURSOR_MAX_AGE_SECONDS", 24 * 3600)
 # A wiki section found only by the vector lane (no keyword match) must be at least this
 # similar to the task to pull its page in; pages named by an entity always count.
-CONTEXT_MIN_VECTOR_SIMILARITY = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY", 0.15)
+CONTEXT_MIN_VECTOR_SIMILARITY = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY", 0.22)
 # Source freshness is read at most this often per tenant (it aggregates the event inbox);
 # lag thresholds are in hours, so a few seconds of caching changes no warning.
 CONTEXT_FRESHNESS_CACHE_SECONDS = envint("CONTEXT_FRESHNESS_CACHE_SECONDS", 10)
@@ -325,6 +325,10 @@ WIKI_EMBED_MAX_CHARS = envint("WIKI_EMBED_MAX_CHARS", 1500)
 # process to see whether names must be re-read; an entity saved or deleted in the same
 # process is seen at once. The compiler always looks.
 WIKI_ENTITY_CHECK_SECONDS = envfloat("WIKI_ENTITY_CHECK_SECONDS", 2.0)
+# The relevance floor of wiki search and the context call's pages: a section found by words
+# must hold this share of the query's weight (IDF); one found only by its embedding must be
+# at least CONTEXT_MIN_VECTOR_SIMILARITY similar (calibrated on bench/quality).
+WIKI_MIN_KEYWORD_COVERAGE = envfloat("WIKI_MIN_KEYWORD_COVERAGE", 0.3)
 
 # --- memories (docs/memories.md) ---
 # Recall
@@ -334,6 +338,13 @@ MEMORY_RECALL_RRF_K = envint("MEMORY_RECALL_RRF_K", 60)
 # Terms in more than this share of the memories only score, never find.
 MEMORY_COMMON_TERM_SHARE = envfloat("MEMORY_COMMON_TERM_SHARE", 0.05)
 MEMORY_RECENCY_HALF_LIFE_DAYS = envfloat("MEMORY_RECENCY_HALF_LIFE_DAYS", 30.0)
+# Ranking (docs/memories.md, "Ranking"): importance, recency and quality each move a hit's
+# fused score by at most this share; the relevance floor keeps a hit only if its cosine
+# similarity to the query, or the share of the query's weight (IDF) its words hold, reaches
+# these (calibrated on bench/quality).
+MEMORY_RANK_ADJUST = envfloat("MEMORY_RANK_ADJUST", 0.05)
+MEMORY_MIN_SIMILARITY = envfloat("MEMORY_MIN_SIMILARITY", 0.22)
+MEMORY_MIN_KEYWORD_COVERAGE = envfloat("MEMORY_MIN_KEYWORD_COVERAGE", 0.3)
 # Tenants with at most this many memories: exact vector scans.
 MEMORY_EXACT_SCAN_MAX = envint("MEMORY_EXACT_SCAN_MAX", 5000)
 MEMORY_RERANK = env("MEMORY_RERANK")  # dotted path of a callable(query, hits) -> hits; empty = off

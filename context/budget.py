@@ -208,6 +208,7 @@ def _fill_pages(pages: list[Item], allowance: int, lang: str, summarize: Summari
         short.__dict__["source_labels"] = page.source_labels  # same sources: keep the computed labels
         chosen.append(short)
         summarized.append(short)
+    chosen = print_once(chosen)
     # Joining can cost a token or two more than the parts; shrink from the bottom if so.
     while chosen and not _fits("wiki", chosen, allowance, lang):
         gone = chosen.pop()
@@ -216,6 +217,29 @@ def _fill_pages(pages: list[Item], allowance: int, lang: str, summarize: Summari
             summarized.remove(gone)
     left_out.sort(key=lambda p: pages.index(p) if p in pages else len(pages))
     return chosen, left_out, summarized
+
+
+def print_once(pages: list[Item]) -> list[Item]:
+    """Each thread once: the compiler writes a thread's section on every page it names, and a
+    page keeps only the sections no page above it printed (whole, or kept by its summary).
+    Which copy stays is only known now: a summary may have dropped the thread, and then a
+    lower page keeps its copy. Only removes text, so what fitted still fits; a page left
+    with nothing of its own goes."""
+    said: set[str] = set()
+    out = []
+    for page in pages:
+        if page.summarized or not page.parts:
+            said.update(key for key, text in page.parts if key and text in page.text)
+            out.append(page)
+            continue
+        parts = [(key, text) for key, text in page.parts if key is None or key not in said]
+        said.update(key for key, _ in page.parts if key)
+        if not parts:
+            continue
+        if len(parts) < len(page.parts):
+            page = dataclasses.replace(page, text="\n".join(text for _, text in parts), parts=parts)
+        out.append(page)
+    return out
 
 
 def _enforce_ceiling(result: Fit, max_tokens: int, lang: str) -> None:

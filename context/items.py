@@ -30,6 +30,9 @@ class Item:
     role: str = ""  # working turns: user / assistant / tool / summary
     digest: str = ""  # wiki: digest of the visible sections (summary cache key)
     refs: dict = field(default_factory=dict)
+    # wiki: (text key, rendering) of each section the text is made of, so the fitter can
+    # print a thread that several pages hold once (budget.print_once)
+    parts: list[tuple[str | None, str]] = field(default_factory=list)
 
     @functools.cached_property
     def source_labels(self) -> list[str]:

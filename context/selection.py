@@ -82,11 +82,15 @@ def _where(section) -> str:
     return " ".join(single_line(p) for p in [source, section.container_name] if p)
 
 
-def _page_text(sections) -> str:
-    """The sections, each tagged with its container unless they all share one (named in the
-    page's header). The compiler already starts each line with its date and author."""
+def _page_parts(sections) -> list[tuple[str | None, str]]:
+    """(text key, rendering) of each section: tagged with its container unless they all
+    share one (named in the page's header). The compiler already starts each line with its
+    date and author."""
     tagged = len({_where(s) for s in sections}) > 1
-    return "\n".join(f"[{_where(s)}] {s.content.strip()}" if tagged else s.content.strip() for s in sections)
+    return [
+        (digest_key(s), f"[{_where(s)}] {s.content.strip()}" if tagged else s.content.strip())
+        for s in sections
+    ]
 
 
 def _page_sources(sections) -> list[dict]:
@@ -183,6 +187,7 @@ def _page_with_sections(page, score: float, taken: set[int], said: set[str]) -> 
 
 
 def _page_item(page, group, score: float, omitted: bool = False) -> Item:
+    parts = _page_parts(group)
     digest = hashlib.sha256(
         "|".join(f"{s.id}:{s.updated_at.isoformat()}" for s in group).encode()
     ).hexdigest()
@@ -190,7 +195,8 @@ def _page_item(page, group, score: float, omitted: bool = False) -> Item:
         kind="wiki",
         id=page.slug,
         title=page.title,
-        text=_page_text(group),
+        text="\n".join(text for _, text in parts),
+        parts=parts,
         score=score,
         updated_at=max(s.updated_at for s in group),
         sources=_page_sources(group),

@@ -62,7 +62,8 @@ def context_for(
     if touch:  # the web UI's preview shows what an agent would get: no agent used it
         touch_returned(result)
     freshness = freshness_for(tenant=tenant)
-    warnings = budget_warnings(result, lang)
+    warnings = relevance_warnings(selection) if seen.passes == 0 else []
+    warnings += budget_warnings(result, lang)
     warnings += freshness_warnings(freshness)
     warnings += stale_warnings(user=user, page_ids=selection.candidate_page_ids)
     return {
@@ -203,6 +204,21 @@ KIND_NAMES = {
     "episodic": gettext_lazy("episodic"),
     "working": gettext_lazy("working"),
 }
+
+
+def relevance_warnings(selection: Selection) -> list[dict]:
+    """`nothing_relevant` when no page and no memory cleared the relevance floor (first pass;
+    a later one that finds nothing more ends with no cursor): the prompt then holds only
+    the session window, if any, never the nearest strangers."""
+    if any(selection.candidates.get(kind) for kind in ("wiki", "semantic", "episodic")):
+        return []
+    return [
+        {
+            "code": "nothing_relevant",
+            "detail": _("no wiki page or memory is relevant to this task"),
+            "items": [],
+        }
+    ]
 
 
 def budget_warnings(result: Fit, lang: str) -> list[dict]:

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
 from django.conf import settings
 from django.db import connection
 from django.db.models import F
@@ -18,9 +19,10 @@ from almanac.models import CorpusStat
 from almanac.search import keyword, vectors
 from almanac.search.embeddings import embed_query
 from almanac.search.fusion import rrf
+from almanac.search.query import query_forms
 from almanac.search.rows import instance, select_list
 from almanac.search.text import is_id, segment
-from almanac.selectors import access_snapshot, int_array, user_access
+from almanac.selectors import access_snapshot, int_array, text_array, user_access
 from memories.models import CORPUS, ConversationSession, Memory, Turn
 
 SEARCH_TYPES = ("semantic", "episodic", "working")
@@ -112,21 +114,30 @@ def nearest(
 
 
 def recency(memory: Memory, now: datetime) -> float:
-    """1.0 for just used, halving every MEMORY_RECENCY_HALF_LIFE_DAYS since last access (or creation)."""
-    seen = memory.last_access or memory.created_at
+    """1.0 for what happened or changed just now, halving every MEMORY_RECENCY_HALF_LIFE_DAYS.
+
+    The memory's own time: when it happened (episodic `occurred_at`), else when it was last
+    written. Never when it was last recalled: recall would then rank what it returned
+    higher the next time (a search feeding itself)."""
+    if memory.occurred_at is not None:
+        seen = datetime.combine(
+            memory.occurred_at, datetime.min.time(), tzinfo=timezone.get_current_timezone()
+        )
+    else:
+        seen = memory.updated_at or memory.created_at
     age_days = max((now - seen).total_seconds(), 0) / 86400
     return math.pow(0.5, age_days / max(settings.MEMORY_RECENCY_HALF_LIFE_DAYS, 1e-6))
 
 
-def _weight(*, rrf_score: float, memory: Memory, now: datetime) -> tuple[float, dict]:
-    rec = recency(memory, now)
-    score = rrf_score * (0.5 + memory.importance) * (0.5 + 0.5 * rec) * memory.quality
-    return score, {
-        "rrf": round(rrf_score, 6),
-        "importance": memory.importance,
-        "recency": round(rec, 4),
-        "quality": memory.quality,
-    }
+def _adjustment(*, memory: Memory, rec: float) -> float:
+    """The bounded part of the score: importance, recency and readers' feedback (quality)
+    each move it by at most ±MEMORY_RANK_ADJUST, so together they reorder hits of about
+    equal relevance but cannot lift an unrelated memory over a matching one."""
+    bound = settings.MEMORY_RANK_ADJUST
+    importance = 2 * (min(max(memory.importance, 0.0), 1.0) - 0.5)  # -1 … 1
+    fresh = 2 * (rec - 0.5)  # -1 … 1
+    liked = min(max(math.log2(max(memory.quality, 1e-6)), -1.0), 1.0)  # quality 0.5 … 2 → -1 … 1
+    return bound * (importance + fresh + liked)
 
 
 def _contains_id(content: str, term: str) -> bool:
@@ -138,6 +149,16 @@ def _id_terms(query: str) -> list[str]:
     return [t for t in segment(query) if is_id(t) and len(t) >= 4]
 
 
+@dataclass
+class _Lanes:
+    """What one query form found: each lane's ids, best first, and its keyword query."""
+
+    keyword: keyword.KeywordQuery
+    vector: np.ndarray
+    kw_ids: list[int]
+    vec_ids: list[int]
+
+
 def memory_search(
     *,
     user,
@@ -146,22 +167,28 @@ def memory_search(
     memory_types: list[str] | None = None,
     exclude_ids: set[int] | None = None,
 ) -> list[MemoryHit]:
-    """Hybrid recall inside the user's visible set (DESIGN §5).
+    """Hybrid recall inside the user's visible set (DESIGN §5, docs/memories.md "Ranking").
 
-    1. keyword lane: BM25 top 50 ‖ vector lane: cosine top 50 (filtered HNSW);
-    2. RRF (k=60) → top 15;
-    3. weight by importance, recency (last access) and quality; a memory containing every
-       exact id of the query (e.g. PRD-2024-013) is ranked ahead of the rest;
-    4. optional rerank hook (MEMORY_RERANK), then top_k.
+    1. for each form of the query (the whole text; for a long or conversational one also
+       its latest turn: `query_forms`), keyword lane: BM25 top 50 ‖ vector lane: cosine
+       top 50 (filtered);
+    2. RRF (k=60) of all the lanes → top 15;
+    3. the relevance floor: a hit stays if it is similar enough to the query
+       (MEMORY_MIN_SIMILARITY), holds enough of its weight in words
+       (MEMORY_MIN_KEYWORD_COVERAGE), or holds every exact id it names; nothing relevant,
+       nothing returned;
+    4. a bounded adjustment by importance, recency (the memory's own time) and quality; a
+       memory containing every exact id of the query (e.g. PRD-2024-013) first;
+    5. optional rerank hook (MEMORY_RERANK), then top_k.
 
     A read: nothing is touched here. A caller counts the hits it shows to an agent
     (`memory_touch_later`: the search endpoint, the context call); a person browsing is no
-    recall.
+    recall, and no recall changes the next one's order.
     """
     query = (query or "").strip()
     if not query or top_k <= 0:
         return []
-    with access_snapshot():  # one membership lookup for both lanes
+    with access_snapshot():  # one membership lookup for all the lanes
         tenant_id = user_access(user)[0]
         if tenant_id is None:
             return []
@@ -169,14 +196,18 @@ def memory_search(
         if exclude_ids:
             qs = qs.exclude(id__in=list(exclude_ids))
         size = max(settings.MEMORY_RECALL_LANE_SIZE, top_k)
-        kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
-        kw_ids = _keyword_lane(qs, kq, size=size)
-        vector = embed_query(query)
-        vec_ids = [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
+        lanes = []
+        for form in query_forms(query):
+            kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=form)
+            vector = embed_query(form)
+            kw_ids = _keyword_lane(qs, kq, size=size)
+            vec_ids = [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
+            lanes.append(_Lanes(kq, vector, kw_ids, vec_ids))
     fused_size = max(settings.MEMORY_RECALL_FUSED_SIZE, top_k)
-    fused = rrf(kw_ids, vec_ids, k=settings.MEMORY_RECALL_RRF_K)[:fused_size]
-    rows = _hit_rows([pk for pk, _ in fused])
-    hits = _rank(fused, rows, kw_ids=kw_ids, vec_ids=vec_ids, id_terms=_id_terms(query))
+    ranked = [ids for lane in lanes for ids in (lane.kw_ids, lane.vec_ids)]
+    fused = rrf(*ranked, k=settings.MEMORY_RECALL_RRF_K)[:fused_size]
+    rows = _hit_rows([pk for pk, _ in fused], lanes)
+    hits = _rank(fused, rows, lanes=lanes, id_terms=_id_terms(query))
     if settings.MEMORY_RERANK:
         hits = import_string(settings.MEMORY_RERANK)(query, hits)
     return hits[:top_k]
@@ -187,44 +218,75 @@ def memory_search(
 _HIT_FIELDS = tuple(f.attname for f in Memory._meta.concrete_fields if f.name not in SEARCH_FIELDS)
 
 
-def _hit_rows(ids: list[int]) -> dict[int, Memory]:
+def _hit_rows(ids: list[int], lanes: list[_Lanes]) -> dict[int, tuple[Memory, float, list[str]]]:
+    """{id: (memory, its best cosine similarity to a query form, the query terms it holds)}."""
     if not ids:
         return {}
+    terms = sorted({t for lane in lanes for t in lane.keyword.terms})
+    similarity = ", ".join("1 - (m.embedding <=> %s::vector)" for _ in lanes)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {select_list(Memory, 'm', _HIT_FIELDS)} FROM {Memory._meta.db_table} m "
-            "WHERE m.id = ANY(%s::bigint[])",
-            [int_array(ids)],
+            f"SELECT {select_list(Memory, 'm', _HIT_FIELDS)}, GREATEST({similarity}), "
+            "ARRAY(SELECT k FROM jsonb_object_keys(m.tf) k WHERE k = ANY(%s::text[])) "
+            f"FROM {Memory._meta.db_table} m WHERE m.id = ANY(%s::bigint[])",
+            [*(vectors.vector_literal(lane.vector) for lane in lanes), text_array(terms), int_array(ids)],
         )
         rows = cursor.fetchall()
-    memories = (instance(Memory, row, _HIT_FIELDS) for row in rows)
-    return {memory.pk: memory for memory in memories}
+    width = len(_HIT_FIELDS)
+    return {
+        row[0]: (instance(Memory, row[:width], _HIT_FIELDS), float(row[width] or 0.0), row[width + 1] or [])
+        for row in rows
+    }
 
 
-def _rank(
-    fused, rows: dict, *, kw_ids: list[int], vec_ids: list[int], id_terms: list[str]
-) -> list[MemoryHit]:
+def _relevant(*, similarity: float, coverage: float, exact: bool) -> bool:
+    """The relevance floor (per lane, calibrated in docs/memories.md "Ranking")."""
+    return (
+        exact
+        or similarity >= settings.MEMORY_MIN_SIMILARITY
+        or coverage >= settings.MEMORY_MIN_KEYWORD_COVERAGE
+    )
+
+
+def _rank(fused, rows: dict, *, lanes: list[_Lanes], id_terms: list[str]) -> list[MemoryHit]:
     now = timezone.now()
-    kw_rank = {pk: i for i, pk in enumerate(kw_ids, start=1)}
-    vec_rank = {pk: i for i, pk in enumerate(vec_ids, start=1)}
+    kw_rank, vec_rank = _best_ranks(lanes)
     hits = []
     for pk, rrf_score in fused:
-        memory = rows.get(pk)
-        if memory is None:  # deleted between the lanes and the fetch
+        if pk not in rows:  # deleted between the lanes and the fetch
             continue
-        score, parts = _weight(rrf_score=rrf_score, memory=memory, now=now)
+        memory, similarity, matched = rows[pk]
+        coverage = max(lane.keyword.coverage(matched) for lane in lanes)
         exact = bool(id_terms) and all(_contains_id(memory.content, t) for t in id_terms)
-        if exact:
-            score += 1.0
+        if not _relevant(similarity=similarity, coverage=coverage, exact=exact):
+            continue
+        rec = recency(memory, now)
+        score = rrf_score * (1 + _adjustment(memory=memory, rec=rec)) + (1.0 if exact else 0.0)
         breakdown = {
             "vector_rank": vec_rank.get(pk),
             "keyword_rank": kw_rank.get(pk),
-            **parts,
+            "rrf": round(rrf_score, 6),
+            "importance": memory.importance,
+            "recency": round(rec, 4),
+            "quality": memory.quality,
             "exact_id": exact,
+            "similarity": round(similarity, 4),
+            "keyword_coverage": round(coverage, 4),
         }
         hits.append(MemoryHit(memory=memory, score=round(score, 6), breakdown=breakdown))
     hits.sort(key=lambda h: (-h.score, h.memory.pk))
     return hits
+
+
+def _best_ranks(lanes: list[_Lanes]) -> tuple[dict[int, int], dict[int, int]]:
+    """Each id's best rank in any keyword lane and in any vector lane (1 = first)."""
+    kw_rank: dict[int, int] = {}
+    vec_rank: dict[int, int] = {}
+    for lane in lanes:
+        for ranks, ids in ((kw_rank, lane.kw_ids), (vec_rank, lane.vec_ids)):
+            for i, pk in enumerate(ids, start=1):
+                ranks[pk] = min(ranks.get(pk, i), i)
+    return kw_rank, vec_rank
 
 
 # --- Sessions ---------------------------------------------------------------------------

@@ -46,8 +46,10 @@ class RankedSection:
 
 
 def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tuple]:
+    """(id, BM25, page id, share of the query's weight the section holds), best first."""
     q = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
-    return keyword.top(visible, q, size=LANE_SIZE, extra=("page_id",))
+    rows = keyword.top(visible, q, size=LANE_SIZE, extra=("page_id",), matched_terms=True)
+    return [(pk, score, page_id, q.coverage(terms)) for pk, score, page_id, terms in rows]
 
 
 def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple]:
@@ -80,7 +82,7 @@ def section_ranking(
         kw = _keyword_lane(visible, tenant_id=tenant_id, query=query)
         vec = _vector_lane(visible, query=query)
     fused = rrf([row[0] for row in kw], [row[0] for row in vec], k=RRF_K)[:top_k]
-    kw_rank = {i: (r, s, p) for r, (i, s, p) in enumerate(kw, start=1)}
+    kw_rank = {i: (r, s, p, c) for r, (i, s, p, c) in enumerate(kw, start=1)}
     vec_rank = {i: (r, d, p) for r, (i, d, p) in enumerate(vec, start=1)}
     ranked = []
     for section_id, score in fused:
@@ -89,6 +91,7 @@ def section_ranking(
             # Ranks only, no raw BM25 score: its idf counts the whole tenant, hidden sections
             # too, so the score would tell how common a word is where the reader cannot look.
             "keyword_rank": k[0] if k else None,
+            "keyword_coverage": round(k[3], 4) if k else None,
             "vector_rank": v[0] if v else None,
             "vector_similarity": round(1.0 - float(v[1]), 4) if v else None,
             "rrf": round(score, 6),
@@ -112,13 +115,16 @@ def section_search(
 
 
 def relevant(breakdown: dict | None) -> bool:
-    """A keyword match, or a vector neighbour that is actually similar (not just the nearest:
-    the vector lane always returns its 50, however far)."""
+    """The relevance floor: a section that holds enough of the query's weight in words
+    (WIKI_MIN_KEYWORD_COVERAGE: not just its commonest word), or a vector neighbour that is
+    actually similar (CONTEXT_MIN_VECTOR_SIMILARITY: the vector lane always returns its 50,
+    however far)."""
     breakdown = breakdown or {}
-    if breakdown.get("keyword_rank") is not None:
+    coverage = breakdown.get("keyword_coverage")
+    if coverage is not None and coverage >= settings.WIKI_MIN_KEYWORD_COVERAGE:
         return True
     similarity = breakdown.get("vector_similarity")
-    return similarity is None or similarity >= settings.CONTEXT_MIN_VECTOR_SIMILARITY
+    return similarity is not None and similarity >= settings.CONTEXT_MIN_VECTOR_SIMILARITY
 
 
 def page_search(*, user, query: str, top_k: int = 10) -> list[dict]:

@@ -143,6 +143,15 @@ class KeywordQuery:
     # How candidates are found: any clause matches, a clause needs all of its terms.
     # None: one clause per term (plain OR).
     clauses: list[tuple[str, ...]] | None = None
+    # The query's terms that no document holds, each weighed as the rarest term could be:
+    # a query of words nobody wrote is covered by nothing.
+    unknown_idf: float = 0.0
+
+    def coverage(self, matched) -> float:
+        """Share of the query's weight (IDF) in the `matched` terms: 1.0 when a row holds
+        every term of the query, near 0 when it holds only its commonest word."""
+        total = sum(self.idf.values()) + self.unknown_idf
+        return sum(self.idf.get(t, 0.0) for t in set(matched)) / total if total else 0.0
 
     @property
     def empty(self) -> bool:
@@ -173,7 +182,7 @@ class KeywordQuery:
         threshold = math.log(1 / common_share)
         rare = [t for t in self.terms if self.idf[t] >= threshold]
         terms = rare or sorted(self.terms, key=lambda t: -self.idf[t])[:2]
-        return KeywordQuery(terms, self.idf, self.avg_len, self.docs, self.df)
+        return KeywordQuery(terms, self.idf, self.avg_len, self.docs, self.df, unknown_idf=self.unknown_idf)
 
     def narrowed(self, budget: int) -> KeywordQuery | None:
         """A stricter finder when this one would match more than `budget` rows, else None.
@@ -192,7 +201,7 @@ class KeywordQuery:
         clauses = [(t,) for t in alone] + [(a, b) for i, a in enumerate(paired) for b in paired[i + 1 :]]
         if not clauses:
             return None
-        return KeywordQuery(self.terms, self.idf, self.avg_len, self.docs, self.df, clauses)
+        return KeywordQuery(self.terms, self.idf, self.avg_len, self.docs, self.df, clauses, self.unknown_idf)
 
     def score(self) -> RawSQL:
         return RawSQL(*self.score_sql(), output_field=models.FloatField())
@@ -227,9 +236,10 @@ def top(
     common_share: float = COMMON_TERM_SHARE,
     budget: int | None = None,
     extra: tuple[str, ...] = (),
+    matched_terms: bool = False,
 ) -> list[tuple]:
-    """(id, BM25, *extra columns) of the `size` best rows of `queryset` (already
-    access-filtered), best first.
+    """(id, BM25, *extra columns[, the query terms the row holds]) of the `size` best rows
+    of `queryset` (already access-filtered), best first.
 
     Candidates come from the finder (rare terms), narrowed to pairs of terms when it would
     match more than `budget` rows; if the narrow finder leaves the lane nearly empty, the
@@ -245,6 +255,11 @@ def top(
     table = db.ops.quote_name(queryset.model._meta.db_table)
     score, score_params = query.score_sql()
     columns = "".join(f", {table}.{db.ops.quote_name(c)}" for c in extra)
+    terms_params: list = []
+    if matched_terms:
+        # The query terms each row holds (for `KeywordQuery.coverage`).
+        columns += f", ARRAY(SELECT k FROM jsonb_object_keys({table}.tf) k WHERE k = ANY(%s::text[]))"
+        terms_params = [text_array(query.terms)]
 
     def run(candidates: KeywordQuery) -> list[tuple]:
         match, match_params = candidates.match_sql()
@@ -252,7 +267,7 @@ def top(
             cursor.execute(
                 f"SELECT {table}.id, {score} AS kw{columns} FROM {table} WHERE ({visible[0]}) AND {match} "
                 f"ORDER BY kw DESC, {table}.id LIMIT %s",
-                [*score_params, *visible[1], *match_params, size],
+                [*score_params, *terms_params, *visible[1], *match_params, size],
             )
             return cursor.fetchall()
 
@@ -282,6 +297,14 @@ def keyword_query(*, tenant_id: int, corpus: str, text: str) -> KeywordQuery:
     docs = rows[0][0]
     avg_len = (rows[0][1] / docs) if docs else 1.0
     df = {term: n for _, _, term, n in rows if term}
+    unknown = sum(1 for t in terms if df.get(t, 0) <= 0)
     terms = [t for t in terms if df.get(t, 0) > 0]
     idf = {t: math.log(1 + (docs - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-    return KeywordQuery(terms, idf, avg_len, docs, {t: df[t] for t in terms})
+    return KeywordQuery(
+        terms,
+        idf,
+        avg_len,
+        docs,
+        {t: df[t] for t in terms},
+        unknown_idf=unknown * math.log(1 + (docs + 0.5) / 0.5),
+    )

@@ -32,6 +32,14 @@ def detect_lang(text: str) -> str:
     return "zh" if is_cjk(text) else "en"
 
 
+# "User:", "用户：", "Assistant:" ... at the start of a line.
+ROLE_PREFIX = re.compile(
+    r"^\s*(?:\[[^\]\n]{1,40}\]\s*)?(?P<role>user|human|me|customer|assistant|ai|bot|system|tool|"
+    r"用户|客户|我|助手|助理|机器人|系统|工具)\s*[:：]\s*",
+    re.IGNORECASE,
+)
+NON_USER_ROLES = {"assistant", "ai", "bot", "system", "tool", "助手", "助理", "机器人", "系统", "工具"}
+
 _WORD = re.compile(r"[^\W_]+(?:'[a-z]+)?", re.UNICODE)
 
 EN_STOPWORDS = frozenset(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from almanac.search.text import NON_USER_ROLES
 from skills.builtin import text as T
 from skills.builtin.dates import RECURRING, find_date, parse_iso
 from skills.registry import BaseSkill, register
@@ -278,7 +279,7 @@ def extract_offline(text: str, session_date=None) -> list[dict]:
     """Deterministic facts: split, drop non-user turns/questions/filler, classify by cues."""
     facts, seen = [], set()
     for role, body in T.turns(text):
-        if role in T.NON_USER_ROLES:
+        if role in NON_USER_ROLES:
             continue
         for raw in T.split_sentences(body):
             fact = _fact_of(raw, session_date)

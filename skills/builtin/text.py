@@ -5,17 +5,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from almanac.search.text import CJK  # the one language rule (skills read it as T.CJK)
+from almanac.search.text import CJK, ROLE_PREFIX  # shared with search
 
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,]\d+)*")
 
-# "User:", "用户：", "Assistant:" ... at the start of a line.
-ROLE_PREFIX = re.compile(
-    r"^\s*(?:\[[^\]\n]{1,40}\]\s*)?(?P<role>user|human|me|customer|assistant|ai|bot|system|tool|"
-    r"用户|客户|我|助手|助理|机器人|系统|工具)\s*[:：]\s*",
-    re.IGNORECASE,
-)
-NON_USER_ROLES = {"assistant", "ai", "bot", "system", "tool", "助手", "助理", "机器人", "系统", "工具"}
 
 _ABBREVIATIONS = {
     "mr",

@@ -90,7 +90,7 @@ def test_recall_and_context_agree_with_and_without_lanes(lane_threads, settings,
     forked = recall(), context()
     settings.ALMANAC_LANE_THREADS = 0
     assert (recall(), context()) == forked
-    assert len(forked[0]) == 3 and "120k EUR" in forked[1] and "private note" not in forked[1]
+    assert len(forked[0]) == 2 and "120k EUR" in forked[1] and "private note" not in forked[1]
 
     settings.ALMANAC_LANE_THREADS = 2
     user_set_projects(user=alice, names=[])

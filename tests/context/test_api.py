@@ -431,3 +431,36 @@ def test_a_thread_a_summary_left_out_still_shows_on_its_other_page(api, company)
             if cursor is None:
                 break
         assert said >= 1, budget
+
+
+def test_a_task_nothing_is_relevant_to_gets_an_empty_context_and_says_so(api, company):
+    for task in ("ZZQX-nothing-qqq xylophone quasar", "齉龘靐 量子木琴 类星体"):
+        data = context(api, task=task, max_tokens=1500)
+        assert data["prompt"] == "" and all(not b["items"] for b in data["blocks"])
+        assert [w["code"] for w in data["warnings"]] == ["nothing_relevant"]
+
+
+def test_a_chinese_task_finds_english_facts(api, company):
+    data = context(api, task="为 Vercel 起草续约提案", max_tokens=3000)
+    assert "Alice prefers renewal proposals" in data["prompt"]
+    assert "Met the Vercel CTO" in data["prompt"]
+    assert "nothing_relevant" not in {w["code"] for w in data["warnings"]}
+
+
+def test_an_unrelated_page_is_left_out_even_with_room_for_three(api, company):
+    data = context(api, task="Draft the Vercel renewal proposal", max_tokens=3000)
+    titles = [item["title"] for b in data["blocks"] if b["kind"] == "wiki" for item in b["items"]]
+    assert titles == ["Vercel"]  # Zephyr shares no word or meaning with the task
+
+
+def test_a_thread_two_pages_name_is_printed_once(api, company):
+    from tests.context.conftest import SALES, push
+
+    line = "Orca wants the Apollo pilot in eu-central-1 by 2026-12-10."
+    push(company, container=SALES, tags={"customer": "Orca Corp", "project": "Apollo"}, text=line)
+    push(company, container=SALES, tags={"customer": "Orca Corp"}, text="Orca budget is $40,000.")
+    push(company, container=SALES, tags={"project": "Apollo"}, text="Apollo beta ships Friday.")
+    data = context(api, task="Orca Corp and the Apollo pilot", max_tokens=4000)
+    wiki = [item for block in data["blocks"] if block["kind"] == "wiki" for item in block["items"]]
+    assert {"orca", "apollo"} <= {item["id"] for item in wiki} and not any(i["summarized"] for i in wiki)
+    assert data["prompt"].count("Orca wants the Apollo pilot") == 1

@@ -147,3 +147,13 @@ def test_search_does_not_rank_far_vector_neighbours_above_the_page_with_the_word
             hit["breakdown"]["keyword_rank"] is not None or hit["breakdown"]["vector_similarity"] >= 0.15
             for hit in result["sections"]
         ), result
+
+
+def test_search_for_nothing_relevant_returns_nothing(api, vercel_world):
+    for query in ("ZZQX-nothing-qqq xylophone quasar", "齉龘靐 量子木琴 类星体"):
+        assert api.post("/wiki/search", {"user": "alice", "query": query}).json() == {"results": []}
+
+
+def test_a_chinese_query_finds_an_english_page(api, vercel_world):
+    results = api.post("/wiki/search", {"user": "alice", "query": "续约电话很顺利吗"}).json()["results"]
+    assert [r["page"]["slug"] for r in results] == ["vercel"]

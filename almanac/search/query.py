@@ -1,0 +1,56 @@
+"""The forms a query is searched in.
+
+An agent's query is often a whole dialogue (the turns before the one it must answer) or a
+long task. Searched whole, its latest turn — what the next answer is about — weighs no
+more than small talk ten turns earlier, and the keyword lane reads only its first terms.
+`query_forms` returns the text itself and, for a dialogue or a long text, its latest turn:
+the lanes run on each form and everything is fused together.
+"""
+
+from __future__ import annotations
+
+from almanac.search.text import NON_USER_ROLES, ROLE_PREFIX
+
+# A text at least this long (characters), or one of at least two speaker turns, also gets
+# its latest turn searched on its own.
+LONG_QUERY_CHARS = 300
+# The latest turn is widened with the turns before it up to this many characters: a short
+# "and how about that?" needs what it refers to.
+LATEST_MIN_CHARS = 40
+
+
+def turns(text: str) -> list[tuple[str, str]]:
+    """(role, text) of each non-empty line; role is "" for a line with no speaker label."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        match = ROLE_PREFIX.match(line)
+        role = match.group("role").lower() if match else ""
+        out.append((role, line[match.end() :].strip() if match else line))
+    return [(role, said) for role, said in out if said]
+
+
+def latest_turn(text: str) -> str | None:
+    """The last thing the user said (with what came just before when it is short), or None
+    for a text that is neither a dialogue nor long."""
+    lines = turns(text)
+    labelled = sum(1 for role, _ in lines if role)
+    if labelled < 2 and len(text) < LONG_QUERY_CHARS:
+        return None
+    users = [i for i, (role, _) in enumerate(lines) if role not in NON_USER_ROLES]
+    if not users:
+        return None
+    end = users[-1]
+    start = end
+    while start > 0 and sum(len(said) for _, said in lines[start : end + 1]) < LATEST_MIN_CHARS:
+        start -= 1
+    latest = " ".join(said for _, said in lines[start : end + 1])
+    return latest if latest != text.strip() else None
+
+
+def query_forms(text: str) -> list[str]:
+    """The query itself, then its latest turn when it has one worth searching apart."""
+    latest = latest_turn(text)
+    return [text, latest] if latest else [text]
