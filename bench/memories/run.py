@@ -4,7 +4,8 @@
 
 Latencies include the query embedding (the embed_query cache is cleared before each call)
 unless marked "cached embedding". Quality: hits@5 of the labelled set (data.LABELLED) for
-the keyword lane alone, the vector lane alone and the fused recall. The memories the write
+the keyword lane alone, the vector lane alone and the fused recall; `vector_lane_recall`:
+the share of an exact scan's top 50 the vector lane finds (bench/memories/lane_recall.py). The memories the write
 phase adds are deleted at its end, so repeated runs measure the same data.
 """
 
@@ -37,6 +38,7 @@ from almanac.search.embeddings import _embed_query_cached, embed_query  # noqa: 
 from almanac.services.keys import agentkey_create, agentkey_revoke  # noqa: E402
 from bench.memories import data  # noqa: E402
 from bench.memories.generate import SLUG, sentence  # noqa: E402
+from bench.memories.lane_recall import default_queries, lane_recall  # noqa: E402
 from memories import selectors, services  # noqa: E402
 from memories.models import CORPUS, Memory  # noqa: E402
 from memories.services import touches  # noqa: E402
@@ -199,6 +201,8 @@ def main() -> None:
             "max": max(visible),
         },
         "quality": quality(users[0]),
+        # The vector lane's top 50 against an exact scan of the same visible rows.
+        "vector_lane_recall": lane_recall("memories", random.Random(5).sample(users, 5), default_queries(40)),
         "recall_service_ms": bench_service(users, qs, args.queries, rng, cached=False),
         "recall_service_cached_embedding_ms": bench_service(users, qs, args.queries, rng, cached=True),
         "recall_http_ms": bench_http(users, qs, args.http, rng, agent_key(tenant)),
