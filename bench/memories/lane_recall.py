@@ -34,9 +34,9 @@ django.setup()
 import numpy as np  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 
-from almanac.selectors import access_snapshot  # noqa: E402
 from almanac.search import vectors  # noqa: E402
 from almanac.search.embeddings import embed_query  # noqa: E402
+from almanac.selectors import access_snapshot  # noqa: E402
 
 SIZE = 50
 
@@ -120,7 +120,9 @@ def default_queries(n: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--lanes", nargs="+", choices=sorted(LANES), default=["memories"])
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--readers", type=int, default=5)
