@@ -125,10 +125,10 @@ else:
 # filtered HNSW scans keep going past rows the access filter rejects (pgvector >= 0.8
 # iterative scans) up to HNSW_MAX_SCAN_TUPLES, with an HNSW_EF_SEARCH-wide search; no JIT,
 # whose compile time exceeds the run time of our short queries.
-# 400/20000, measured (docs/memories.md, Performance; bench/memories/lane_recall.py): the
-# vector lanes' top 50 against an exact scan, 50k sections 0.78 -> 0.97, 100k memories seen
-# ~9k per reader 0.57 -> 0.85, at no measurable CPU per context call; 1000/50000 reach
-# 1.00 / 0.94 but cost a context call ~15 ms more database CPU.
+# 400/20000 (was 100/5000), measured with bench/memories/lane_recall.py (docs/memories.md,
+# "Vector lane against an exact scan"): share of an exact scan's top 50 found, 50k sections
+# 0.78 -> 0.94, 100k memories 0.57 -> 0.74 (~9k seen per reader) and 0.49 -> 0.63 (~20k),
+# no measurable CPU per context call; 1000/50000 cost a context call ~15 ms more.
 HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 400, minimum=1, maximum=1000)  # pgvector's range
 HNSW_MAX_SCAN_TUPLES = envint("HNSW_MAX_SCAN_TUPLES", 20000, minimum=1)
 # Search (almanac.search): BM25 candidates beyond which a keyword search finds documents by
