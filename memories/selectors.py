@@ -17,7 +17,7 @@ from django.utils.module_loading import import_string
 
 from almanac.models import CorpusStat
 from almanac.search import keyword, vectors
-from almanac.search.embeddings import embed_query
+from almanac.search.embeddings import embed_query, is_noise
 from almanac.search.fusion import rrf
 from almanac.search.query import query_forms
 from almanac.search.rows import instance, select_list
@@ -85,7 +85,12 @@ def _tenant_id(user) -> int | None:
 
 
 def _keyword_lane(qs, kq: keyword.KeywordQuery, *, size: int) -> list[int]:
-    return [pk for pk, _ in keyword.top(qs, kq, size=size, common_share=settings.MEMORY_COMMON_TERM_SHARE)]
+    """BM25 top `size`, keeping the rows that hold at least MEMORY_MIN_KEYWORD_COVERAGE of
+    the query's weight: a row sharing only the query's commonest word is no keyword
+    evidence, and in the fusion it would push down what the vector lane found."""
+    rows = keyword.top(qs, kq, size=size, common_share=settings.MEMORY_COMMON_TERM_SHARE, matched_terms=True)
+    floor = settings.MEMORY_MIN_KEYWORD_COVERAGE
+    return [pk for pk, _, terms in rows if kq.coverage(terms) >= floor]
 
 
 def corpus_docs(tenant_id: int | None) -> int | None:
@@ -174,8 +179,9 @@ def memory_search(
        top 50 (filtered);
     2. RRF (k=60) of all the lanes → top 15;
     3. the relevance floor: a hit stays if it is similar enough to the query
-       (MEMORY_MIN_SIMILARITY), holds enough of its weight in words
-       (MEMORY_MIN_KEYWORD_COVERAGE), or holds every exact id it names; nothing relevant,
+       (MEMORY_MIN_SIMILARITY; not for a query the encoder reads as noise: `is_noise`),
+       holds enough of its weight in words (MEMORY_MIN_KEYWORD_COVERAGE, which also decides
+       what counts as a keyword hit), or holds every exact id it names; nothing relevant,
        nothing returned;
     4. a bounded adjustment by importance, recency (the memory's own time) and quality; a
        memory containing every exact id of the query (e.g. PRD-2024-013) first;
@@ -197,17 +203,19 @@ def memory_search(
             qs = qs.exclude(id__in=list(exclude_ids))
         size = max(settings.MEMORY_RECALL_LANE_SIZE, top_k)
         lanes = []
+        noise = False
         for form in query_forms(query):
             kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=form)
             vector = embed_query(form)
+            noise = noise or is_noise(vector)  # the whole query reads as no meaning: words only
             kw_ids = _keyword_lane(qs, kq, size=size)
-            vec_ids = [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
+            vec_ids = [] if noise else [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
             lanes.append(_Lanes(kq, vector, kw_ids, vec_ids))
     fused_size = max(settings.MEMORY_RECALL_FUSED_SIZE, top_k)
     ranked = [ids for lane in lanes for ids in (lane.kw_ids, lane.vec_ids)]
     fused = rrf(*ranked, k=settings.MEMORY_RECALL_RRF_K)[:fused_size]
     rows = _hit_rows([pk for pk, _ in fused], lanes)
-    hits = _rank(fused, rows, lanes=lanes, id_terms=_id_terms(query))
+    hits = _rank(fused, rows, lanes=lanes, id_terms=_id_terms(query), noise=noise)
     if settings.MEMORY_RERANK:
         hits = import_string(settings.MEMORY_RERANK)(query, hits)
     return hits[:top_k]
@@ -239,16 +247,17 @@ def _hit_rows(ids: list[int], lanes: list[_Lanes]) -> dict[int, tuple[Memory, fl
     }
 
 
-def _relevant(*, similarity: float, coverage: float, exact: bool) -> bool:
-    """The relevance floor (per lane, calibrated in docs/memories.md "Ranking")."""
+def _relevant(*, similarity: float | None, coverage: float, exact: bool) -> bool:
+    """The relevance floor (per lane, calibrated in docs/memories.md "Ranking");
+    `similarity` None: the query is noise, its embedding no evidence."""
     return (
         exact
-        or similarity >= settings.MEMORY_MIN_SIMILARITY
+        or (similarity is not None and similarity >= settings.MEMORY_MIN_SIMILARITY)
         or coverage >= settings.MEMORY_MIN_KEYWORD_COVERAGE
     )
 
 
-def _rank(fused, rows: dict, *, lanes: list[_Lanes], id_terms: list[str]) -> list[MemoryHit]:
+def _rank(fused, rows: dict, *, lanes: list[_Lanes], id_terms: list[str], noise: bool) -> list[MemoryHit]:
     now = timezone.now()
     kw_rank, vec_rank = _best_ranks(lanes)
     hits = []
@@ -258,7 +267,7 @@ def _rank(fused, rows: dict, *, lanes: list[_Lanes], id_terms: list[str]) -> lis
         memory, similarity, matched = rows[pk]
         coverage = max(lane.keyword.coverage(matched) for lane in lanes)
         exact = bool(id_terms) and all(_contains_id(memory.content, t) for t in id_terms)
-        if not _relevant(similarity=similarity, coverage=coverage, exact=exact):
+        if not _relevant(similarity=None if noise else similarity, coverage=coverage, exact=exact):
             continue
         rec = recency(memory, now)
         score = rrf_score * (1 + _adjustment(memory=memory, rec=rec)) + (1.0 if exact else 0.0)

@@ -10,7 +10,7 @@ from django.contrib.postgres.aggregates import ArrayAgg
 from django.db.models import Max, QuerySet
 
 from almanac.search import keyword, vectors
-from almanac.search.embeddings import embed_query
+from almanac.search.embeddings import embed_query, is_noise
 from almanac.search.fusion import rrf
 from almanac.selectors import access_snapshot, user_access
 from wiki.constants import CORPUS
@@ -53,9 +53,13 @@ def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tupl
 
 
 def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple]:
-    """Vector top 50 inside the visible set (HNSW, with an exact top-up when short)."""
+    """Vector top 50 inside the visible set (HNSW, with an exact top-up when short); none
+    for a query the encoder reads as noise (`is_noise`: its neighbours would be arbitrary)."""
+    vector = embed_query(query)
+    if is_noise(vector):
+        return []
     rows = visible.filter(embedding__isnull=False)
-    return vectors.nearest(rows, embed_query(query), LANE_SIZE, extra=("page_id",))
+    return vectors.nearest(rows, vector, LANE_SIZE, extra=("page_id",))
 
 
 def section_ranking(

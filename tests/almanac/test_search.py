@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from almanac.search import warm_up
-from almanac.search.embeddings import EmbeddingUnavailable, _usem3, embed
+from almanac.search.embeddings import EmbeddingUnavailable, _usem3, embed, embed_query, is_noise, noise_probes
 from almanac.search.fusion import rrf
 from almanac.search.text import _jieba, _stemmer, add_words, segment
 from almanac.search.tokens import count_tokens, count_tokens_by_line, encoding, truncate_tokens
@@ -257,3 +257,22 @@ def test_one_blas_thread_per_process_by_default(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "[1]"]
+
+
+@pytest.mark.parametrize(
+    ("query", "noise"),
+    [
+        ("ZZQX-nothing-qqq xylophone quasar", True),
+        ("blorft wizzle snarkum", True),
+        ("叽里呱啦 咕噜咕噜 嘶", True),
+        ("How do I take my coffee?", False),
+        ("为 Vercel 起草续约提案", False),
+        ("报销流程是什么", False),
+    ],
+)
+def test_noise_is_what_the_encoder_reads_as_no_meaning(query, noise):
+    assert is_noise(embed_query(query)) is noise
+
+
+def test_the_noise_probes_are_fixed():
+    assert noise_probes() == noise_probes() and len(set(noise_probes())) == len(noise_probes())
