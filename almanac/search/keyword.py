@@ -255,20 +255,27 @@ def top(
     table = db.ops.quote_name(queryset.model._meta.db_table)
     score, score_params = query.score_sql()
     columns = "".join(f", {table}.{db.ops.quote_name(c)}" for c in extra)
-    terms_params: list = []
     if matched_terms:
-        # The query terms each row holds (for `KeywordQuery.coverage`).
-        columns += f", ARRAY(SELECT k FROM jsonb_object_keys({table}.tf) k WHERE k = ANY(%s::text[]))"
-        terms_params = [text_array(query.terms)]
+        columns += f", {table}.tf"
 
     def run(candidates: KeywordQuery) -> list[tuple]:
         match, match_params = candidates.match_sql()
-        with db.cursor() as cursor:
-            cursor.execute(
-                f"SELECT {table}.id, {score} AS kw{columns} FROM {table} WHERE ({visible[0]}) AND {match} "
-                f"ORDER BY kw DESC, {table}.id LIMIT %s",
-                [*score_params, *terms_params, *visible[1], *match_params, size],
+        sql = (
+            f"SELECT {table}.id, {score} AS kw{columns} FROM {table} WHERE ({visible[0]}) AND {match} "
+            f"ORDER BY kw DESC, {table}.id LIMIT %s"
+        )
+        params = [*score_params, *visible[1], *match_params, size]
+        if matched_terms:
+            # The query terms each row holds (for `KeywordQuery.coverage`), read for the
+            # `size` rows kept, not for every candidate the sort saw.
+            keep = ", ".join(f"r.{db.ops.quote_name(c)}" for c in ("id", "kw", *extra))
+            sql = (
+                f"SELECT {keep}, ARRAY(SELECT k FROM jsonb_object_keys(r.tf) k WHERE k = ANY(%s::text[])) "
+                f"FROM ({sql}) r ORDER BY r.kw DESC, r.id"
             )
+            params = [text_array(query.terms), *params]
+        with db.cursor() as cursor:
+            cursor.execute(sql, params)
             return cursor.fetchall()
 
     narrow = finder.narrowed(settings.KEYWORD_CANDIDATE_BUDGET if budget is None else budget)
