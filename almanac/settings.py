@@ -342,7 +342,7 @@ WIKI_MIN_KEYWORD_COVERAGE = envfloat("WIKI_MIN_KEYWORD_COVERAGE", 0.3)
 # --- memories (docs/memories.md) ---
 # Recall
 MEMORY_RECALL_LANE_SIZE = envint("MEMORY_RECALL_LANE_SIZE", 50)
-MEMORY_RECALL_FUSED_SIZE = envint("MEMORY_RECALL_FUSED_SIZE", 15)
+MEMORY_RECALL_FUSED_SIZE = envint("MEMORY_RECALL_FUSED_SIZE", 30)
 MEMORY_RECALL_RRF_K = envint("MEMORY_RECALL_RRF_K", 60)
 # Terms in more than this share of the memories only score, never find.
 MEMORY_COMMON_TERM_SHARE = envfloat("MEMORY_COMMON_TERM_SHARE", 0.05)
@@ -352,6 +352,9 @@ MEMORY_RECENCY_HALF_LIFE_DAYS = envfloat("MEMORY_RECENCY_HALF_LIFE_DAYS", 30.0)
 # similarity to the query, or the share of the query's weight (IDF) its words hold, reaches
 # these (calibrated on bench/quality).
 MEMORY_RANK_ADJUST = envfloat("MEMORY_RANK_ADJUST", 0.05)
+# The fused list is reranked by RRF (scaled to its best) + this × (similarity + keyword
+# coverage); 0 keeps the plain RRF order.
+MEMORY_RERANK_WEIGHT = envfloat("MEMORY_RERANK_WEIGHT", 1.0)
 MEMORY_MIN_SIMILARITY = envfloat("MEMORY_MIN_SIMILARITY", 0.15)
 MEMORY_MIN_KEYWORD_COVERAGE = envfloat("MEMORY_MIN_KEYWORD_COVERAGE", 0.2)
 # Tenants with at most this many memories: exact vector scans.

@@ -183,8 +183,10 @@ def memory_search(
        holds enough of its weight in words (MEMORY_MIN_KEYWORD_COVERAGE, which also decides
        what counts as a keyword hit), or holds every exact id it names; nothing relevant,
        nothing returned;
-    4. a bounded adjustment by importance, recency (the memory's own time) and quality; a
-       memory containing every exact id of the query (e.g. PRD-2024-013) first;
+    4. rerank of the fused list (top 30): RRF (scaled to the best) + MEMORY_RERANK_WEIGHT ×
+       (similarity + keyword coverage), then a bounded adjustment by importance, recency
+       (the memory's own time) and quality; a memory containing every exact id of the query
+       (e.g. PRD-2024-013) first;
     5. optional rerank hook (MEMORY_RERANK), then top_k.
 
     A read: nothing is touched here. A caller counts the hits it shows to an agent
@@ -260,6 +262,7 @@ def _relevant(*, similarity: float | None, coverage: float, exact: bool) -> bool
 def _rank(fused, rows: dict, *, lanes: list[_Lanes], id_terms: list[str], noise: bool) -> list[MemoryHit]:
     now = timezone.now()
     kw_rank, vec_rank = _best_ranks(lanes)
+    top_rrf = max((score for _, score in fused), default=1.0)
     hits = []
     for pk, rrf_score in fused:
         if pk not in rows:  # deleted between the lanes and the fetch
@@ -270,11 +273,15 @@ def _rank(fused, rows: dict, *, lanes: list[_Lanes], id_terms: list[str], noise:
         if not _relevant(similarity=None if noise else similarity, coverage=coverage, exact=exact):
             continue
         rec = recency(memory, now)
-        score = rrf_score * (1 + _adjustment(memory=memory, rec=rec)) + (1.0 if exact else 0.0)
+        # The rerank of the fused list: its RRF order, plus how similar and how much of the
+        # query's weight each hit holds (docs/memories.md, "Ranking, measured").
+        relevance = rrf_score / top_rrf + settings.MEMORY_RERANK_WEIGHT * (similarity + coverage)
+        score = relevance * (1 + _adjustment(memory=memory, rec=rec)) + (1.0 if exact else 0.0)
         breakdown = {
             "vector_rank": vec_rank.get(pk),
             "keyword_rank": kw_rank.get(pk),
             "rrf": round(rrf_score, 6),
+            "relevance": round(relevance, 6),
             "importance": memory.importance,
             "recency": round(rec, 4),
             "quality": memory.quality,
@@ -311,8 +318,9 @@ def session_get_for_user(*, user, session_id: int) -> ConversationSession:
 def window_turns(*, session: ConversationSession, max_turns: int, max_tokens: int) -> list[Turn]:
     """The latest summary (if any) and the newest unfolded turns within the turn and token caps.
 
-    Unfolded turns are bounded by design: each compression point folds what fell out of
-    the window, so this reads at most one window plus WORKING_COMPRESS_EVERY turns.
+    Unfolded turns are bounded by design: each compression point folds what would leave
+    the window before the next one (and a turn that pushes an unfolded one out folds it at
+    once), so every unfolded turn is shown: this reads at most one window plus a turn.
     """
     unfolded = list(Turn.objects.filter(session=session, folded=False).order_by("-order"))
     summary = next((t for t in unfolded if t.role == Turn.Role.SUMMARY), None)
