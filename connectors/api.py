@@ -9,7 +9,7 @@ from ninja.responses import Status
 from almanac import jsonbody
 from almanac.auth import request_tenant, require_connector_key
 from connectors import selectors, services
-from connectors.schemas import IngestOut, SourceOut
+from connectors.schemas import ConnectorSourceOut, IngestOut
 from connectors.webhooks import github, slack
 
 router = Router(tags=["connectors"])
@@ -28,7 +28,7 @@ def push_events(request):
     return Status(202, services.event_ingest_batch(tenant=key.tenant, payloads=payloads))
 
 
-@router.get("", response=list[SourceOut])
+@router.get("", response=list[ConnectorSourceOut])
 def list_sources(request):
     tenant = request_tenant(request)
     if tenant is None:

@@ -168,7 +168,7 @@ class IngestOut(Schema):
     duplicates: int
 
 
-class SourceOut(Schema):
+class ConnectorSourceOut(Schema):
     name: str
     kind: str
     enabled: bool

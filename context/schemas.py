@@ -48,7 +48,7 @@ class ContextIn(Schema):
         return value
 
 
-class SourceOut(Schema):
+class ItemSourceOut(Schema):
     source: str
     url: str = ""
     occurred_at: str | None = None
@@ -62,7 +62,7 @@ class ItemOut(Schema):
     score: float
     summarized: bool
     updated_at: str | None = None
-    sources: list[SourceOut] = []
+    sources: list[ItemSourceOut] = []
 
 
 class BlockOut(Schema):

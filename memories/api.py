@@ -17,10 +17,10 @@ from memories.schemas import (
     MemoryListOut,
     MemoryOut,
     MemoryPatch,
+    MemorySearchIn,
+    MemorySearchOut,
     MemoryType,
     Scope,
-    SearchIn,
-    SearchOut,
     SessionIn,
     SessionOut,
     SessionUserIn,
@@ -66,8 +66,8 @@ def list_memories(
     return {"items": list(qs[offset : offset + limit]), "count": qs.count()}
 
 
-@router.post("/search", response=SearchOut)
-def search_memories(request, payload: SearchIn):
+@router.post("/search", response=MemorySearchOut)
+def search_memories(request, payload: MemorySearchIn):
     user = acting_user(request, payload.user)
     hits = selectors.memory_search(
         user=user, query=payload.query, top_k=payload.top_k, memory_types=payload.memory_types

@@ -94,7 +94,7 @@ class MemoryListOut(Schema):
     count: int
 
 
-class SearchIn(In):
+class MemorySearchIn(In):
     user: str | None = None
     query: str = Field(..., min_length=1, max_length=2000)
     top_k: int = Field(10, ge=1, le=100)
@@ -111,14 +111,14 @@ class Breakdown(Schema):
     exact_id: bool = False
 
 
-class HitOut(Schema):
+class MemoryHitOut(Schema):
     memory: MemoryOut
     score: float
     breakdown: Breakdown
 
 
-class SearchOut(Schema):
-    results: list[HitOut]
+class MemorySearchOut(Schema):
+    results: list[MemoryHitOut]
 
 
 class FeedbackIn(In):

@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field
 
 from almanac.auth import acting_user
 from wiki import search, selectors, services
-from wiki.schemas import ConfirmIn, ConfirmOut, PageDetailOut, PageOut, SearchIn, SearchOut
+from wiki.schemas import ConfirmIn, ConfirmOut, PageDetailOut, PageOut, WikiSearchIn, WikiSearchOut
 
 router = Router(tags=["wiki"])
 
@@ -75,8 +75,8 @@ def get_page(request, slug: str, user: str | None = None):
     return page_detail(user=acting, page=selectors.page_get_for_user(user=acting, slug=slug))
 
 
-@router.post("/search", response=SearchOut)
-def search_pages(request, payload: SearchIn):
+@router.post("/search", response=WikiSearchOut)
+def search_pages(request, payload: WikiSearchIn):
     user = acting_user(request, payload.user)
     results = search.page_search(user=user, query=payload.query, top_k=payload.top_k)
     return {"results": [_page_hit_out(r) for r in results]}

@@ -14,7 +14,7 @@ def _no_nul(value: str) -> str:
     return value
 
 
-class SearchIn(Schema):
+class WikiSearchIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
     user: str | None = Field(None, max_length=300)
@@ -37,7 +37,7 @@ class ConfirmIn(Schema):
     section_ids: list[int] = Field(min_length=1, max_length=500)
 
 
-class SourceOut(Schema):
+class WikiSourceOut(Schema):
     source: str
     url: str
     occurred_at: str | None
@@ -52,7 +52,7 @@ class SectionOut(Schema):
     occurred_at: datetime
     updated_at: datetime
     stale: bool
-    sources: list[SourceOut]
+    sources: list[WikiSourceOut]
 
 
 class PageOut(Schema):
@@ -76,7 +76,7 @@ class PageDetailOut(Schema):
     stale_sections: int
 
 
-class HitOut(Schema):
+class SectionHitOut(Schema):
     section: SectionOut
     score: float
     breakdown: dict
@@ -85,10 +85,10 @@ class HitOut(Schema):
 class PageHitOut(Schema):
     page: PageOut
     score: float
-    sections: list[HitOut]
+    sections: list[SectionHitOut]
 
 
-class SearchOut(Schema):
+class WikiSearchOut(Schema):
     results: list[PageHitOut]
 
 
