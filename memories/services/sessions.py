@@ -14,9 +14,11 @@ from django_q.tasks import async_task
 from almanac.errors import ApplicationError
 from almanac.search.text import detect_lang
 from almanac.search.tokens import count_tokens, truncate_tokens
+from memories.facts import fact_signature, key_facts
 from memories.models import ConversationSession, Turn
 from memories.selectors import window_turns
 from memories.services.common import clean_text, log
+from skills.builtin import text as T
 from skills.services import SkillFailed, skill_run
 from skills.signals import domain_event
 
@@ -103,7 +105,8 @@ def tool_output_truncate(content: str, max_items: int | None = None) -> str:
 
 @transaction.atomic
 def turn_add(*, session: ConversationSession, role: str, content: str) -> Turn:
-    """Append a turn; every WORKING_COMPRESS_EVERY turns, fold what left the window into a summary."""
+    """Append a turn; at each compression point (every WORKING_COMPRESS_EVERY turns), and
+    whenever the window would lose a turn in between, fold into the summary what is about to leave it."""
     if role not in ROLES_IN:
         raise ApplicationError(f"role must be one of {', '.join(ROLES_IN)}", status_code=422)
     content = clean_text(content, field="content", max_chars=settings.MEMORY_MAX_TURN_CHARS)
@@ -119,13 +122,41 @@ def turn_add(*, session: ConversationSession, role: str, content: str) -> Turn:
     )
     session.turn_count += 1
     session.save(update_fields=["turn_count"])
-    if session.turn_count % max(settings.WORKING_COMPRESS_EVERY, 1) == 0:
+    if session.turn_count % max(settings.WORKING_COMPRESS_EVERY, 1) == 0 or _window_drops_a_turn(session):
         session_compress(session=session)
     return turn
 
 
-def _fold_text(turns: list[Turn]) -> str:
-    return "\n".join(f"{t.role}: {t.content}" for t in turns)
+def _summary_share() -> int:
+    """The summary's token share of the window."""
+    return max(settings.WORKING_WINDOW_TOKENS // 4, 32)
+
+
+def _window_drops_a_turn(session: ConversationSession) -> bool:
+    """An unfolded turn the window no longer shows (a long turn pushed it out by tokens, or a
+    window smaller than the compression period): it must be folded now, not at the next point."""
+    window = window_turns(
+        session=session, max_turns=settings.WORKING_WINDOW_TURNS, max_tokens=settings.WORKING_WINDOW_TOKENS
+    )
+    shown = sum(1 for t in window if t.role != Turn.Role.SUMMARY)
+    return Turn.objects.filter(session=session, folded=False).exclude(role=Turn.Role.SUMMARY).count() > shown
+
+
+def _turns_to_keep(turns: list[Turn]) -> int:
+    """How many of the newest unfolded turns stay unfolded at a compression point: as many
+    as the window will still show after the WORKING_COMPRESS_EVERY - 1 turns that may come
+    before the next point (at least half the window), within the tokens the summary leaves."""
+    max_turns = settings.WORKING_WINDOW_TURNS
+    ahead = max(settings.WORKING_COMPRESS_EVERY, 1) - 1
+    limit = max(max_turns - ahead, (max_turns + 1) // 2, 1)
+    budget = settings.WORKING_WINDOW_TOKENS - _summary_share()
+    kept = 0
+    for turn in reversed(turns):
+        if kept >= limit or (kept and turn.tokens > budget):
+            break
+        kept += 1
+        budget -= turn.tokens
+    return kept
 
 
 def _summarize(*, session: ConversationSession, text: str, max_tokens: int) -> str:
@@ -138,35 +169,85 @@ def _summarize(*, session: ConversationSession, text: str, max_tokens: int) -> s
         )
         summary = (out or {}).get("summary", "").strip()
     except SkillFailed as exc:
-        log.warning("summarize failed for session %s: %s; using an extractive fallback", session.pk, exc)
+        log.warning("summarize failed for session %s: %s; using the extractive digest", session.pk, exc)
         summary = ""
-    return truncate_tokens(summary or text, max_tokens)
+    if not summary or (not key_facts(text) <= key_facts(summary) and count_tokens(text) <= max_tokens):
+        # No summary, or one that lost a number, date, id or name the digest still fits with.
+        summary = text
+    return truncate_tokens(summary, max_tokens)
 
 
 def session_compress(*, session: ConversationSession) -> Turn | None:
-    """A compression point: the previous summary and the turns outside the window become one summary."""
-    window = window_turns(
-        session=session, max_turns=settings.WORKING_WINDOW_TURNS, max_tokens=settings.WORKING_WINDOW_TOKENS
-    )
-    keep = {t.pk for t in window if t.role != Turn.Role.SUMMARY}
+    """A compression point: the previous summary and the turns about to leave the window
+    become one summary, so every turn is always in the window or in the summary.
+
+    1. keep the newest turns the window will still show until the next point; 2. digest
+    the others (their facts, without filler and repetition) after the previous summary;
+    3. summarize that within the summary's token share; 4. mark what it covers folded.
+    """
     unfolded = list(Turn.objects.filter(session=session, folded=False).order_by("order"))
     previous = [t for t in unfolded if t.role == Turn.Role.SUMMARY]
-    old = [t for t in unfolded if t.role != Turn.Role.SUMMARY and t.pk not in keep]
+    turns = [t for t in unfolded if t.role != Turn.Role.SUMMARY]
+    old = turns[: len(turns) - _turns_to_keep(turns)]
     if not old:
         return None
-    text = "\n".join([*(p.content for p in previous), _fold_text(old)])
-    summary = _summarize(session=session, text=text, max_tokens=max(settings.WORKING_WINDOW_TOKENS // 4, 32))
-    order = max(t.order for t in unfolded) + 1
+    before = previous[-1].content if previous else ""
+    text = "\n".join(part for part in (before, working_digest(old, known=before)) if part)
+    summary = _summarize(session=session, text=text, max_tokens=_summary_share())
+    earlier = (
+        previous[-1].meta.get("covers_orders", previous[-1].meta.get("folded_orders", [])) if previous else []
+    )
+    covered = [*earlier, *(t.order for t in old)]
     turn = Turn.objects.create(
         session=session,
-        order=order,
+        order=max(t.order for t in unfolded) + 1,
         role=Turn.Role.SUMMARY,
         content=summary,
         tokens=count_tokens(summary),
-        meta={"folded_orders": [t.order for t in old]},
+        meta={"folded_orders": [t.order for t in old], "covers_orders": covered},
     )
     Turn.objects.filter(pk__in=[t.pk for t in previous + old]).update(folded=True)
     return turn
+
+
+_NAME = re.compile(r"(?<![\w'-])[A-Z][\w'-]*")
+
+
+def _checkable(text: str) -> set[str]:
+    """Numbers, dates, ids and names (a capitalised word not opening a sentence, not "I")."""
+    names = {
+        m.group().lower()
+        for sentence in T.split_sentences(text)
+        for m in _NAME.finditer(sentence, len(sentence) - len(sentence.lstrip()) + 1)
+        if not m.group().startswith(("I'", "I’")) and m.group() != "I"
+    }
+    return set(fact_signature(text)[0]) | names
+
+
+def working_digest(turns: list[Turn], *, known: str = "") -> str:
+    """What the turns said, shorter: one line per turn with content, its sentences without
+    greetings, thanks and acknowledgements; the assistant's and tools' sentences only where
+    they add a fact (a number, date, id or name) not already said; nothing said twice."""
+    seen = _checkable(known) if known else set()
+    said = set()
+    lines: list[tuple[str, list[str]]] = []
+    for turn in turns:
+        kept = []
+        for sentence in T.split_sentences(T.normalize(turn.content)):
+            plain = T.LEADING_FILLER.sub("", sentence).strip()
+            if not plain or T.is_filler(plain) or plain.lower() in said:
+                continue
+            facts = _checkable(plain)
+            if turn.role != Turn.Role.USER and (facts <= seen or plain.endswith(("?", "？"))):
+                continue  # the assistant repeating, asking, or being polite
+            said.add(plain.lower())
+            seen |= facts
+            kept.append(plain)
+        if kept and lines and lines[-1][0] == turn.role:
+            lines[-1][1].extend(kept)  # one line per run of turns by the same speaker
+        elif kept:
+            lines.append((turn.role, kept))
+    return "\n".join(f"{role}: {' '.join(kept)}" for role, kept in lines)
 
 
 @transaction.atomic

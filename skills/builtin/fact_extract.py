@@ -88,17 +88,6 @@ _IDENTITY = re.compile(
 _IDENTITY_NAME = re.compile(
     r"^(?:[Ii]'m|[Ii] am)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\.?$"
 )  # "I'm Bob.", not "I'm tired."
-_FILLER_WORDS = frozenset(
-    "thanks thank you ok okay sure great good sounds sound looks look cool nice perfect awesome yes yeah yep no nope "
-    "alright fine got it that this wow hi hello hey bye please welcome lol haha right indeed exactly so much very "
-    "really well oh ah hmm the a is was will be all there everyone again for me".split()
-)
-_ZH_FILLER = re.compile(
-    r"好的|谢谢|多谢|感谢|太好了|不错|明白|了解|知道|收到|没问题|可以|行|嗯|哦|哈|对|是的|好|啦|了|呀|啊|吧|的|我|你|您|们|呢|"
-    r"非常|真|很|帮助|帮忙|稍等|一下|那就这样|就这样|(?:明天|回头|下次|改天)?见|再见|拜拜|晚安|辛苦|麻烦|打扰|不好意思|抱歉|"
-    r"开心|高兴|"
-    r"不用|算了|没事|没关系|稍后|回头|再说|想想|考虑|让"  # declines and "let me think"
-)
 _DECISION = re.compile(
     r"\b(?:decided|decide to|decision|agreed to|agreed on|settled on|resolved to|final call)\b|决定|敲定|拍板|决议|商定|最终选|定下来",
     re.IGNORECASE,
@@ -117,14 +106,6 @@ _EVENT = re.compile(
 _HIGH = re.compile(
     r"\b(?:always|never|must|deadline|due|contract|budget|price|pricing|amount|critical|urgent|important|"
     r"allergic|required?|mandatory|asap)\b|合同|预算|金额|截止|必须|一定|务必|永远|从不|绝不|重要|紧急|价格|报价|过敏|底线",
-    re.IGNORECASE,
-)
-_FILLER = re.compile(
-    r"^(?:hi|hello|hey|thanks?|thank you(?: so much| very much)?|thx|ok(?:ay)?|sure|great|cool|nice|got it|"
-    r"sounds good|good (?:morning|afternoon|evening|night)|bye|goodbye|see you|yes|no|yep|nope|alright|"
-    r"no problem|you'?re welcome|awesome|perfect|wow|hmm+|haha+|lol|"
-    r"你好|您好|谢谢|多谢|感谢|好的|好|嗯+|哦+|收到|再见|拜拜|没问题|不客气|早上好|晚上好|下午好|对|是的|行|可以|明白|了解|哈哈+)"
-    r"(?:[\s,，!！.。~～]*(?:you|there|everyone|all|大家|你|您|啦|了|呀|啊|哈)?)*[\s,，!！.。~～?？]*$",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
@@ -151,20 +132,6 @@ _REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind|fyi|for the record)(?:\s+that)?[\s,:：]+|^(?:请)?(?:记住|记一下|记下|备注)[\s,，:：]*",
     re.IGNORECASE,
 )
-_LEADING_FILLER = re.compile(
-    r"^(?:(?:oh|ah|well|so|and|also|btw|by the way|actually|ok(?:ay)?|yes|yeah|嗯|哦|对了|另外|还有|顺便说一下|其实|好的|你好|您好|谢谢|多谢)[\s,，、]+)+",
-    re.IGNORECASE,
-)
-
-
-def _is_filler(sentence: str) -> bool:
-    """Nothing but acknowledgements, greetings and thanks ("That sounds great, thanks!", "好的，谢谢")."""
-    if _FILLER.match(sentence):
-        return True
-    words = [w.lower().strip("'’") for w in T.LATIN_WORD.findall(sentence)]
-    cjk_left = T.CJK.findall(_ZH_FILLER.sub("", sentence))
-    return len(cjk_left) < 2 and all(w in _FILLER_WORDS for w in words)
-
 
 # Asked, not said: "我们是否已经签约", "有没有人知道预算", "我们签了合同没有", "能否下周三交付",
 # "请问报价是多少", "签合同了没", A-not-A ("来不来", "要不要", "可以不可以"), question words
@@ -199,7 +166,7 @@ def _is_question(sentence: str) -> bool:
 
 
 def _clean(sentence: str) -> str:
-    sentence = _LEADING_FILLER.sub("", sentence.strip())
+    sentence = T.LEADING_FILLER.sub("", sentence.strip())
     sentence = _REMEMBER.sub("", sentence)
     return sentence.strip(" ,，、;；:：-")
 
@@ -252,10 +219,10 @@ def _finish(sentence: str) -> str:
 
 
 def _fact_of(raw: str, session_date) -> dict | None:
-    if _is_filler(raw) or _is_question(raw) or _HYPOTHETICAL.search(raw):
+    if T.is_filler(raw) or _is_question(raw) or _HYPOTHETICAL.search(raw):
         return None
     sentence = _clean(raw)
-    if not sentence or _is_filler(sentence):
+    if not sentence or T.is_filler(sentence):
         return None
     if _REQUEST.match(sentence) and not _PREFERENCE.search(sentence):
         return None  # a request to the assistant, not something about the user
