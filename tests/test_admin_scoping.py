@@ -667,3 +667,18 @@ def test_admin_pages_that_cannot_add_offer_no_add_page(client, superadmin):
     for path in ("django_q/success", "django_q/failure", "wiki/pagesection", "memories/conversationsession"):
         assert client.get(f"/admin/{path}/add/").status_code == 403, path
     assert client.get("/admin/django_q/schedule/add/").status_code == 200  # schedules can be added
+
+
+def test_staff_create_entities_only_in_their_tenant(client, bob, tenant, other_tenant):
+    from wiki.models import Entity
+
+    make_staff(bob, "wiki.view_entity", "wiki.add_entity", "wiki.change_entity")
+    client.force_login(bob)
+    form = {"kind": "customer", "name": "Globex", "aliases": "", "user": ""}
+    response = client.post("/admin/wiki/entity/add/", {**form, "tenant": other_tenant.pk})
+    assert response.status_code == 200 and not Entity.objects.filter(name="Globex").exists()
+    assert client.post("/admin/wiki/entity/add/", {**form, "tenant": tenant.pk}).status_code == 302
+    entity = Entity.objects.get(name="Globex")
+    assert entity.tenant == tenant
+    # named by an admin, the name is the tenant's: the staff user finds it in the list
+    assert "Globex" in client.get("/admin/wiki/entity/").content.decode()

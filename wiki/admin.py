@@ -8,12 +8,20 @@ it was made from (`selectors.page_summary_for_user`), read-only.
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from simple_history.admin import SimpleHistoryAdmin
 
-from almanac.admin_mixins import HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin
-from wiki import selectors, services
+from almanac.admin_mixins import (
+    HiddenFieldsAdminMixin,
+    ScopedHistoryAdminMixin,
+    TenantScopedAdminMixin,
+    staff_tenant_id,
+)
+from almanac.errors import ApplicationError
+from almanac.models import Tenant
+from wiki import folding, selectors, services
 from wiki.models import Entity, Page, PageSection
 from wiki.services.compiler import STATUS_REASON
 
@@ -44,22 +52,83 @@ def _visible_sections(request):
     return qs if request.user.is_superuser else qs.visible_to(request.user, include_stale=True)
 
 
+class EntityAdminForm(forms.ModelForm):
+    """Names are unique per tenant and kind once folded (`Vercel Inc.` is `vercel`): a clash
+    is a form error, not a database error."""
+
+    class Meta:
+        model = Entity
+        fields = ["tenant", "kind", "name", "aliases", "user"]
+
+    def clean(self):
+        data = super().clean()
+        tenant, kind, name = data.get("tenant"), data.get("kind"), data.get("name")
+        if self.instance.pk:
+            tenant, kind = self.instance.tenant, self.instance.kind
+        if tenant and kind and name:
+            if not folding.fold(name):
+                self.add_error("name", "This name is empty once folded (punctuation, legal suffixes).")
+            elif services.entity_key_taken(
+                tenant_id=tenant.pk, kind=kind, name=name, exclude_pk=self.instance.pk
+            ):
+                self.add_error("name", f"A {kind} with this name already exists (names are compared folded).")
+        return data
+
+
 @admin.register(Entity)
 class EntityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+    form = EntityAdminForm
     list_display = ["name", "kind", "key", "tenant", "user", "updated_at"]
     list_filter = ["kind", "tenant"]
     search_fields = ["name", "key", "aliases"]
-    readonly_fields = ["key", "alias_keys", "created_at", "updated_at"]
+    readonly_fields = ["key", "alias_keys", "named_in", "created_at", "updated_at"]
     raw_id_fields = ["user"]
+    actions = ["merge_entities"]
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
         if request.user.is_superuser:
             return qs
-        return qs.filter(Exists(_visible_sections(request).filter(page__entity_id=OuterRef("pk"))))
+        # A name known tenant-wide (public, directory, admin) is no secret; one known only
+        # from private containers shows through a section the staff user may read.
+        tenant = Tenant.objects.filter(pk=staff_tenant_id(request)).first()
+        named = Q(named_in__contains=[tenant.group_key]) if tenant else Q(pk__in=[])
+        return qs.filter(named | Q(Exists(_visible_sections(request).filter(page__entity_id=OuterRef("pk")))))
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "tenant", "kind"] if obj is not None else fields
 
     def save_model(self, request, obj, form, change):
-        services.entity_update(entity=obj, aliases=obj.aliases, user=obj.user)
+        data = form.cleaned_data
+        if change:
+            services.entity_update(
+                entity=obj, name=data["name"], aliases=data.get("aliases") or [], user=data.get("user")
+            )
+            return
+        created = services.entity_create(
+            tenant=data["tenant"],
+            kind=data["kind"],
+            name=data["name"],
+            aliases=data.get("aliases") or [],
+            user=data.get("user"),
+        )
+        obj.pk, obj.key, obj.alias_keys = created.pk, created.key, created.alias_keys
+        obj._state.adding, obj._state.db = False, created._state.db
+
+    @admin.action(description="Merge the two selected entities (the older one survives)")
+    def merge_entities(self, request, queryset):
+        entities = list(queryset.order_by("created_at", "id")[:3])
+        if len(entities) != 2:
+            self.message_user(request, "Select exactly two entities to merge.", messages.ERROR)
+            return
+        survivor, merged = entities
+        try:
+            services.entity_merge(survivor=survivor, merged=merged, actor=request.user)
+        except ApplicationError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return
+        self.message_user(request, f"Merged {merged.name} into {survivor.name}.", messages.SUCCESS)
 
 
 class SectionInline(admin.TabularInline):

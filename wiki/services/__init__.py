@@ -1,7 +1,8 @@
 """Writes of the wiki: the compiler, entities, people pages, sections, summaries."""
 
 from wiki.services.compiler import compile_event, compile_pending, thread_rebuild
-from wiki.services.entities import entity_ensure, entity_update, page_ensure
+from wiki.services.entities import entity_create, entity_ensure, entity_key_taken, entity_update, page_ensure
+from wiki.services.merge import entity_merge
 from wiki.services.people import directory_sync, person_page_sync
 from wiki.services.sections import section_confirm, section_delete, section_write
 from wiki.services.summary import page_summarize
@@ -10,7 +11,10 @@ __all__ = [
     "compile_event",
     "compile_pending",
     "directory_sync",
+    "entity_create",
     "entity_ensure",
+    "entity_key_taken",
+    "entity_merge",
     "entity_update",
     "page_ensure",
     "page_summarize",

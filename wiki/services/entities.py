@@ -8,6 +8,7 @@ from django.db.models import F, Func, Value
 from django.utils import timezone
 from django.utils.text import slugify
 
+from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from almanac.search.text import add_words
 from wiki import folding
@@ -82,12 +83,65 @@ def entity_ensure(
     return entity
 
 
-def entity_update(*, entity: Entity, aliases: list[str], user=None) -> Entity:
-    entity.aliases = list(dict.fromkeys(aliases))
+def _clean_aliases(name: str, aliases) -> list[str]:
+    cleaned = (a.strip()[:300] for a in aliases or [] if a and a.strip())
+    return list(dict.fromkeys(a for a in cleaned if a != name))
+
+
+def entity_key_taken(*, tenant_id: int, kind: str, name: str, exclude_pk: int | None = None) -> bool:
+    """Does another entity of this kind already have `name`'s folded key?"""
+    key = folding.fold((name or "").strip()[:300])[:300]
+    return Entity.objects.filter(tenant_id=tenant_id, kind=kind, key=key).exclude(pk=exclude_pk).exists()
+
+
+@transaction.atomic
+def entity_create(
+    *, tenant: Tenant, kind: str, name: str, aliases: list[str] | None = None, user=None
+) -> Entity:
+    """An entity made by a person (the admin): its name is known tenant-wide, it gets its page.
+
+    Raises `ApplicationError` when an entity of the kind already has the folded name.
+    """
+    name = (name or "").strip()[:300]
+    key = folding.fold(name)[:300]
+    if not key:
+        raise ApplicationError("the name is empty once folded", status_code=422)
+    if entity_key_taken(tenant_id=tenant.pk, kind=kind, name=name):
+        raise ApplicationError(f"a {kind} with this name already exists", status_code=409)
+    aliases = _clean_aliases(name, aliases)
+    entity = Entity.objects.create(
+        tenant=tenant,
+        kind=kind,
+        name=name,
+        key=key,
+        aliases=aliases,
+        alias_keys=_alias_keys(name, aliases),
+        user=user,
+        named_in=[tenant.group_key],
+    )
+    page_ensure(entity=entity)
+    add_words([name, *aliases])
+    return entity
+
+
+def entity_update(*, entity: Entity, aliases: list[str], user=None, name: str | None = None) -> Entity:
+    """Set aliases and user (and, from the admin, the name: the key is folded again and the
+    page takes the new title; its slug stays, so links keep working)."""
+    fields = ["aliases", "alias_keys", "user", "updated_at"]
+    if name is not None and name.strip():
+        entity.name = name.strip()[:300]
+        entity.key = folding.fold(entity.name)[:300]
+        fields += ["name", "key"]
+        page = Page.objects.filter(entity=entity).first()
+        if page is not None and page.title != entity.name:
+            page.title = entity.name
+            page._change_reason = "entity renamed"
+            page.save(update_fields=["title", "updated_at"])
+    entity.aliases = _clean_aliases(entity.name, aliases)
     entity.alias_keys = _alias_keys(entity.name, entity.aliases)
     entity.user = user
-    entity.save(update_fields=["aliases", "alias_keys", "user", "updated_at"])
-    add_words(entity.aliases)
+    entity.save(update_fields=fields)
+    add_words([entity.name, *entity.aliases])
     return entity
 
 
