@@ -16,7 +16,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from almanac.management.commands.up import check_free
+from almanac.management.commands.up import check_free, gunicorn_command
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db
@@ -143,3 +143,53 @@ def test_an_address_that_cannot_be_is_refused_in_a_line(addr, said):
 
     with pytest.raises(CommandError, match=said):
         check_free(addr)
+
+
+def hello_app(environ, start_response):
+    """What the server runs in the test below: its refusals never reach an application."""
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [b'{"hello": "world"}']
+
+
+def raw_request(port: int, request: bytes) -> tuple[str, dict, bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(request)
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    return status_line, headers, body
+
+
+def test_the_servers_own_refusals_are_json():
+    """The web server `up` starts (its very arguments) answers what it refuses before the
+    application sees it, an over-long URL or header, in the API's JSON (docs/api.md)."""
+    port = free_port()
+    command = gunicorn_command(f"127.0.0.1:{port}", app="tests.almanac.test_up:hello_app")
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert httpx.get(f"http://127.0.0.1:{port}/", timeout=2).json() == {"hello": "world"}
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+        long_url = b"GET /api/v1/memories?q=" + b"x" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+        big_header = b"GET /api/v1/me HTTP/1.1\r\nHost: x\r\nX-Big: " + b"y" * 100_000 + b"\r\n\r\n"
+        many_headers = b"GET / HTTP/1.1\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(150)) + b"\r\n"
+        for request, status in ((long_url, "414"), (big_header, "431"), (many_headers, "431")):
+            status_line, headers, body = raw_request(port, request)
+            assert status_line.split()[1] == status, status_line
+            assert headers["content-type"] == "application/json"
+            assert int(headers["content-length"]) == len(body)
+            assert json.loads(body)["detail"]
+        # A URL within the limit reaches the application.
+        ok_url = b"GET /?q=" + b"x" * 8000 + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        assert raw_request(port, ok_url)[0].split()[1] == "200"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -9,6 +9,19 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+# What gunicorn reads of a request before Django sees it (docs/operations.md, "Server
+# limits"): a request line (method, URL, version) up to 8190 bytes, gunicorn's maximum, so
+# that long GET queries fit; at most 100 headers of up to 8190 bytes each. Beyond them the
+# worker answers 414 or 431 with the API's JSON error.
+SERVER_LIMITS = [
+    "--limit-request-line",
+    "8190",
+    "--limit-request-fields",
+    "100",
+    "--limit-request-field_size",
+    "8190",
+]
+
 
 class Command(BaseCommand):
     help = "Migrate, then run the django-q2 cluster and the web server together (Ctrl-C stops both)."
@@ -25,26 +38,7 @@ class Command(BaseCommand):
         procs = {}
         if not no_worker:
             procs["worker"] = subprocess.Popen([*manage, "qcluster"], start_new_session=True)
-        procs["web server"] = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "almanac.wsgi:application",
-                "--bind",
-                addr,
-                "--workers",
-                str(settings.WEB_WORKERS),
-                "--threads",
-                str(settings.WEB_THREADS),
-                "--access-logfile",
-                "-",
-                "--graceful-timeout",
-                "10",
-                "--no-control-socket",  # one per user by default: a second instance would take it over
-            ],
-            start_new_session=True,
-        )
+        procs["web server"] = subprocess.Popen(gunicorn_command(addr), start_new_session=True)
         self.stdout.write(f"Almanac on http://{addr}/  (admin /admin/, API docs /api/v1/docs) — Ctrl-C stops")
         stopping = False
 
@@ -80,6 +74,29 @@ class Command(BaseCommand):
             what = ", ".join(f"the {name} exited ({code})" for name, code in failed.items())
             raise CommandError(f"{what}; stopped the rest")
         self.stdout.write("stopped")
+
+
+def gunicorn_command(addr: str, app: str = "almanac.wsgi:application") -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        app,
+        "--bind",
+        addr,
+        "--workers",
+        str(settings.WEB_WORKERS),
+        "--threads",
+        str(settings.WEB_THREADS),
+        "--access-logfile",
+        "-",
+        "--graceful-timeout",
+        "10",
+        *SERVER_LIMITS,
+        "--worker-class",  # its own refusals (414, 431, 400) in the API's JSON
+        "almanac.gunicorn_worker.JsonErrorWorker",
+        "--no-control-socket",  # one per user by default: a second instance would take it over
+    ]
 
 
 def stop_group(pgid: int, grace: float = 10.0) -> None:
