@@ -24,7 +24,8 @@ class Item:
     text: str
     score: float = 0.0
     updated_at: datetime | None = None
-    occurred_at: date | datetime | None = None
+    occurred_at: date | datetime | None = None  # wiki: when its newest section shown was said
+    status: str = ""  # wiki: "open — 2 open issues, 1 open PR" as the reader sees it
     sources: list[dict] = field(default_factory=list)
     summarized: bool = False
     role: str = ""  # working turns: user / assistant / tool / summary

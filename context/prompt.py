@@ -83,10 +83,23 @@ def render_item(item: Item, lang: str) -> str:
 SUMMARY_SOURCE_LABELS = 2
 
 
+STATUS_LABEL = {"zh": ("（状态：", "）"), "en": (" (status: ", ")")}
+AS_OF_LABEL = {"zh": ("（最新：", "）"), "en": (" (latest: ", ")")}
+
+
 def wiki_header(item: Item, lang: str, *, compact: bool | None = None) -> str:
+    """A page's header: its title, its status as the reader sees it, its content time (when
+    its newest section shown was said) and its sources, e.g.
+    `## Orion (status: open — 2 open issues, 1 open PR) (latest: 2026-11-30) (sources: …)`."""
     compact = item.summarized if compact is None else compact
     limit = SUMMARY_SOURCE_LABELS if compact else 4
-    return f"## {single_line(item.title)}{sources_suffix(item.source_labels, lang, limit=limit)}\n"
+    status = (
+        f"{STATUS_LABEL[lang][0]}{single_line(item.status)}{STATUS_LABEL[lang][1]}" if item.status else ""
+    )
+    when = day(item.occurred_at)
+    latest = f"{AS_OF_LABEL[lang][0]}{when}{AS_OF_LABEL[lang][1]}" if when else ""
+    sources = sources_suffix(item.source_labels, lang, limit=limit)
+    return f"## {single_line(item.title)}{status}{latest}{sources}\n"
 
 
 def render_block(kind: str, items: list[Item], lang: str) -> str:

@@ -62,6 +62,10 @@ class ItemOut(Schema):
     score: float
     summarized: bool
     updated_at: str | None = None
+    # wiki items: when the newest section shown was said, and the page's status as the reader
+    # sees it ("open — 2 open issues, 1 open PR"; "" when it has none)
+    content_at: str | None = None
+    status: str | None = None
     sources: list[ItemSourceOut] = []
 
 

@@ -186,6 +186,15 @@ def _page_with_sections(page, score: float, taken: set[int], said: set[str]) -> 
     return [_page_item(page, ordered, score, omitted)]
 
 
+def _status_text(page) -> str:
+    """ "open — 2 open issues, 1 open PR": a page's status as its reader sees it ("" when it
+    has no status worth saying: no open or closed work, no mark)."""
+    status, detail = getattr(page, "status", ""), getattr(page, "status_detail", "")
+    if not detail:
+        return ""
+    return f"{status} — {detail}"
+
+
 def _page_item(page, group, score: float, omitted: bool = False) -> Item:
     parts = _page_parts(group)
     digest = hashlib.sha256(
@@ -199,6 +208,9 @@ def _page_item(page, group, score: float, omitted: bool = False) -> Item:
         parts=parts,
         score=score,
         updated_at=max(s.updated_at for s in group),
+        # the content time: when its newest section shown was said (not when it was compiled)
+        occurred_at=max(s.occurred_at for s in group),
+        status=_status_text(page),
         sources=_page_sources(group),
         digest=digest[:32],
         refs={"page": page.id, "sections": [s.id for s in group], "omitted": omitted},

@@ -176,6 +176,9 @@ def item_out(item: Item) -> dict:
         "score": round(item.score, 6),
         "summarized": item.summarized,
         "updated_at": item.updated_at.isoformat() if item.updated_at else None,
+        # wiki pages: when the newest section shown was said, and the status as the reader sees it
+        "content_at": _iso(item.occurred_at) if item.kind == "wiki" else None,
+        "status": item.status if item.kind == "wiki" else None,
         "sources": [
             {
                 "source": s.get("source") or "",

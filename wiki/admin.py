@@ -45,6 +45,8 @@ SUMMARY_FIELDS = ["summary", "summary_digest", "summary_section_ids"]
 # A project's status says what an issue in some container did: staff who cannot read that
 # container's sections must not learn it here either (superusers see it).
 STATUS_FIELDS = ["status", "status_at", "status_container"]
+# A person's mark: every reader of the page sees it, staff included.
+MANUAL_STATUS_FIELDS = ["status_manual", "status_manual_at", "status_manual_by"]
 
 
 def _visible_sections(request):
@@ -158,10 +160,12 @@ class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdm
         "summary_section_ids",
         "status_at",
         "status_container",
+        *MANUAL_STATUS_FIELDS,
         "created_at",
         "updated_at",
     ]
     inlines = [SectionInline]
+    actions = ["mark_closed", "mark_open", "mark_from_facts"]
 
     def get_list_display(self, request):
         fields = super().get_list_display(request)
@@ -207,6 +211,23 @@ class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdm
         # and its time: not shown to scoped staff at all.
         qs = super().get_history_queryset(request, history_manager, pk_name, object_id)
         return qs if request.user.is_superuser else qs.exclude(history_change_reason=STATUS_REASON)
+
+    def _mark(self, request, queryset, status: str) -> None:
+        for page in queryset:
+            services.page_status_mark(page=page, status=status, user=request.user)
+        self.message_user(request, f"{queryset.count()} page(s) marked.", messages.SUCCESS)
+
+    @admin.action(description="Mark closed (until an issue or PR changes)")
+    def mark_closed(self, request, queryset):
+        self._mark(request, queryset, Page.Status.CLOSED)
+
+    @admin.action(description="Mark open (until an issue or PR changes)")
+    def mark_open(self, request, queryset):
+        self._mark(request, queryset, Page.Status.OPEN)
+
+    @admin.action(description="Status from the facts again (clear the mark)")
+    def mark_from_facts(self, request, queryset):
+        self._mark(request, queryset, "")
 
     @admin.display(description="summary")
     def reader_summary(self, obj) -> str:

@@ -44,6 +44,9 @@ def page_out(page, sections: int | None = None) -> dict:
         "title": page.title,
         "status": getattr(page, "visible_status", "active"),  # as the reader may see it
         "updated_at": getattr(page, "visible_updated_at", None) or page.updated_at,
+        # When its newest visible section was said (`updated_at`: when the wiki last changed it).
+        "content_at": getattr(page, "visible_content_at", None),
+        "status_detail": getattr(page, "status_detail", ""),
         "sections": count,
     }
 
@@ -52,6 +55,7 @@ def page_detail(*, user, page) -> dict:
     sections = list(selectors.page_sections_for_user(user=user, page=page))
     visible_ids = {s.pk for s in sections if s.page_id == page.pk}
     page.visible_updated_at = max((s.updated_at for s in sections), default=None)
+    page.visible_content_at = max((s.occurred_at for s in sections), default=None)
     if page.visible_updated_at is None:  # only stale sections visible: their newest, not the page's
         page.visible_updated_at = selectors.visible_updated_at(user=user, page=page, include_stale=True)
     return {
@@ -66,7 +70,9 @@ def page_detail(*, user, page) -> dict:
 @router.get("/pages", response=list[PageOut])
 def list_pages(request, filters: Query[PageListQuery]):
     user = acting_user(request, filters.user)
-    return [page_out(p) for p in selectors.page_list(user=user, q=filters.q, kind=filters.kind)]
+    pages = list(selectors.page_list(user=user, q=filters.q, kind=filters.kind))
+    selectors.page_statuses_apply(user=user, pages=pages)
+    return [page_out(p) for p in pages]
 
 
 @router.get("/pages/{slug}", response=PageDetailOut)
@@ -79,6 +85,11 @@ def get_page(request, slug: str, user: str | None = None):
 def search_pages(request, payload: WikiSearchIn):
     user = acting_user(request, payload.user)
     results = search.page_search(user=user, query=payload.query, top_k=payload.top_k)
+    pages = [r["page"] for r in results]
+    selectors.page_statuses_apply(user=user, pages=pages)
+    content = selectors.page_content_times(user=user, page_ids=[p.pk for p in pages])
+    for page in pages:
+        page.visible_content_at = content.get(page.pk)
     return {"results": [_page_hit_out(r) for r in results]}
 
 

@@ -89,6 +89,11 @@ class Page(models.Model):
     # The container whose issue set `status`: a reader sees the status only while they may
     # read a section of this page from that container (`wiki.selectors.page_status_for`).
     status_container = models.CharField(max_length=300, blank=True)
+    # A status a person set (admin action "Mark status"): it wins over the facts until a later
+    # fact changes the page's open work (an issue or PR opened, closed or reopened after it).
+    status_manual = models.CharField(max_length=16, choices=Status.choices, blank=True)
+    status_manual_at = models.DateTimeField(null=True, blank=True)
+    status_manual_by = models.CharField(max_length=150, blank=True)
     summary = models.TextField(blank=True)
     summary_digest = models.CharField(
         max_length=64, blank=True, help_text="digest of the sections summarized"
@@ -132,6 +137,12 @@ def visible_sections_sql(user, *, table: str) -> tuple[str, list] | None:
     return f'({predicate[0]} AND NOT "{table}"."stale")', predicate[1]
 
 
+class WorkKind(models.TextChoices):
+    NONE = "", "none"
+    ISSUE = "issue"
+    PULL_REQUEST = "pull_request"
+
+
 class PageSection(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="sections")
@@ -150,6 +161,10 @@ class PageSection(models.Model):
     stale_reason = models.CharField(max_length=300, blank=True)
     recall_event_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
     confirmed_recall_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    # Open work this section is about: its thread's issue or pull request ("" for none),
+    # and whether that is open; a project's status is counted from these, per reader.
+    work_kind = models.CharField(max_length=16, choices=WorkKind.choices, blank=True, default="")
+    work_open = models.BooleanField(null=True, blank=True)
     embedding = EmbeddingField(null=True, blank=True)
     tokens = models.TextField(blank=True)
     tf = models.JSONField(default=dict, blank=True)
@@ -191,6 +206,8 @@ class PageSection(models.Model):
             models.Index(fields=["page", "occurred_at"], name="wiki_section_page_time_idx"),
             # "does any candidate page have a stale section?" on the context hot path
             models.Index(fields=["page"], condition=models.Q(stale=True), name="wiki_section_stale_idx"),
+            # a page's open work, counted per reader (`wiki.selectors.page_work_counts`)
+            models.Index(fields=["page"], condition=~models.Q(work_kind=""), name="wiki_section_work_idx"),
         ]
 
     def __str__(self) -> str:

@@ -60,7 +60,9 @@ class PageOut(Schema):
     kind: str
     title: str
     status: str
+    status_detail: str = ""
     updated_at: datetime
+    content_at: datetime | None = None
     sections: int
 
 
@@ -69,11 +71,14 @@ class PageDetailOut(Schema):
     kind: str
     title: str
     status: str
+    status_detail: str = ""
     aliases: list[str]
     summary: str
     updated_at: datetime
+    content_at: datetime | None = None
     sections: list[SectionOut]
     stale_sections: int
+    stale_section_ids: list[int] = []
 
 
 class SectionHitOut(Schema):

@@ -118,6 +118,9 @@ class PageText:
     kind: str
     newest: list = field(default_factory=list)  # newest first, at most `limit`
     matched: list = field(default_factory=list)  # the asked-for sections, in the order asked
+    status: str = "active"  # as this reader sees it (`work_status`)
+    status_detail: str = ""
+    manual: tuple = ("", "", None)  # status_manual, _by, _at
 
 
 def page_texts_for_reader(
@@ -141,7 +144,8 @@ def page_texts_for_reader(
     person = Entity.Kind.PERSON.value
     with connection.cursor() as cursor:
         cursor.execute(
-            f"""SELECT pg.id, pg.slug, pg.title, pg.kind, s.newest, {_TEXT_OUT}
+            f"""SELECT pg.id, pg.slug, pg.title, pg.kind, pg.status_manual, pg.status_manual_by,
+                       pg.status_manual_at, s.newest, {_TEXT_OUT}
                 FROM unnest(%s::bigint[]) AS p(id) JOIN {Page._meta.db_table} pg ON pg.id = p.id
                 LEFT JOIN LATERAL (
                     (SELECT true AS newest, {_TEXT_IN} FROM {PageSection._meta.db_table} s
@@ -155,10 +159,10 @@ def page_texts_for_reader(
         )
         rows = cursor.fetchall()
     found: dict[int, dict[int, SectionText]] = {}
-    for pid, slug, title, kind, newest, *values in rows:
+    for pid, slug, title, kind, manual, manual_by, manual_at, newest, *values in rows:
         page = out.get(pid)
         if page is None:
-            page = out[pid] = PageText(pid, slug, title, kind)
+            page = out[pid] = PageText(pid, slug, title, kind, manual=(manual, manual_by, manual_at))
         if newest is None:
             continue  # no section (or a person page, read below)
         sid, page_id, section_title, content, container, occurred_us, updated_us, source_list, digest = values
@@ -179,7 +183,14 @@ def page_texts_for_reader(
             page.newest.append(section)
         else:
             found.setdefault(pid, {})[section.id] = section
+    counts = page_work_counts(user=user, page_ids=list(out))
     for pid, page in out.items():
+        page.status, page.status_detail = work_status(
+            counts=counts.get(pid, {}),
+            manual=page.manual[0],
+            manual_by=page.manual[1],
+            manual_at=page.manual[2],
+        )
         if page.kind == person:
             _person_page_text(user=user, page=page, limit=limit, asked=matched.get(pid, []))
             continue
@@ -211,12 +222,94 @@ def stale_section_count(*, user, page_ids: list[int] | None = None) -> int:
 
 
 def page_status_for(page: Page, containers) -> str:
-    """`page.status` as a reader sees it, given the containers of the page's sections they
-    may read: a status set by an issue in a container they cannot read is not theirs to
-    know (the page is then just `active` to them)."""
+    """A coarse reader status from the stored one (a manual status, else `page.status` if its
+    newest issue's container is among the reader's): for callers that read no work counts.
+    The API and the context call count the reader's own open work (`page_statuses_apply`)."""
+    manual = "status_manual" not in page.get_deferred_fields() and page.status_manual
+    if manual:
+        return manual
     if page.status != Page.Status.ACTIVE and page.status_container in containers:
         return page.status
     return Page.Status.ACTIVE
+
+
+def page_work_counts(*, user, page_ids) -> dict[int, dict[str, int]]:
+    """Per page: the open and closed issues and pull requests among the sections the user may
+    see ({"issue_open": 2, "pull_request_open": 1, "issue_closed": 3, ...}); one query."""
+    rows = (
+        PageSection.objects.visible_to(user)
+        .filter(page_id__in=list(page_ids))
+        .exclude(work_kind="")
+        .order_by()
+        .values_list("page_id", "work_kind", "work_open")
+        .annotate(n=Count("id"))
+    )
+    counts: dict[int, dict[str, int]] = {}
+    for page_id, kind, is_open, n in rows:
+        key = f"{kind}_{'open' if is_open else 'closed'}"
+        counts.setdefault(page_id, {})[key] = counts.get(page_id, {}).get(key, 0) + n
+    return counts
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def work_status(*, counts: dict[str, int], manual: str = "", manual_by: str = "", manual_at=None):
+    """(status, detail) from a reader's work counts: a manual status wins ("closed", "marked
+    closed by ann on 2026-12-01"); open work → "open", "2 open issues, 1 open PR"; only closed
+    work → "closed", "3 issues closed"; none → "active", ""."""
+    if manual:
+        when = f" on {manual_at:%Y-%m-%d}" if manual_at else ""
+        return manual, f"marked {manual} by {manual_by or 'an admin'}{when}"
+    issues, prs = counts.get("issue_open", 0), counts.get("pull_request_open", 0)
+    if issues or prs:
+        parts = [_plural(issues, "open issue", "open issues")] if issues else []
+        parts += [_plural(prs, "open PR", "open PRs")] if prs else []
+        return Page.Status.OPEN.value, ", ".join(parts)
+    closed_issues, closed_prs = counts.get("issue_closed", 0), counts.get("pull_request_closed", 0)
+    if closed_issues or closed_prs:
+        parts = [_plural(closed_issues, "issue", "issues")] if closed_issues else []
+        parts += [_plural(closed_prs, "PR", "PRs")] if closed_prs else []
+        return Page.Status.CLOSED.value, f"all closed: {' and '.join(parts)}"
+    return Page.Status.ACTIVE.value, ""
+
+
+def page_content_times(*, user, page_ids) -> dict[int, datetime]:
+    """Per page: when its newest section the user may see was said (the content time)."""
+    rows = (
+        PageSection.objects.visible_to(user)
+        .filter(page_id__in=list(page_ids))
+        .order_by()
+        .values("page_id")
+        .annotate(newest=Max("occurred_at"))
+        .values_list("page_id", "newest")
+    )
+    return dict(rows)
+
+
+def page_statuses_apply(*, user, pages) -> None:
+    """Set `visible_status` and `status_detail` on each page as this reader sees it: a manual
+    status, else the open work among the sections they may see (two queries at most)."""
+    pages = list(pages)
+    if not pages:
+        return
+    counts = page_work_counts(user=user, page_ids=[p.pk for p in pages])
+    manual = {}
+    if any("status_manual" in p.get_deferred_fields() for p in pages):  # a search hit's light page
+        rows = Page.objects.filter(id__in=[p.pk for p in pages]).exclude(status_manual="")
+        manual = {
+            pk: rest
+            for pk, *rest in rows.values_list("id", "status_manual", "status_manual_by", "status_manual_at")
+        }
+    for page in pages:
+        if "status_manual" in page.get_deferred_fields():
+            marked = manual.get(page.pk, ("", "", None))
+        else:
+            marked = (page.status_manual, page.status_manual_by, page.status_manual_at)
+        page.visible_status, page.status_detail = work_status(
+            counts=counts.get(page.pk, {}), manual=marked[0], manual_by=marked[1], manual_at=marked[2]
+        )
 
 
 def _person_section_count(user) -> RawSQL:
@@ -259,11 +352,14 @@ def page_list(*, user, q: str = "", kind: str = "") -> QuerySet[Page]:
             ),
             # The reader's own "last changed": a private section's edit is not visible through it.
             visible_updated_at=Subquery(visible.order_by("-updated_at").values("updated_at")[:1]),
+            # When its newest visible section was said (not compiled).
+            visible_content_at=Subquery(visible.order_by("-occurred_at").values("occurred_at")[:1]),
+            # As `work_status` says it, from the sections the reader may see (the API adds
+            # the counts with `page_statuses_apply`).
             visible_status=Case(
-                When(
-                    Exists(visible.filter(container_key=OuterRef("status_container"))),
-                    then=F("status"),
-                ),
+                When(~Q(status_manual=""), then=F("status_manual")),
+                When(Exists(visible.exclude(work_kind="").filter(work_open=True)), then=Value("open")),
+                When(Exists(visible.exclude(work_kind="")), then=Value("closed")),
                 default=Value(Page.Status.ACTIVE),
             ),
         )
@@ -291,15 +387,7 @@ def page_get_for_user(*, user, slug: str) -> Page:
         or not PageSection.objects.visible_to(user, include_stale=True).filter(page=page).exists()
     ):
         raise Http404("page not found")
-    containers = (
-        [page.status_container]
-        if page.status != Page.Status.ACTIVE
-        and PageSection.objects.visible_to(user)
-        .filter(page=page, container_key=page.status_container)
-        .exists()
-        else []
-    )
-    page.visible_status = page_status_for(page, containers)
+    page_statuses_apply(user=user, pages=[page])
     return page
 
 

@@ -5,6 +5,7 @@ from wiki.services.entities import entity_create, entity_ensure, entity_key_take
 from wiki.services.merge import entity_merge
 from wiki.services.people import directory_sync, person_page_sync
 from wiki.services.sections import section_confirm, section_delete, section_write
+from wiki.services.status import page_status_mark
 from wiki.services.summary import page_summarize
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "entity_merge",
     "entity_update",
     "page_ensure",
+    "page_status_mark",
     "page_summarize",
     "person_page_sync",
     "section_confirm",

@@ -30,7 +30,7 @@ from django_q.tasks import async_task
 
 from connectors.models import Event
 from wiki.matching import entity_matcher
-from wiki.models import Entity, Page, PageSection
+from wiki.models import Entity, Page, PageSection, WorkKind
 from wiki.services.entities import entities_from_tags, entity_ensure
 from wiki.services.sections import SectionDraft, embed_mean_prewarm, section_delete, section_write
 
@@ -202,7 +202,11 @@ def _draft(
     recalls = sorted(i.current.id for i in items if i.recalled)
     content = "\n".join(_line(i) for i in items)[: settings.WIKI_SECTION_MAX_CHARS]
     title = next((i.base.title for i in items if i.base.title), "") or latest.first("container_name")
+    work_kind, work_open, work_at = _work(items)
     return SectionDraft(
+        work_kind=work_kind,
+        work_open=work_open,
+        work_at=work_at,
         thread_key=thread_key,
         container_key=container_key,
         container_name=latest.first("container_name"),
@@ -224,6 +228,18 @@ def _draft(
         stale_reason="e-mail recalled by its sender" if recalls else "",
         embed_texts=[f"{i.base.title}\n{i.base.text}".strip() for i in items],
     )
+
+
+WORK_KINDS = {K.ISSUE: WorkKind.ISSUE, K.PULL_REQUEST: WorkKind.PULL_REQUEST}
+
+
+def _work(items: list[Item]) -> tuple[str, bool | None, object]:
+    """The thread's issue or PR (its earliest such item; comments are messages): its kind,
+    whether it is open (its newest version is not `issue_closed`) and that version's time."""
+    for item in items:  # oldest first
+        if item.base.kind in WORK_KINDS:
+            return WORK_KINDS[item.base.kind], item.current.kind != K.ISSUE_CLOSED, item.current.occurred_at
+    return "", None, None
 
 
 def thread_plan(
@@ -274,33 +290,42 @@ def thread_plan(
 STATUS_REASON = "issue status"
 
 
-def _issue_status(items: list[Item]):
-    """(event time, status, container key) of the latest open/close transition among the
-    thread's issues."""
-    transitions = []
-    for item in items:
-        if not any(e.kind == K.ISSUE_CLOSED for e in item.versions):
-            continue
-        closed = item.current.kind == K.ISSUE_CLOSED
-        if closed or item.current.kind in {K.ISSUE, K.PULL_REQUEST}:
-            status = Page.Status.CLOSED if closed else Page.Status.OPEN
-            transitions.append((item.current.occurred_at, status, item.first("container_key")))
-    return max(transitions) if transitions else None
+def page_status_apply(*, page: Page, drafts: list[SectionDraft], before: dict[str, tuple]) -> bool:
+    """Refresh a page's stored status from its open work (every non-stale section's issue or
+    PR: open if any is open, closed if all are; a page without any keeps its status), the tenant-wide value the
+    admin shows; readers get theirs counted from the sections they may see
+    (`wiki.selectors.page_work_status`). A manual status gives way when this thread's
+    issue/PR changed (opened, closed, reopened) at an event time after it was set.
 
-
-def page_status_apply(*, page: Page, transition, drafts: list[SectionDraft]) -> bool:
-    """Set a project page's status if this transition is newer than the one it shows. It is
-    read only by those who may read the page's sections from the transition's container."""
-    if transition is None or page.kind != Entity.Kind.PROJECT or not drafts:
+    `before`: {container key: (work_kind, work_open)} of the page's sections of this thread
+    before the rebuild. Returns whether the page changed."""
+    had_work = any(kind for kind, _ in before.values())
+    if not (had_work or any(d.work_kind for d in drafts)):
         return False
-    at, status, container_key = transition
-    if page.status_at is not None and at < page.status_at:
+    fields = []
+    moved = [d for d in drafts if d.work_kind and before.get(d.container_key) != (d.work_kind, d.work_open)]
+    if page.status_manual and any(d.work_at and d.work_at > page.status_manual_at for d in moved):
+        page.status_manual, page.status_manual_at, page.status_manual_by = "", None, ""
+        fields += ["status_manual", "status_manual_at", "status_manual_by"]
+    work = list(
+        page.sections.filter(stale=False)
+        .exclude(work_kind="")
+        .order_by("-occurred_at", "-id")
+        .values_list("work_open", "occurred_at", "container_key")
+    )
+    if work:
+        status = Page.Status.OPEN if any(w[0] for w in work) else Page.Status.CLOSED
+        at, container = work[0][1], work[0][2]
+    else:  # its last issue left the page: a project is open, anything else active
+        status = Page.Status.OPEN if page.kind == Entity.Kind.PROJECT else Page.Status.ACTIVE
+        at, container = page.status_at, ""
+    if (page.status, page.status_at, page.status_container) != (status, at, container):
+        page.status, page.status_at, page.status_container = status, at, container
+        fields += ["status", "status_at", "status_container"]
+    if not fields:
         return False
-    if (page.status, page.status_at, page.status_container) == (status, at, container_key):
-        return False
-    page.status, page.status_at, page.status_container = status, at, container_key
     page._change_reason = STATUS_REASON  # not "issue closed": the history is read by staff too
-    page.save(update_fields=["status", "status_at", "status_container", "updated_at"])
+    page.save(update_fields=[*fields, "updated_at"])
     return True
 
 
@@ -323,11 +348,11 @@ def thread_rebuild(*, event: Event, thread_key: str | None = None) -> set[int]:
     pages = list(Page.objects.select_for_update().filter(id__in=page_ids).order_by("id"))
     reason = f"event {event.id} ({event.kind})"
     changed: set[int] = set()
-    transition = _issue_status(items)
     for page in pages:
         drafts = plan.get(page.entity_id, (None, []))[1]
         keep = {d.container_key for d in drafts}
         mine = {s.container_key: s for s in existing if s.page_id == page.pk}
+        before = {key: (s.work_kind, s.work_open) for key, s in mine.items()}
         for draft in drafts:
             current = mine.get(draft.container_key)
             if section_write(page=page, draft=draft, reason=reason, existing=current)[1]:
@@ -336,7 +361,7 @@ def thread_rebuild(*, event: Event, thread_key: str | None = None) -> set[int]:
             if section.page_id == page.pk and section.container_key not in keep:
                 section_delete(section=section, reason=reason)
                 changed.add(page.pk)
-        if page_status_apply(page=page, transition=transition, drafts=drafts):
+        if page_status_apply(page=page, drafts=drafts, before=before):
             changed.add(page.pk)
     return changed
 

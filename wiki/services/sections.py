@@ -40,6 +40,11 @@ class SectionDraft:
     stale_reason: str = ""
     # Texts whose embeddings are averaged into the section's (one per item); default: title+content.
     embed_texts: list[str] = field(default_factory=list)
+    # The thread's issue or pull request, if any: its kind, whether it is open, and the event
+    # time of its newest version (a manual status older than that gives way).
+    work_kind: str = ""
+    work_open: bool | None = None
+    work_at: datetime | None = None
 
     @property
     def digest(self) -> str:
@@ -121,6 +126,8 @@ def section_write(
         "recall_event_ids": draft.recall_event_ids,
         "stale": stale,
         "stale_reason": draft.stale_reason if stale else "",
+        "work_kind": draft.work_kind,
+        "work_open": draft.work_open,
     }
     if section is not None and all(getattr(section, k) == v for k, v in values.items()):
         return section, False
