@@ -13,6 +13,7 @@ from memories import selectors, services
 from memories.schemas import (
     FeedbackIn,
     FeedbackOut,
+    Kind,
     MemoryIn,
     MemoryListOut,
     MemoryOut,
@@ -49,8 +50,9 @@ def list_memories(
     request,
     user: str | None = None,
     memory_type: MemoryType | None = None,
-    status: Literal["active", "compressed", "archived", "all"] = "active",
+    status: Literal["active", "compressed", "archived", "superseded", "all"] = "active",
     scope: Scope | None = None,
+    kind: Kind | None = None,
     q: str = Query("", max_length=2000),
     limit: int = Query(50, ge=1, le=200),
     offset: int = Query(0, ge=0, le=1_000_000),
@@ -60,6 +62,7 @@ def list_memories(
         "memory_type": memory_type,
         "status": None if status == "all" else status,
         "scope": scope,
+        "kind": kind,
         "q": q,
     }
     qs = selectors.memory_list(user=acting, **filters)

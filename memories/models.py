@@ -35,8 +35,21 @@ class Memory(models.Model):
         ACTIVE = "active"
         COMPRESSED = "compressed"
         ARCHIVED = "archived"
+        # A newer memory of the same scope states another value for the same thing
+        # (`superseded_by`); left out of recall and context, restorable.
+        SUPERSEDED = "superseded"
 
-    SCHEMA_VERSION = 1
+    class Kind(models.TextChoices):
+        FACT = "fact"
+        PREFERENCE = "preference"
+        DECISION = "decision"
+        EVENT = "event"
+        CLAUSE = "clause"
+        SUMMARY = "summary"
+
+    # 2: `kind` and `fact_key` are filled (memories.versions upgrades older rows on read,
+    # and `memory_upgrade_task` rewrites them).
+    SCHEMA_VERSION = 2
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memories")
     # NULL once its author is deleted: what they shared stays for their colleagues (their
@@ -60,6 +73,14 @@ class Memory(models.Model):
     access_count = models.PositiveIntegerField(default=0)
     last_access = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.FACT)
+    # What it states a value of: subject + attribute, normalized (memories.claims); "" when
+    # it states no one value. A newer memory of the scope with the same key and another
+    # value supersedes it.
+    fact_key = models.CharField(max_length=200, blank=True, default="")
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
     quality = models.FloatField(default=1.0)
     schema_version = models.PositiveSmallIntegerField(default=SCHEMA_VERSION)
     occurred_at = models.DateField(null=True, blank=True, help_text="for episodic memories: when it happened")
@@ -94,6 +115,14 @@ class Memory(models.Model):
             ),
             models.Index(fields=["tenant", "status", "memory_type"], name="memories_memory_tenant_status"),
             models.Index(fields=["owner", "-created_at"], name="memories_memory_owner_created"),
+            # The supersede lookup on every write: active rows of a tenant with this key.
+            models.Index(
+                fields=["tenant", "fact_key"],
+                condition=Q(status="active") & ~Q(fact_key=""),
+                name="memories_memory_active_key",
+            ),
+            # The upgrade job's batches.
+            models.Index(fields=["schema_version", "id"], name="memories_memory_schema_version"),
             # No index on access_count/last_access: recall bumps them, and an update that
             # touches no indexed column can be HOT (no new HNSW/GIN entries per hit) when its
             # heap page has room: the table's fillfactor is 80 (migration 0006).
@@ -116,8 +145,17 @@ class Memory(models.Model):
                 name="%(app_label)s_%(class)s_type_valid",
             ),
             models.CheckConstraint(
-                condition=Q(status__in=["active", "compressed", "archived"]),
+                condition=Q(status__in=["active", "compressed", "archived", "superseded"]),
                 name="%(app_label)s_%(class)s_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=["fact", "preference", "decision", "event", "clause", "summary"]),
+                name="%(app_label)s_%(class)s_kind_valid",
+            ),
+            # Only a superseded memory points to its successor.
+            models.CheckConstraint(
+                condition=Q(superseded_by__isnull=True) | Q(status="superseded"),
+                name="%(app_label)s_%(class)s_superseded_by_status",
             ),
             models.CheckConstraint(condition=~Q(acl=[]), name="%(app_label)s_%(class)s_acl_not_empty"),
             # The access filter sends a reader only keys of these kinds (ACL_KEY_PREFIXES).
@@ -130,6 +168,17 @@ class Memory(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.content[:60]}"
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        """Every read serves the current schema: an older row is upgraded in memory
+        (`memories.versions.upgrade`; the row itself is rewritten by `memory_upgrade_task`)."""
+        memory = super().from_db(db, field_names, values)
+        if memory.__dict__.get("schema_version", cls.SCHEMA_VERSION) < cls.SCHEMA_VERSION:
+            from memories.versions import upgrade
+
+            upgrade(memory)
+        return memory
 
     @staticmethod
     def acl_key(scope: str, scope_key: str) -> str:
@@ -285,3 +334,27 @@ class SessionChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id}:{self.position} {self.outcome}"
+
+
+class MemoryAuditText(models.Model):
+    """The before/after text of one memory audit event.
+
+    The event (`almanac.AuditEvent`, append-only: a trigger refuses UPDATE) carries only
+    their sha256 digests; the text lives here so that a purge can take it back out
+    (`memory_purge` sets it to "[purged]"), while the digests keep proving what changed.
+    """
+
+    event = models.OneToOneField(
+        "almanac.AuditEvent", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    # Not a foreign key: the text outlives the memory (a delete is audited too).
+    memory_id = models.BigIntegerField()
+    before = models.TextField(blank=True, default="")
+    after = models.TextField(blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "memory_id"], name="memories_audittext_memory")]
+
+    def __str__(self) -> str:
+        return f"audit {self.event_id} of memory {self.memory_id}"

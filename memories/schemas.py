@@ -13,7 +13,8 @@ from almanac.jsonbody import storable_problem
 
 MemoryType = Literal["semantic", "episodic", "working"]
 Scope = Literal["user", "dept", "project", "tenant"]
-Status = Literal["active", "compressed", "archived"]
+Status = Literal["active", "compressed", "archived", "superseded"]
+Kind = Literal["fact", "preference", "decision", "event", "clause", "summary"]
 # What a PATCH may set: `compressed` is compression's own (an original a summary holds).
 SettableStatus = Literal["active", "archived"]
 MAX_META_CHARS = 10_000
@@ -43,6 +44,11 @@ class MemoryIn(In):
     importance: float = Field(0.5, ge=0, le=1)
     meta: dict = Field(default_factory=dict)
     occurred_at: date | None = None
+    kind: Kind | None = None  # default: read from the text (以后…都…, "I prefer" → preference)
+    # What it states a value of (subject + attribute, e.g. "客户C 合同金额"); default: read
+    # from the text. A newer memory of the scope with the same key and another value
+    # supersedes the older.
+    key: str | None = Field(None, max_length=200)
 
     _meta = field_validator("meta")(_check_meta)
 
@@ -56,6 +62,7 @@ class MemoryPatch(In):
     scope_key: str | None = Field(None, max_length=200)
     meta: dict | None = None
     occurred_at: date | None = None  # an episodic memory's day
+    kind: Kind | None = None
 
     _meta = field_validator("meta")(_check_meta)
 
@@ -87,6 +94,9 @@ class MemoryOut(Schema):
     created_at: datetime
     updated_at: datetime
     duplicate_of: int | None = None
+    kind: str
+    key: str = Field("", validation_alias="fact_key")
+    superseded_by: int | None = Field(None, validation_alias="superseded_by_id")
 
 
 class MemoryListOut(Schema):

@@ -46,6 +46,7 @@ def memory_list(
     memory_type: str | None = None,
     status: str | None = "active",
     scope: str | None = None,
+    kind: str | None = None,
     q: str = "",
 ):
     """The user's visible memories, newest first, with optional filters.
@@ -57,6 +58,8 @@ def memory_list(
         qs = qs.filter(memory_type=memory_type)
     if scope:
         qs = qs.filter(scope=scope)
+    if kind:
+        qs = qs.filter(kind=kind)
     qs = qs.defer(*SEARCH_FIELDS)
     if q.strip():
         kq = keyword.keyword_query(tenant_id=_tenant_id(user), corpus=CORPUS, text=q)

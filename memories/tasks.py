@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.db import transaction
 from django.utils import timezone
 
 from memories import services
 from memories.models import Memory
+from memories.versions import UPGRADE_FIELDS, upgrade
 
 SCHEDULES = [
     {"name": "memories-decay", "func": "memories.tasks.memory_decay_task", "minutes": 60},
     {"name": "memories-compress", "func": "memories.tasks.memory_compress_task", "minutes": 24 * 60},
+    {"name": "memories-upgrade", "func": "memories.tasks.memory_upgrade_task", "minutes": 60},
 ]
 
 DECAY_AFTER_DAYS = 180
@@ -46,3 +49,50 @@ def memory_decay_task() -> int:
 def memory_compress_task() -> dict:
     """Daily: compress crowded topics, then delete originals compressed long enough ago."""
     return {"summaries": services.memories_compress(), "expired": services.compressed_expire()}
+
+
+UPGRADE_BATCH = 500
+UPGRADE_MAX_BATCHES = 200  # per run: a huge backlog is worked off over several hourly runs
+UPGRADE_REASON = "job:schema-upgrade"
+
+
+def memory_upgrade_task(batch: int = UPGRADE_BATCH, max_batches: int = UPGRADE_MAX_BATCHES) -> int:
+    """Rewrite rows of an older `schema_version` as the current one (what every read already
+    serves them as: `memories.versions`), `batch` at a time; returns how many.
+
+    Idempotent: an upgraded row is no longer selected. Each batch is one transaction whose
+    rows are claimed with `skip_locked`, so two runs (or a retry) never rewrite a row twice
+    and never wait on a writer; a row locked by one is left for the next run.
+    `updated_at` is not touched: the fact did not change, and recency reads it."""
+    done = 0
+    for _ in range(max_batches):
+        ids = list(
+            Memory.objects.filter(schema_version__lt=Memory.SCHEMA_VERSION)
+            .order_by("schema_version", "id")
+            .values_list("id", flat=True)[:batch]
+        )
+        if not ids:
+            break
+        upgraded = memory_upgrade_rows(ids)
+        if not upgraded:  # all of them locked by writers now: the next run takes them
+            break
+        done += upgraded
+    return done
+
+
+@transaction.atomic
+def memory_upgrade_rows(memory_ids: list[int]) -> int:
+    rows = (
+        Memory.objects.filter(id__in=memory_ids, schema_version__lt=Memory.SCHEMA_VERSION)
+        .defer("embedding", "tokens", "tf")
+        .select_for_update(skip_locked=True, of=("self",))
+    )
+    count = 0
+    for memory in rows:
+        # Read, it was upgraded already (`Memory.from_db`); an instance loaded otherwise is upgraded here.
+        upgrade(memory)
+        memory._history_user = None
+        memory._change_reason = UPGRADE_REASON
+        memory.save(update_fields=list(UPGRADE_FIELDS))
+        count += 1
+    return count

@@ -174,6 +174,8 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
         user=None,
         memory_id=merged.pk,
         detail={"originals": len(held_ids), "kept_active": len(ids) - len(held_ids)},
+        before="\n".join(m.content for m in held),
+        after=summary,
     )
     return merged
 
@@ -282,6 +284,7 @@ def compressed_expire() -> int:
                 user=None,
                 memory_id=memory_id,
                 detail={"reason": "compressed-expired"},
+                before=memory.content,
             )
         done += 1
     return done
@@ -455,10 +458,12 @@ def _summary_redo(*, summary: Memory, leaving: set[int], user, reason: str, purg
             user=user,
             memory_id=memory_id,
             detail={"reason": reason, "summary_retired": True},
+            before=summary.content,
         )
         return
     if purge:
         history_scrub(memory_id=memory_id, reason=reason)
+    said = summary.content
     fields = memory_content_apply(
         summary, _compress_texts(list(texts.values()), summary=summary, reason=reason)
     )
@@ -472,6 +477,8 @@ def _summary_redo(*, summary: Memory, leaving: set[int], user, reason: str, purg
         user=user,
         memory_id=memory_id,
         detail={"reason": reason, "originals": len(texts), "rewritten": True},
+        before=said,
+        after=summary.content,
     )
 
 

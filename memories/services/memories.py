@@ -11,9 +11,10 @@ from django.db.models import Q
 from almanac.errors import ApplicationError
 from almanac.search.embeddings import embed
 from almanac.search.text import is_cjk
+from memories.claims import claim, same_value
 from memories.constants import DEDUP_CANDIDATES, QUALITY_MAX, QUALITY_MIN, QUALITY_STEP
 from memories.facts import fact_signature, reordered
-from memories.models import Feedback, Memory, MemoryLink
+from memories.models import Feedback, Memory, MemoryAuditText, MemoryLink
 from memories.selectors import nearest
 from memories.services.common import clean_text
 from memories.services.compression import (
@@ -25,6 +26,7 @@ from memories.services.compression import (
 from memories.services.rows import (
     PURGED,
     history_scrub,
+    keyed,
     lock_tenant_writes,
     memory_audit,
     memory_content_apply,
@@ -32,6 +34,7 @@ from memories.services.rows import (
     memory_row_delete,
 )
 from memories.services.scopes import scope_resolve
+from memories.services.supersede import memory_claim, memory_supersede_older, supersede_release
 from skills.services import skillrun_redact
 
 
@@ -77,9 +80,31 @@ def memory_find_duplicate(
         row = rows.get(pk)
         if row is None or (dated and row.occurred_at != occurred_at):
             continue
-        if wanted is None or (fact_signature(row.content) == wanted and not reordered(content, row.content)):
+        if wanted is None or (
+            fact_signature(row.content) == wanted
+            and not reordered(content, row.content)
+            and not _another_value(content, row.content)
+        ):
             return Memory.objects.get(pk=pk)
     return None
+
+
+def _another_value(new: str, old: str) -> bool:
+    """The same thing with another value ("prefers window seats" / "aisle seats", owner 张三
+    / 李四): no duplicate, whatever the vectors say; the newer supersedes the older."""
+    first, second = claim(new), claim(old)
+    return (
+        first is not None
+        and second is not None
+        and first.key == second.key
+        and not same_value(first.value, second.value)
+    )
+
+
+def _check_kind(kind: str | None) -> str | None:
+    if kind and kind not in Memory.Kind.values:
+        raise ApplicationError(f"unknown kind {kind!r}", status_code=422)
+    return kind or None
 
 
 @transaction.atomic
@@ -96,11 +121,17 @@ def memory_create(
     reason: str = "api",
     embedding=None,
     actor=None,
+    kind: str | None = None,
+    key: str | None = None,
 ) -> tuple[Memory, Memory | None]:
-    """Write a memory, or return the near-duplicate already in the same scope.
+    """Write a memory, or return the near-duplicate already in the same scope; a new one
+    supersedes the active memories of its scope that state another value for the same
+    thing (`memories.services.supersede`).
 
     `actor`: who writes it when that is not its owner (an admin), named in its history and
-    the audit log.
+    the audit log. `kind`: fact, preference, ... (default: read from `meta.fact_type` and
+    the text). `key`: what it states a value of (subject + attribute), when the caller
+    knows it (an extractor); also read from `meta["key"]`; default: read from the text.
 
     Returns `(memory, duplicate_of)`: `duplicate_of` is the existing memory (and `memory`
     is it too) when one with cosine > MEMORY_DEDUP_THRESHOLD and the same facts (numbers
@@ -111,6 +142,10 @@ def memory_create(
     if memory_type not in Memory.Type.values:
         raise ApplicationError(f"unknown memory_type {memory_type!r}", status_code=422)
     importance = _check_importance(importance)
+    kind = _check_kind(kind)
+    meta = meta or {}
+    if key is None and isinstance(meta.get("key"), str):
+        key = meta["key"]
     scope, scope_key = scope_resolve(user=owner, scope=scope, scope_key=scope_key)
     tenant_id = owner.profile.tenant_id
     acl_key = Memory.acl_key(scope, scope_key)
@@ -126,6 +161,7 @@ def memory_create(
     )
     if existing is not None:
         return existing, existing
+    found = memory_claim(content=content, key=key)
     memory = memory_insert(
         tenant_id=tenant_id,
         owner=owner,
@@ -136,7 +172,9 @@ def memory_create(
         embedding=vector,
         importance=importance,
         occurred_at=occurred_at,
-        meta=meta or {},
+        meta=meta,
+        kind=kind,
+        fact_key=found.key if found is not None else "",
         history_user=actor or owner,
         reason=reason,
     )
@@ -146,8 +184,21 @@ def memory_create(
         user=actor or owner,
         memory_id=memory.pk,
         detail={"reason": reason},
+        after=content,
     )
+    memory_supersede_older(memory=memory, found=found, user=actor or owner, reason=reason)
     return memory, None
+
+
+def _rekey(memory: Memory) -> list[str]:
+    """Its key again, from its text now (an edit is the memory's own correction: it
+    supersedes nothing, a newer memory may supersede it)."""
+    found = claim(memory.content) if keyed(memory.memory_type, memory.kind) else None
+    key = found.key if found is not None else ""
+    if key == memory.fact_key:
+        return []
+    memory.fact_key = key
+    return ["fact_key"]
 
 
 def can_modify(*, user, memory: Memory, perm: str) -> bool:
@@ -160,11 +211,13 @@ def can_modify(*, user, memory: Memory, perm: str) -> bool:
 
 def _apply_status(memory: Memory, status: str) -> list[str]:
     """`active` or `archived`: `compressed` belongs to compression (an original its summary
-    holds; the daily job deletes those after the keep period). A compressed original set to
-    another status leaves its summary (no longer linked)."""
+    holds; the daily job deletes those after the keep period), `superseded` to a newer
+    memory of the same thing. A compressed original set to another status leaves its
+    summary (no longer linked); a superseded one is no longer replaced by its successor."""
     if status not in (Memory.Status.ACTIVE, Memory.Status.ARCHIVED):
         raise ApplicationError(
-            "status may be set to 'active' or 'archived' only; 'compressed' is set by compression",
+            "status may be set to 'active' or 'archived' only; 'compressed' is set by compression, "
+            "'superseded' by a newer memory of the same thing",
             status_code=422,
         )
     if status == memory.status:
@@ -172,6 +225,9 @@ def _apply_status(memory: Memory, status: str) -> list[str]:
     if memory.status == Memory.Status.COMPRESSED:
         MemoryLink.objects.filter(source_id=memory.pk, kind=MemoryLink.Kind.COMPRESSED_INTO).delete()
     memory.status = status
+    if memory.superseded_by_id is not None:
+        memory.superseded_by = None
+        return ["status", "superseded_by"]
     return ["status"]
 
 
@@ -195,6 +251,11 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
     changed: list[str] = []
     if data.get("content") is not None:
         changed += memory_content_apply(memory, data["content"])
+        if changed:
+            changed += _rekey(memory)
+    if data.get("kind") is not None and data["kind"] != memory.kind:
+        memory.kind = _check_kind(data["kind"])
+        changed += ["kind", *_rekey(memory)]
     if data.get("importance") is not None:
         memory.importance = _check_importance(data["importance"])
         changed.append("importance")
@@ -239,6 +300,8 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
             user=user,
             memory_id=memory.pk,
             detail={"reason": reason, "fields": fields},
+            before=before[1],
+            after=memory.content,
         )
     if (memory.acl[0], memory.content) != before:
         summaries_release(items={memory.pk: (memory.tenant_id, before[0])}, user=user, reason=reason)
@@ -274,11 +337,17 @@ def memory_remove(*, memory: Memory, user, reason: str, purge: bool = False) -> 
         return False
     memory_id, items = memory.pk, {memory.pk: (memory.tenant_id, memory.acl[0])}
     originals_release(summary=memory, user=user, reason=reason)
+    supersede_release(successor=memory, user=user, reason=reason)
     memory_row_delete(memory=memory, user=user, reason=reason)
     summaries_release(items=items, user=user, reason=reason, purge=purge)
     if not purge:
         memory_audit(
-            action="memory.delete", memory=memory, user=user, memory_id=memory_id, detail={"reason": reason}
+            action="memory.delete",
+            memory=memory,
+            user=user,
+            memory_id=memory_id,
+            detail={"reason": reason},
+            before=memory.content,
         )
     return True
 
@@ -323,7 +392,12 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
     #    A short text ("ok") would match runs that never saw this memory: not searched for.
     quoted = {text for text in texts if _specific(text)} | summary_texts
     runs = sum(skillrun_redact(contains=text, tenant=memory.tenant) for text in quoted)
-    counts = {"history_rows": history + scrubbed, "skill_runs": runs}
+    # 5. The texts beside its audit events, and beside others' that quote it (a memory it
+    #    superseded or was superseded by, a summary's compress event).
+    audited = _audit_texts_scrub(
+        tenant_id=memory.tenant_id, memory_ids={memory_id, *expired}, texts=texts | summary_texts
+    )
+    counts = {"history_rows": history + scrubbed, "skill_runs": runs, "audit_texts": audited}
     memory_audit(
         action="memory.purge",
         memory=memory,
@@ -332,6 +406,17 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
         detail={"reason": reason, **counts},
     )
     return counts
+
+
+def _audit_texts_scrub(*, tenant_id: int, memory_ids: set[int], texts: set[str]) -> int:
+    """The audit texts of `memory_ids`, and those quoting one of `texts`, become "[purged]"
+    (their events keep the digests)."""
+    which = Q(memory_id__in=list(memory_ids))
+    for text in texts:
+        if _specific(text):
+            which |= Q(before__contains=text) | Q(after__contains=text)
+    rows = MemoryAuditText.objects.filter(which, tenant_id=tenant_id).exclude(before=PURGED, after=PURGED)
+    return rows.update(before=PURGED, after=PURGED)
 
 
 # Below this (a CJK character counting 2), a text is too common to find by containment.

@@ -5,13 +5,16 @@ that call them decide who may."""
 
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.db import connection, transaction
 
 from almanac.search import keyword
 from almanac.search.embeddings import embed
 from almanac.services.audit import audit_record
-from memories.models import CORPUS, Memory
+from memories.claims import claim, kind_infer
+from memories.models import CORPUS, Memory, MemoryAuditText
 from memories.services.common import clean_text
 from skills.signals import domain_event
 
@@ -31,8 +34,19 @@ def lock_tenant_writes(tenant_id: int) -> None:
 
 
 def memory_insert(*, tenant_id: int, content: str, embedding, history_user, reason: str, **fields) -> Memory:
-    """Insert a checked memory row (acl from its scope), indexed for BM25, with a history reason."""
+    """Insert a checked memory row (acl from its scope), indexed for BM25, with a history reason.
+
+    `kind` and `fact_key` default to what the text and meta say (`memories.claims`): a
+    compression summary is a `summary`, and only a semantic fact has a key."""
     index = keyword.index_fields(content)
+    fields.setdefault("meta", {})
+    if not fields.get("kind"):
+        fields["kind"] = kind_infer(content=content, meta=fields["meta"], memory_type=fields["memory_type"])
+    if not keyed(fields["memory_type"], fields["kind"]):
+        fields["fact_key"] = ""
+    elif "fact_key" not in fields:
+        found = claim(content)
+        fields["fact_key"] = found.key if found is not None else ""
     memory = Memory(
         tenant_id=tenant_id,
         content=content,
@@ -47,6 +61,12 @@ def memory_insert(*, tenant_id: int, content: str, embedding, history_user, reas
     keyword.stats_apply(tenant_id=tenant_id, corpus=CORPUS, old=None, new=index)
     memory_created_announce(memory=memory, reason=reason)
     return memory
+
+
+def keyed(memory_type: str, kind: str) -> bool:
+    """Does a memory of this type and kind state a value that a newer one may replace?
+    Events happen again (two lunches are two memories); a summary holds many facts."""
+    return memory_type == Memory.Type.SEMANTIC and kind not in (Memory.Kind.SUMMARY, Memory.Kind.EVENT)
 
 
 def memory_created_announce(*, memory: Memory, reason: str) -> None:
@@ -102,15 +122,40 @@ def memory_row_delete(*, memory: Memory, user, reason: str) -> bool:
     return True
 
 
-def memory_audit(*, action: str, memory: Memory, user, memory_id: int, detail: dict) -> None:
-    audit_record(
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def memory_audit(
+    *,
+    action: str,
+    memory: Memory,
+    user,
+    memory_id: int,
+    detail: dict,
+    before: str | None = None,
+    after: str | None = None,
+) -> None:
+    """One audit event of a memory. `before`/`after`: what it said before and after the
+    change; the event carries their sha256 digests, and the texts are kept beside it
+    (`MemoryAuditText`) until a purge removes them (the audit log itself is append-only)."""
+    texts = {name: text for name, text in (("before", before), ("after", after)) if text is not None}
+    event = audit_record(
         action=action,
-        tenant=memory.tenant,
+        tenant_id=memory.tenant_id,
         actor=getattr(user, "username", "") or "job",
         object_type="memory",
         object_id=memory_id,
-        detail={"owner": memory.owner_id, "scope": memory.scope, "memory_type": memory.memory_type, **detail},
+        detail={
+            "owner": memory.owner_id,
+            "scope": memory.scope,
+            "memory_type": memory.memory_type,
+            **detail,
+            **{f"{name}_digest": digest(text) for name, text in texts.items()},
+        },
     )
+    if texts:
+        MemoryAuditText.objects.create(event=event, tenant_id=memory.tenant_id, memory_id=memory_id, **texts)
 
 
 @transaction.atomic
@@ -127,15 +172,17 @@ def memory_set_status(*, memories, status: str, user, reason: str) -> int:
     for memory in memories.select_for_update(of=("self",)):
         if memory.status != status:
             action = _STATUS_ACTIONS.get((memory.status, status))
+            detail = {"reason": reason}
+            if memory.superseded_by_id is not None:  # restored: no longer replaced by its successor
+                detail["superseded_by"] = memory.superseded_by_id
+                memory.superseded_by = None
             memory.status = status
             memory._history_user = user
             memory._change_reason = reason
-            memory.save(update_fields=["status", "updated_at"])
+            memory.save(update_fields=["status", "superseded_by", "updated_at"])
             count += 1
             if action:
-                memory_audit(
-                    action=action, memory=memory, user=user, memory_id=memory.pk, detail={"reason": reason}
-                )
+                memory_audit(action=action, memory=memory, user=user, memory_id=memory.pk, detail=detail)
     return count
 
 
@@ -143,4 +190,6 @@ _STATUS_ACTIONS = {
     (Memory.Status.ACTIVE, Memory.Status.ARCHIVED): "memory.archive",
     (Memory.Status.COMPRESSED, Memory.Status.ARCHIVED): "memory.archive",
     (Memory.Status.ARCHIVED, Memory.Status.ACTIVE): "memory.reactivate",
+    (Memory.Status.SUPERSEDED, Memory.Status.ARCHIVED): "memory.archive",
+    (Memory.Status.SUPERSEDED, Memory.Status.ACTIVE): "memory.reactivate",
 }

@@ -10,9 +10,7 @@ def _corpus(alice, remember):
     for i in range(6):
         remember(alice, f"orbit telemetry review number {i}", embedding=unit(100 + i))
         remember(alice, f"launch checklist item number {i}", embedding=unit(200 + i))
-    return [
-        remember(alice, f"orbit launch window moved to day {i}", embedding=unit(300 + i)) for i in range(3)
-    ]
+    return [remember(alice, f"orbit launch window number {i}", embedding=unit(300 + i)) for i in range(3)]
 
 
 def _query(alice, text):

@@ -1,13 +1,14 @@
 """Purging a sensitive memory (DESIGN §8): gone, and gone from its history and the skill-run
 log; an audit event without the content says it happened. A plain delete keeps history."""
 
+import hashlib
 import json
 
 import pytest
 
 from almanac.models import AuditEvent
 from memories import services
-from memories.models import Memory
+from memories.models import Memory, MemoryAuditText
 from memories.tasks import session_extract_task
 from skills.models import SkillRun
 from skills.services import skill_run
@@ -42,8 +43,13 @@ def test_purge_removes_the_text_everywhere_and_audits_without_it(alice, secret):
     assert not Memory.objects.filter(pk=memory_id).exists()
     texts = _history_texts(memory_id)
     assert len(texts) == 3 and set(texts) == {"[purged]"}  # created, updated, deleted
-    assert counts == {"history_rows": 3, "skill_runs": 1}
+    assert counts == {"history_rows": 3, "skill_runs": 1, "audit_texts": 2}  # create, update
     assert not any("X1234567" in json.dumps([r.input, r.output, r.error]) for r in SkillRun.objects.all())
+    # The audit events keep their digests; the texts beside them are gone.
+    assert not MemoryAuditText.objects.filter(before__contains="X1234567").exists()
+    assert not MemoryAuditText.objects.filter(after__contains="X1234567").exists()
+    update = AuditEvent.objects.get(action="memory.update", object_id=str(memory_id))
+    assert update.detail["before_digest"] == hashlib.sha256(SECRET.encode()).hexdigest()
     event = AuditEvent.objects.get(action="memory.purge")
     assert event.object_id == str(memory_id) and event.actor == "alice"
     assert "X1234567" not in json.dumps(event.detail) and event.detail["history_rows"] == 3

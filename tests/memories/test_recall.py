@@ -138,7 +138,8 @@ def test_never_fewer_than_asked_under_a_selective_filter(alice, bob, remember, s
 
 def test_feedback_reorders_hits_of_about_equal_relevance(alice, remember):
     a = remember(alice, "Apollo deploys happen on Tuesdays.")
-    b = remember(alice, "Apollo deploys happen on Thursdays.")
+    # Another scope: in the same one, the newer day would supersede the older (test_supersede).
+    b = remember(alice, "Apollo deploys happen on Thursdays.", scope="project", scope_key="Apollo")
     first = search(alice, "When do Apollo deploys happen?", top_k=2)[0].memory
     loser = b if first.pk == a.pk else a
     # Many readers' feedback (one reader's counts once: test_feedback_is_bounded_…).

@@ -1,0 +1,115 @@
+"""Supersede: a newer memory that states another value for the same thing (same key:
+subject + attribute, `memories.claims`) in the same scope replaces the older one.
+
+The older one becomes `superseded`, points to its successor (`superseded_by`), leaves
+recall and context (they read active memories only) and is audited (`memory.supersede`,
+with both texts' digests). Undone by setting it active again (PATCH, the admin's
+"reactivate", `memory_set_status`): it is unlinked and active beside its successor, and
+stays so (supersede runs when a memory is written, not again later). Deleting or purging
+the successor brings the memories it superseded back (`supersede_release`).
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from memories.claims import Claim, claim, claim_value, holds_value, key_normalize, same_value
+from memories.models import Memory
+from memories.services.rows import keyed, memory_audit
+
+# A correction that names no subject ("不是30万，是50万") corrects the newest memory of its
+# scope that says the old value, among this many.
+CORRECTION_LOOKBACK = 200
+# Rows of an older schema version (keys not stored yet) read per write until the job upgrades them.
+UPGRADE_LOOKBACK = 500
+
+
+def memory_claim(*, content: str, key: str | None) -> Claim | None:
+    """The claim of a memory being written: read from its text, with `key` (named by the
+    caller or the extractor, normalized as read keys are) taking the place of the key read."""
+    found = claim(content)
+    if not key:
+        return found
+    key = key_normalize(key)
+    if not key:
+        return found
+    if found is None:
+        return Claim(key=key, value=claim_value(content, key))
+    return Claim(key=key, value=found.value, old=found.old)
+
+
+@transaction.atomic
+def memory_supersede_older(*, memory: Memory, found: Claim | None, user, reason: str) -> list[int]:
+    """Supersede the active memories of `memory`'s scope that state another value for its
+    key (or, for a correction without a subject, the newest one that says the corrected
+    value). Call under the tenant's write lock (`memory_create` holds it). Returns their ids.
+    """
+    if found is None or not keyed(memory.memory_type, memory.kind):
+        return []
+    older = _older(memory=memory, found=found)
+    if found.correction and not found.key and older and not memory.fact_key:
+        memory.fact_key = older[0].fact_key  # it speaks of that thing from now on
+        memory.save(update_fields=["fact_key"])
+    for previous in older:
+        previous.status = Memory.Status.SUPERSEDED
+        previous.superseded_by = memory
+        previous._history_user = user
+        previous._change_reason = reason
+        previous.save(update_fields=["status", "superseded_by", "updated_at"])
+        memory_audit(
+            action="memory.supersede",
+            memory=previous,
+            user=user,
+            memory_id=previous.pk,
+            detail={"reason": reason, "superseded_by": memory.pk, "key": memory.fact_key},
+            before=previous.content,
+            after=memory.content,
+        )
+    return [previous.pk for previous in older]
+
+
+def _older(*, memory: Memory, found: Claim) -> list[Memory]:
+    scope = (
+        Memory.objects.filter(
+            tenant_id=memory.tenant_id,
+            acl=memory.acl,
+            status=Memory.Status.ACTIVE,
+            memory_type=Memory.Type.SEMANTIC,
+        )
+        .exclude(pk=memory.pk)
+        .exclude(kind__in=[Memory.Kind.SUMMARY, Memory.Kind.EVENT])
+        .defer("embedding")
+        .select_for_update(of=("self",))
+    )
+    if found.key:
+        rows = list(scope.filter(fact_key=found.key).order_by("-created_at", "-id"))
+        # Rows the upgrade job has not rewritten yet have no key stored; read, they get one.
+        rows += [
+            row
+            for row in scope.filter(schema_version__lt=Memory.SCHEMA_VERSION).order_by("-created_at", "-id")[
+                :UPGRADE_LOOKBACK
+            ]
+            if row.fact_key == found.key
+        ]
+        rows = list({row.pk: row for row in rows}.values())
+        return [row for row in rows if not same_value(claim_value(row.content, found.key), found.value)]
+    # A correction without a subject: the newest memory of the scope saying the old value.
+    for row in scope.order_by("-created_at", "-id")[:CORRECTION_LOOKBACK]:
+        said = claim(row.content)
+        if said is not None and holds_value(said.value, found.old):
+            return [row]
+    return []
+
+
+@transaction.atomic
+def supersede_release(*, successor: Memory, user, reason: str) -> int:
+    """The memories `successor` superseded back to active (it is being deleted or purged:
+    what they said is the last word again), unlinked and audited."""
+    from memories.services.rows import memory_set_status
+
+    return memory_set_status(
+        memories=Memory.objects.filter(superseded_by_id=successor.pk, status=Memory.Status.SUPERSEDED),
+        status=Memory.Status.ACTIVE,
+        user=user,
+        reason=reason,
+    )
