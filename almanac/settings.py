@@ -368,8 +368,8 @@ MEMORY_TOUCH_FLUSH_SECONDS = envfloat("MEMORY_TOUCH_FLUSH_SECONDS", 2.0)
 # Write path
 MEMORY_MAX_CONTENT_CHARS = envint("MEMORY_MAX_CONTENT_CHARS", 20000)
 MEMORY_MAX_TURN_CHARS = envint("MEMORY_MAX_TURN_CHARS", 200000)
-MEMORY_CHUNK_CHARS = envint("MEMORY_CHUNK_CHARS", 256)
-MEMORY_CHUNK_OVERLAP = envint("MEMORY_CHUNK_OVERLAP", 32)
+MEMORY_CHUNK_TOKENS = envint("MEMORY_CHUNK_TOKENS", 256, minimum=16)  # extraction chunks (cl100k tokens)
+MEMORY_CHUNK_OVERLAP_TOKENS = envint("MEMORY_CHUNK_OVERLAP_TOKENS", 32)  # context each chunk repeats
 # Compression (memories/services/compression.py): a topic of more than MEMORY_COMPRESS_MIN
 # active semantic memories in one scope becomes summaries of at most
 # MEMORY_COMPRESS_MAX_TOKENS each (a summary may be as long as what it folds in: a bigger

@@ -1,6 +1,6 @@
 """Memories from an ended session (DESIGN §5 write path).
 
-chunk (256/32) → embed → skip chunks already covered → fact_extract skill → junk filter →
+chunk (256/32 tokens) → embed → skip chunks already covered → fact_extract skill → junk filter →
 scope attribution → semantic/episodic memories (dedup within scope). Idempotent: each
 handled chunk leaves a `SessionChunk` row keyed by its digest; a re-run skips them.
 """
@@ -15,8 +15,10 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from almanac.dates import year_problem
 from almanac.search.embeddings import embed
 from almanac.search.text import CJK, detect_lang
+from almanac.search.tokens import count_tokens
 from almanac.selectors import user_group_keys
 from memories.constants import (
     DEDUP_CANDIDATES,
@@ -37,6 +39,7 @@ from memories.services.common import log
 from memories.services.dates import parse_occurred
 from memories.services.memories import memory_create
 from memories.services.scopes import user_units
+from skills.builtin.fact_extract import resolve_relative_dates
 from skills.services import skill_run
 
 BOUNDARY = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
@@ -51,6 +54,9 @@ NUMBER = re.compile(
 )
 # A short text is still a fact when it has a number or says who someone is.
 SUBSTANCE = re.compile(r"\d|我叫|我是|我姓|名字|\b(?:call me|my name|i am called|i'm called)\b", re.I)
+# The day the extractor writes after a relative date ("上周五（2025-03-14）"): not part of what
+# a chunk that says "上周五" is compared on (the event's own date is).
+RESOLVED_DATE = re.compile(r" ?[（(]\d{4}-\d{2}-\d{2}[）)]")
 TYPE_OF_FACT = {
     "event": Memory.Type.EPISODIC,
     "preference": Memory.Type.SEMANTIC,
@@ -59,21 +65,78 @@ TYPE_OF_FACT = {
 }
 
 
+def chunk_spans(text: str, size: int = 256, overlap: int = 32) -> list[tuple[int, int, int]]:
+    """(context start, start, end) of each chunk of `text`: chunks of at most `size` tokens
+    (cl100k, `count_tokens`), the overlap included, cut at a turn's or sentence's end, else at
+    a clause mark (`，、：`) or a space, never inside a number ("35万元"), and at a token
+    count only where there is nothing else. Each chunk after the first begins with about
+    `overlap` tokens of the text before it (`context start` .. `start`): whole sentences
+    where they fill three quarters of it, else from a clause, word or CJK character. That
+    part is context for the extractor (what "they" or "上周五" refers to), never extracted
+    again: a sentence is read as a fact in one chunk only."""
+    chunks: list[tuple[int, int, int]] = []
+    start = len(text) - len(text.lstrip())
+    while start < len(text.rstrip()):
+        context = _overlap_start(text, chunks[-1][1], start, overlap) if chunks else start
+        budget = max(size - count_tokens(text[context:start]), max(size // 2, 1))
+        end, _ = _cut(text, start, _fits(text, start, budget))
+        end = max(end, start + 1)
+        chunks.append((context, start, end))
+        start = end + len(text[end:]) - len(text[end:].lstrip())
+    return chunks
+
+
 def chunk_text(text: str, size: int = 256, overlap: int = 32) -> list[str]:
-    """Windows of at most `size` characters, cut at a turn's or sentence's end, else at a
-    clause mark (`，、：`) or a space, never inside a number ("35万元"), and at a fixed offset
-    only where there is nothing else. Windows overlap by up to `overlap` characters of whole
-    sentences; one cut inside a sentence or at a turn's end is followed without overlap, so
-    no piece of a sentence is extracted twice (once cut short, once whole)."""
-    text = text.strip()
-    chunks, start = [], 0
-    while start < len(text):
-        end, how = _cut(text, start, size)
-        chunks.append(text[start:end].strip())
-        if end >= len(text):
-            break
-        start = _next_start(text, start, end, overlap, how)
-    return [c for c in chunks if c]
+    """The chunks of `chunk_spans`, each with its overlap."""
+    return [text[c:e].strip() for c, _, e in chunk_spans(text, size, overlap) if text[c:e].strip()]
+
+
+def _fits(text: str, start: int, tokens: int) -> int:
+    """The furthest end from `start` whose text has at most `tokens` tokens."""
+    if count_tokens(text[start:]) <= tokens:
+        return len(text)
+    lo, hi = start + 1, min(len(text), start + 8 * tokens + 8)  # a token is at most ~8 characters here
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count_tokens(text[start:mid]) <= tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _overlap_start(text: str, floor: int, start: int, overlap: int) -> int:
+    """Where the context before `start` begins: the earliest boundary after `floor` from which
+    at most `overlap` tokens lead to `start`."""
+    if overlap <= 0:
+        return start
+    lo, hi = floor, start  # the earliest position whose suffix fits
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if count_tokens(text[mid:start]) <= overlap:
+            hi = mid
+        else:
+            lo = mid + 1
+    spans = _number_spans(text, lo, start)
+
+    def inside_number(at: int) -> bool:
+        return any(begin < at < finish for begin, finish in spans)
+
+    for pattern, enough in ((BOUNDARY, overlap * 3 // 4), (CLAUSE, 1), (SPACE, 1)):
+        for m in pattern.finditer(text, lo, start):
+            at = m.end()
+            # Tokens are not additive: "reviewed" after a cut may count more than " reviewed".
+            if at < start and not inside_number(at) and enough <= count_tokens(text[at:start]) <= overlap:
+                return at
+            if at < start and not inside_number(at):
+                break  # the earliest such boundary gives too little: try finer ones
+    # No boundary (CJK without punctuation): from a character, not inside a number or word.
+    at = lo
+    while at < start and (
+        inside_number(at) or (text[at - 1 : at + 1].isascii() and text[at - 1 : at + 1].isalnum())
+    ):
+        at += 1
+    return at if at < start else start
 
 
 def _number_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
@@ -88,39 +151,27 @@ def _outside_numbers(spans: list[tuple[int, int]], pos: int, floor: int) -> int:
     return pos
 
 
-def _cut(text: str, start: int, size: int) -> tuple[int, str]:
-    """Where the window from `start` ends, and how: "end", "turn", "sentence", "clause" or "fixed".
+def _cut(text: str, start: int, hi: int) -> tuple[int, str]:
+    """Where the chunk from `start` (at most up to `hi`) ends, and how: "end", "turn",
+    "sentence", "clause" or "fixed".
 
-    A turn's end is taken from a quarter of the window on: windows then begin where turns do,
+    A turn's end is taken from a quarter of the chunk on: chunks then begin where turns do,
     so a turn said twice gives the same chunks (handled once, by digest)."""
-    hi = min(start + size, len(text))
-    if hi == len(text):
-        return hi, "end"
+    if hi >= len(text):
+        return len(text), "end"
     spans = _number_spans(text, start, hi)
+    span = hi - start
     for pattern, floor, how in (
-        (TURN_END, size // 4, "turn"),
-        (BOUNDARY, size // 2, "sentence"),
-        (CLAUSE, size // 2, "clause"),
-        (SPACE, size // 2, "clause"),
+        (TURN_END, span // 4, "turn"),
+        (BOUNDARY, span // 2, "sentence"),
+        (CLAUSE, span // 2, "clause"),
+        (SPACE, span // 2, "clause"),
     ):
         cuts = [m.end() for m in pattern.finditer(text, start + floor, hi)]
         cuts = [c for c in cuts if _outside_numbers(spans, c, start) == c]
         if cuts:
             return cuts[-1], how
     return _outside_numbers(spans, hi, start), "fixed"
-
-
-def _next_start(text: str, start: int, end: int, overlap: int, how: str) -> int:
-    if how == "sentence":
-        # The next window repeats the last whole sentences that fit in the overlap.
-        starts = [m.end() for m in BOUNDARY.finditer(text, max(end - overlap, start + 1), end)]
-        return starts[0] if starts and starts[0] < end else end
-    if how == "fixed":
-        # Nothing to align to ("xxxx…", CJK without punctuation): a plain overlap, moved
-        # back to the start of a number rather than beginning inside one.
-        nxt = max(end - overlap, start + 1)
-        return _outside_numbers(_number_spans(text, nxt, nxt), nxt, start)
-    return end
 
 
 def _weight(text: str) -> int:
@@ -171,8 +222,25 @@ def attribute_scope(*, user, text: str) -> tuple[str, str | None]:
     return scope, unit.key
 
 
-def _dated_chunks(session: ConversationSession) -> list[tuple[str, date]]:
-    """The chunks of the user's turns, each with the day its turns were said: what
+def skill_inputs(text: str, day: date) -> list[dict]:
+    """The `fact_extract` inputs for a text said on `day`: one per chunk, its overlap with the
+    chunk before it as `context` (read for references, not extracted again)."""
+    inputs = []
+    for context, start, end in chunk_spans(
+        text, settings.MEMORY_CHUNK_TOKENS, settings.MEMORY_CHUNK_OVERLAP_TOKENS
+    ):
+        body = text[start:end].strip()
+        if not body:
+            continue
+        item = {"text": body, "session_date": day.isoformat(), "lang": detect_lang(body)}
+        if text[context:start].strip():
+            item["context"] = text[context:start].strip()
+        inputs.append(item)
+    return inputs
+
+
+def _dated_chunks(session: ConversationSession) -> list[tuple[dict, date]]:
+    """The skill inputs of the user's turns, each with the day its turns were said: what
     "tomorrow" in it counts from. A session can run over several days; a chunk never
     mixes turns of two days.
 
@@ -189,11 +257,7 @@ def _dated_chunks(session: ConversationSession) -> list[tuple[str, date]]:
         if not days or days[-1][0] != day:
             days.append((day, []))
         days[-1][1].append(content)
-    return [
-        (chunk, day)
-        for day, texts in days
-        for chunk in chunk_text("\n".join(texts), settings.MEMORY_CHUNK_CHARS, settings.MEMORY_CHUNK_OVERLAP)
-    ]
+    return [(item, day) for day, texts in days for item in skill_inputs("\n".join(texts), day)]
 
 
 def _digest(session_id: int, chunk: str, day: date) -> str:
@@ -216,8 +280,8 @@ def _covered(*, session: ConversationSession, vector, chunk: str, base: date) ->
     wanted = fact_signature(chunk)
     when = parse_occurred(chunk, base)
     return any(
-        fact_signature(text) == wanted
-        and not reordered(chunk, text)
+        fact_signature(RESOLVED_DATE.sub("", text)) == wanted
+        and not reordered(chunk, RESOLVED_DATE.sub("", text))
         and (when is None or occurred is None or occurred == when)
         for text, occurred in visible.filter(pk__in=close).values_list("content", "occurred_at")
     )
@@ -231,6 +295,8 @@ def _write_fact(*, session: ConversationSession, fact: dict, base: date, digest:
     occurred = None
     if memory_type == Memory.Type.EPISODIC:
         occurred = _iso_date(fact.get("occurred_at")) or parse_occurred(text, base)
+        if year_problem(occurred, "occurred_at"):
+            occurred = None  # a year the service refuses (almanac.dates): the fact, undated
     scope, scope_key = attribute_scope(user=session.user, text=text)
     importance = min(max(float(fact.get("importance") or 0.5), 0.0), 1.0)
     meta = {
@@ -249,6 +315,7 @@ def _write_fact(*, session: ConversationSession, fact: dict, base: date, digest:
         meta=meta,
         occurred_at=occurred,
         reason=f"session:{session.pk}",
+        kind="preference" if fact.get("kind") == "preference" else None,  # else from meta.fact_type
     )
     return duplicate is None
 
@@ -260,7 +327,8 @@ def _iso_date(value) -> date | None:
         return None
 
 
-def _extract_chunk(*, session, chunk: str, position: int, digest: str, vector, base: date) -> None:
+def _extract_chunk(*, session, item: dict, position: int, digest: str, vector, base: date) -> None:
+    chunk = item["text"]
     with transaction.atomic():
         # One extraction of a chunk at a time: a session ended twice can have two runs
         # going; the second waits here, then finds the chunk handled and skips it (it used
@@ -276,7 +344,7 @@ def _extract_chunk(*, session, chunk: str, position: int, digest: str, vector, b
             return
         out = skill_run(
             name="fact_extract",
-            input={"text": chunk, "session_date": base.isoformat(), "lang": detect_lang(chunk)},
+            input=item,
             trigger=f"session:{session.pk}",
             tenant=session.tenant,
         )
@@ -302,10 +370,9 @@ def session_extract(*, session_id: int) -> dict:
     if session is None or session.status != ConversationSession.Status.ENDED:
         return {"skipped": "missing or still open"}
     dated = _dated_chunks(session)
-    chunks = [chunk for chunk, _ in dated]
     # The day is part of what was said: "Yesterday I had coffee with Carol" on two days of
-    # one session is two events.
-    digests = [_digest(session.pk, c, day) for c, day in dated]
+    # one session is two events. The digest is of what the chunk extracts, not its context.
+    digests = [_digest(session.pk, item["text"], day) for item, day in dated]
     done = set(
         SessionChunk.objects.filter(session=session, digest__in=digests).values_list("digest", flat=True)
     )
@@ -314,13 +381,15 @@ def session_extract(*, session_id: int) -> dict:
         if d not in done:  # a chunk repeated on one day of the session (same text) is handled once
             done.add(d)
             todo.append((i, c, d, day))
-    vectors = embed([c for _, c, _, _ in todo]) if todo else []
+    # Embedded as the extractor writes it (relative dates followed by their day), to find
+    # the memories an earlier run of the same day made from it.
+    vectors = embed([resolve_relative_dates(item["text"], day) for _, item, _, day in todo]) if todo else []
     failures = 0
-    for (position, chunk, digest, day), vector in zip(todo, vectors, strict=True):
+    for (position, item, digest, day), vector in zip(todo, vectors, strict=True):
         try:
             _extract_chunk(
                 session=session,
-                chunk=chunk,
+                item=item,
                 position=position,
                 digest=digest,
                 vector=vector,
@@ -334,4 +403,4 @@ def session_extract(*, session_id: int) -> dict:
     if session.extracted_at is None:
         session.extracted_at = timezone.now()
         session.save(update_fields=["extracted_at"])
-    return {"chunks": len(chunks), "new": len(todo)}
+    return {"chunks": len(dated), "new": len(todo)}

@@ -19,6 +19,8 @@ INPUT_SCHEMA = {
         "text": {"type": "string", "maxLength": MAX_TEXT},
         "session_date": {"type": ["string", "null"], "format": "date", "pattern": r"^\d{4}-\d{2}-\d{2}$"},
         "lang": {"type": ["string", "null"], "maxLength": 16},  # "zh", "en"; others mean auto
+        # The text just before `text` (a chunk's overlap): read for references, not extracted.
+        "context": {"type": ["string", "null"], "maxLength": MAX_TEXT},
     },
     "required": ["text"],
     "additionalProperties": False,
@@ -35,6 +37,7 @@ OUTPUT_SCHEMA = {
                     "type": {"enum": list(FACT_TYPES)},
                     "importance": {"type": "number", "minimum": 0, "maximum": 1},
                     "occurred_at": {"type": ["string", "null"], "pattern": r"^\d{4}-\d{2}-\d{2}$"},
+                    "kind": {"enum": ["preference"]},  # a standing wish or rule ("以后…都…", "from now on…")
                 },
                 "required": ["text", "type", "importance", "occurred_at"],
                 "additionalProperties": False,
@@ -57,15 +60,19 @@ work, team, project or company. Rules:
   or is scheduled, with a date when known), "fact" (a stable statement), "decision"
   (something decided or agreed).
 - importance: 0..1 (0.9+ for contracts, budgets, amounts, deadlines, "always/never/must").
-- occurred_at: "YYYY-MM-DD" for events when the date is known (resolve relative dates
-  such as "last Friday" / "上周五" against the session date), otherwise null.
+- occurred_at: "YYYY-MM-DD" for events and dated decisions when the date is known
+  (resolve relative dates such as "last Friday" / "上周五" against the session date),
+  otherwise null; write the resolved date into the sentence too ("上周五（2025-03-14）…").
+- kind: "preference" for a standing wish or rule ("以后报销都走电子流程", "from now on, always
+  …", "I prefer …"); leave it out otherwise.
+- "Context" is earlier conversation: use it to resolve references, extract nothing from it.
 - Skip greetings, thanks, small talk, questions and what the assistant said.
 Reply with JSON only, no prose: {"facts": [{"text": "...", "type": "...", "importance": 0.0, "occurred_at": null}]}
 
 Example (session date 2025-03-20):
 我喜欢靠窗的座位。上周五我们和 Acme 开会，确定合同金额 30 万元。Thanks!
-{"facts": [{"text": "我喜欢靠窗的座位。", "type": "preference", "importance": 0.6, "occurred_at": null},
- {"text": "上周五我们和 Acme 开会，确定合同金额为 30 万元。", "type": "event", "importance": 0.9, "occurred_at": "2025-03-14"}]}"""
+{"facts": [{"text": "我喜欢靠窗的座位。", "type": "preference", "importance": 0.6, "occurred_at": null, "kind": "preference"},
+ {"text": "上周五（2025-03-14）我们和 Acme 开会，确定合同金额为 30 万元。", "type": "event", "importance": 0.9, "occurred_at": "2025-03-14"}]}"""
 
 # --- Offline, rule-based ---------------------------------------------------------------
 
@@ -77,6 +84,14 @@ _PREFERENCE = re.compile(
     r"\b(?:always|never|usually|generally|normally)\s+(?:want|use|ask|drink|eat|take|go|write|read|work|reply|answer)|"
     r"喜欢|讨厌|偏好|习惯|更爱|爱吃|不吃|最爱|倾向|宁愿|宁可|受不了|过敏|素食|口味|爱喝|不喝|希望|"
     r"(?:总是|一般|通常|从不|从来不|向来)(?:用|喝|吃|要|写|看|坐|选|去)",
+    re.IGNORECASE,
+)
+# A standing rule or wish: "以后报销都走电子流程", "从现在开始，所有合同都要…", "from now on, always …",
+# "Please always book …", "Going forward, I'd like …".
+_STANDING = re.compile(
+    r"(?:以后|今后|往后|之后|从今往后)[^，。；！？,;]*(?:都|一律|统一|全部|总是)|从现在(?:开始|起)|(?:一律|统一)(?:用|走|使用|按|发)|"
+    r"\b(?:from now on|going forward|from here on|in (?:the )?future|moving forward)\b|"
+    r"^(?:please\s+)?(?:always|never)\b|\b(?:always|never)\b[^.!?]*\bfor me\b|\bi'?d (?:like|prefer|rather)\b",
     re.IGNORECASE,
 )
 _NOT_PREFERENCE = re.compile(
@@ -186,6 +201,8 @@ def _classify(sentence: str, date) -> str | None:
         return None
     # "我一周三次健身", "We meet every Monday": a habit or routine, not a dated event
     event_cue = bool(_EVENT.search(sentence)) and not RECURRING.search(sentence)
+    if _STANDING.search(sentence):
+        return "preference"
     if _DECISION.search(sentence):
         return "decision"
     if date and event_cue:
@@ -218,14 +235,16 @@ def _finish(sentence: str) -> str:
     return sentence
 
 
-def _fact_of(raw: str, session_date) -> dict | None:
+def _fact_of(raw: str, session_date, subject: str | None = None) -> dict | None:
     if T.is_filler(raw) or _is_question(raw) or _HYPOTHETICAL.search(raw):
         return None
     sentence = _clean(raw)
     if not sentence or T.is_filler(sentence):
         return None
-    if _REQUEST.match(sentence) and not _PREFERENCE.search(sentence):
+    if _REQUEST.match(sentence) and not (_PREFERENCE.search(sentence) or _STANDING.search(sentence)):
         return None  # a request to the assistant, not something about the user
+    if subject:
+        sentence = T.with_subject(sentence, subject)
     date = find_date(sentence, session_date)
     kind = _classify(sentence, date)
     if kind is None:
@@ -233,23 +252,73 @@ def _fact_of(raw: str, session_date) -> dict | None:
     sentence = _finish(sentence)
     if kind == "event" and date is None:
         date = find_date(sentence, session_date, periods=True)  # "we shipped it last month"
-    occurred = date.isoformat() if kind == "event" and date else None
-    return {
-        "text": sentence,
+    dated = kind in ("event", "decision") and date is not None
+    fact = {
+        "text": _dated_text(sentence, date) if dated else sentence,
         "type": kind,
         "importance": _importance(kind, sentence),
-        "occurred_at": occurred,
+        "occurred_at": date.isoformat() if dated else None,
     }
+    if kind == "preference":
+        fact["kind"] = "preference"
+    return fact
 
 
-def extract_offline(text: str, session_date=None) -> list[dict]:
-    """Deterministic facts: split, drop non-user turns/questions/filler, classify by cues."""
+# Relative dates, which mean nothing once the session is over: the resolved day goes after them.
+_RELATIVE = re.compile(
+    r"\b(?:yesterday|today|tomorrow|(?:last|next|this)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"\d+\s+days?\s+ago)\b|大前天|前天|昨天|今天|明天|后天|大后天|\d+\s*天前|"
+    r"(?:上上|下下|上|下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天1-7]",
+    re.IGNORECASE,
+)
+
+
+def _dated_text(sentence: str, date) -> str:
+    """ "上周五我们决定…" → "上周五（2025-03-14）我们决定…", "Last Friday we…" → "Last Friday
+    (2025-03-14) we…": the memory keeps its day after the session that dated it is gone."""
+    match = _RELATIVE.search(sentence)
+    if match is None or date.isoformat() in sentence:
+        return sentence
+    mark = f"（{date.isoformat()}）" if T.CJK.search(match.group()) else f" ({date.isoformat()})"
+    return sentence[: match.end()] + mark + sentence[match.end() :]
+
+
+def resolve_relative_dates(text: str, base) -> str:
+    """Every relative date of `text` followed by its day, as the extractor writes facts."""
+    return _RELATIVE.sub(
+        lambda m: _dated_text(m.group(), d) if (d := find_date(m.group(), base)) else m.group(), text
+    )
+
+
+def _subject_of(sentence: str, previous: str | None) -> str | None:
+    """Who the next sentence's pronoun refers to: the one name of this sentence; none when it
+    names several (ambiguous) or none, unless a pronoun opens it ("Acme called. They want X.
+    They also asked for Y.": both are Acme)."""
+    found = T.names(sentence)
+    if found:
+        return found[0] if len(found) == 1 else None
+    return previous if T.with_subject(sentence, "X") != sentence else None
+
+
+def extract_offline(text: str, session_date=None, context: str = "") -> list[dict]:
+    """Deterministic facts: split, drop non-user turns/questions/filler, classify by cues.
+    `context` (the text before, a chunk's overlap) is read for who "they"/"他们" are, never
+    extracted."""
     facts, seen = [], set()
+    subject = None
+    for raw in (
+        raw
+        for role, body in T.turns(context)
+        if role not in NON_USER_ROLES
+        for raw in T.split_sentences(body)
+    ):
+        subject = _subject_of(raw, subject)
     for role, body in T.turns(text):
         if role in NON_USER_ROLES:
             continue
         for raw in T.split_sentences(body):
-            fact = _fact_of(raw, session_date)
+            fact = _fact_of(raw, session_date, subject)
+            subject = _subject_of(raw, subject)
             if fact and fact["text"].lower() not in seen:
                 seen.add(fact["text"].lower())
                 facts.append(fact)
@@ -332,7 +401,12 @@ class FactExtract(BaseSkill):
 
     def messages(self, input: dict) -> list[dict]:
         context = {"session_date": input.get("session_date"), "lang": input.get("lang")}
-        user = f"Session context: {json.dumps(context, ensure_ascii=False)}\n\nConversation:\n{input['text']}"
+        before = (
+            f"Context (earlier, extract nothing from it):\n{input['context']}\n\n"
+            if input.get("context")
+            else ""
+        )
+        user = f"Session context: {json.dumps(context, ensure_ascii=False)}\n\n{before}Conversation:\n{input['text']}"
         return [{"role": "system", "content": PROMPT}, {"role": "user", "content": user}]
 
     def normalize(self, input: dict, data):
@@ -356,4 +430,5 @@ class FactExtract(BaseSkill):
         return output
 
     def run_offline(self, input: dict) -> dict:
-        return {"facts": extract_offline(input["text"], parse_iso(input.get("session_date")))}
+        base = parse_iso(input.get("session_date"))
+        return {"facts": extract_offline(input["text"], base, context=input.get("context") or "")}

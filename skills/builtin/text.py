@@ -162,7 +162,7 @@ LEADING_FILLER = re.compile(
 # Whole phrases that say nothing to remember: thanks, acknowledgements, agreement without
 # content, promises to act, sign-offs. Read out of a sentence; what is left decides.
 _FILLER_PHRASES = re.compile(
-    r"\b(?:thanks?(?: a lot| so much| very much| again)?|thank you(?: so much| very much| again)?|thx|ty|cheers|"
+    r"\b(?:(?:thank you|thanks?)(?: a lot| so much| very much| again)?(?: for (?:all )?(?:your|the|everything)(?: help| support| time| quick reply)?)?|thx|ty|cheers|"
     r"(?:i |really |much )?appreciate(?:d)?(?: it| that| your help| the help)?|much appreciated|"
     r"that'?s (?:all|it|everything)(?: for (?:now|today|the moment))?|nothing else(?: for now)?|"
     r"(?:that |this )?(?:sounds|looks|seems) (?:good|great|fine|perfect|right|ok(?:ay)?)(?: to me)?|"
@@ -204,3 +204,74 @@ def is_filler(sentence: str) -> bool:
         return False
     left = [w.lower() for w in LATIN_WORD.findall(rest)]
     return all(w in _FILLER_REST for w in left) and not CJK.findall(_ZH_FILLER_REST.sub("", rest))
+
+
+# --- Who a sentence is about: names, and a pronoun that opens a sentence ---------------------
+
+# Capitalised words that are not names when they open a sentence, and role acronyms.
+_NOT_NAMES = frozenset(
+    "the a an our we i my your you they their he his she her it its this that these those there here "
+    "last next yesterday today tomorrow please thanks also and but so then when if after before "
+    "ceo cfo cto coo vp pm hr qa po monday tuesday wednesday thursday friday saturday sunday january february "
+    "march april may june july august september october november december".split()
+)
+_ZH_NOT_NAME = re.compile(r"^第|[周月日年天号点]|星期|礼拜")
+_NAME_RUN = re.compile(r"(?<![\w'’-])[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*")
+_ZH_CLIENT = re.compile(r"(?:客户|公司|供应商)[A-Z0-9]{1,3}(?![A-Za-z0-9])")
+_ZH_NAME_TAGS = frozenset(("nr", "ns", "nt", "nz", "nrt", "nrfg"))
+
+
+def names(sentence: str) -> list[str]:
+    """The named things a sentence mentions, in order, each once ("Acme", "Maria Lopez",
+    "客户C", "腾讯"); a name inside a longer one is not counted again."""
+    found: list[str] = []
+    for match in _NAME_RUN.finditer(sentence):
+        words = match.group().split()
+        while words and (words[0].lower().strip("'’s") in _NOT_NAMES or any(c.isdigit() for c in words[0])):
+            words.pop(0)
+        name = " ".join(w for w in words if not any(c.isdigit() for c in w))
+        if name and name.lower() not in _NOT_NAMES:
+            found.append(re.sub(r"['’]s$", "", name))
+    found += _ZH_CLIENT.findall(sentence)
+    if CJK.search(sentence):
+        import rjieba  # the segmenter almanac.search uses; its POS tags mark Chinese names
+
+        found += [
+            w
+            for w, tag in rjieba.tag(sentence)
+            if tag in _ZH_NAME_TAGS and len(w) > 1 and CJK.match(w) and not _ZH_NOT_NAME.search(w)
+        ]
+    unique = list(dict.fromkeys(found))
+    return [n for n in unique if not any(n != other and n in other for other in unique)]
+
+
+_EN_PRONOUN = re.compile(r"^(?P<p>They|He|She|Their|His|Her)\b\s*(?P<rest>.*)$", re.S)
+_ZH_PRONOUN = re.compile(r"^(?P<p>他们|她们|他|她|对方)(?P<of>的)?(?P<rest>.*)$", re.S)
+_AGREE = {"are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't", "aren't": "isn't",
+          "weren't": "wasn't", "haven't": "hasn't"}  # fmt: skip
+_PAST_OR_S = re.compile(r"(?<!e)ed$|s$")  # "asked", "wants" stay; "need" becomes "needs"
+_NO_S = frozenset(
+    "will would can could should must may might did had also still just already never always".split()
+)
+
+
+def with_subject(sentence: str, name: str) -> str:
+    """`sentence` with the pronoun that opens it replaced by `name` ("They want a 12% discount."
+    → "Acme wants a 12% discount.", "他们同意打九折。" → "阿里巴巴同意打九折。"); unchanged otherwise."""
+    if m := _ZH_PRONOUN.match(sentence):
+        return f"{name}{m['of'] or ''}{m['rest']}"
+    m = _EN_PRONOUN.match(sentence)
+    if m is None or (m["p"] in ("Her", "His", "Their") and not m["rest"][:1].isalpha()):
+        return sentence
+    if m["p"] in ("Their", "His", "Her"):  # "Her phone" → "Maria Lopez's phone" (not "told her")
+        return f"{name}'s {m['rest']}"
+    rest = m["rest"]
+    if m["p"] == "They":
+        verb, _, tail = rest.partition(" ")
+        low = verb.lower()
+        if low in _AGREE:
+            verb = _AGREE[low]
+        elif verb.isalpha() and verb.islower() and low not in _NO_S and not _PAST_OR_S.search(low):
+            verb += "es" if low.endswith(("sh", "ch", "x", "o")) else "s"
+        rest = f"{verb} {tail}".rstrip() if tail else verb
+    return f"{name} {rest}"

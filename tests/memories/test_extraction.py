@@ -4,10 +4,11 @@ from datetime import date
 
 import pytest
 
+from almanac.search.tokens import count_tokens
 from memories import services
 from memories.models import Memory, SessionChunk
 from memories.services.dates import parse_occurred
-from memories.services.extraction import attribute_scope, chunk_text, is_junk
+from memories.services.extraction import RESOLVED_DATE, attribute_scope, chunk_spans, chunk_text, is_junk
 from memories.tasks import session_extract_task
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +32,9 @@ EN_TURNS = [
 
 
 def by_content(user):
-    return {m.content: m for m in Memory.objects.filter(owner=user)}
+    """Memories by content, without the day the extractor writes after a relative date
+    (tested in test_a_relative_date_keeps_its_day)."""
+    return {RESOLVED_DATE.sub("", m.content): m for m in Memory.objects.filter(owner=user)}
 
 
 def test_chinese_session(alice, ended_session):
@@ -243,13 +246,45 @@ def test_scope_attribution(alice, bob, charlie):
 
 def test_chunking_overlaps_and_bounds():
     text = "。".join(f"第{i}句话讲的是一个独立的事实" for i in range(60))
-    chunks = chunk_text(text, 256, 32)
-    assert len(chunks) > 3
-    assert all(len(c) <= 256 for c in chunks)
-    assert "".join(chunks).replace("。", "").count("第59句") == 1
-    long_word = "x" * 600
+    spans = chunk_spans(text, 256, 32)
+    assert len(spans) > 1
+    assert all(count_tokens(text[c:e]) <= 256 for c, _, e in spans)
+    assert "".join(text[s:e] for _, s, e in spans) == text  # the bodies: all of it, once
+    long_word = "x" * 6000  # nothing to cut at: at a token count
     pieces = chunk_text(long_word, 256, 32)
-    assert [len(p) for p in pieces] == [256, 256, 152]
+    assert len(pieces) > 1 and all(count_tokens(p) <= 256 for p in pieces)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "第{i}次周会上我们讨论了华东区域的销售目标和下一季度的市场预算安排。",  # ~35 characters
+        "In meeting {i} we reviewed the regional sales targets and the marketing budget for next quarter. ",
+    ],
+    ids=["zh", "en"],
+)
+def test_chunks_overlap_by_about_32_tokens(sentence):
+    text = "".join(sentence.format(i=i) for i in range(60)).strip()
+    spans = chunk_spans(text, 256, 32)
+    assert len(spans) > 3
+    for context, start, end in spans[1:]:
+        assert 24 <= count_tokens(text[context:start]) <= 32
+        assert count_tokens(text[context:end]) <= 256
+        assert (
+            text[start - 1] in "。. " or text[start:end] == text[start:].strip()
+        )  # a body begins a sentence
+    assert [s for _, s, _ in spans] == sorted({s for _, s, _ in spans})
+
+
+def test_the_overlap_is_context_not_extracted_again():
+    from datetime import date
+
+    from memories.services.extraction import skill_inputs
+
+    text = " ".join(f"Client{i} renewed their contract for {i} years." for i in range(60))
+    inputs = skill_inputs(text, date(2025, 3, 20))
+    assert len(inputs) > 2 and all(item.get("context") for item in inputs[1:])
+    assert " ".join(item["text"] for item in inputs) == text
 
 
 def test_decay_archives_old_unimportant_memories(alice, remember):

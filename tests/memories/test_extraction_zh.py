@@ -6,9 +6,10 @@ from datetime import date
 
 import pytest
 
+from almanac.search.tokens import count_tokens
 from memories import services
 from memories.models import Memory
-from memories.services.extraction import chunk_text, is_junk
+from memories.services.extraction import RESOLVED_DATE, chunk_spans, is_junk
 
 pytestmark = pytest.mark.django_db
 
@@ -90,7 +91,7 @@ EN_LONG = (
 @pytest.mark.parametrize("text", [ZH_LONG, EN_LONG], ids=["zh", "en"])
 def test_a_long_turn_is_cut_between_clauses_and_not_extracted_twice(alice, ended_session, text):
     assert len(text) > 256 and "。" not in text and ". " not in text and text.index("35") == 255
-    contents = list(extract(alice, ended_session, [text]))
+    contents = [RESOLVED_DATE.sub("", c) for c in extract(alice, ended_session, [text])]
     amount = "35万元" if "35万元" in text else "$350,000"
     assert sum(amount in c for c in contents) == 1
     assert not any(c.endswith(("3。", "3.", "$3.", "$350.")) for c in contents)
@@ -101,22 +102,23 @@ def test_a_long_turn_is_cut_between_clauses_and_not_extracted_twice(alice, ended
 
 
 def test_chunks_never_split_a_number():
-    text = "合作条款" * 62 + "最终合同金额为35万元" + "付款分三期完成" * 20  # no punctuation at all
-    spaced = "very " * 48 + "the total was $35 万元 for Apollo"
+    text = "合作条款" * 62 + "最终合同金额为35万元" + "付款分三期完成" * 40  # no punctuation at all
+    spaced = "very " * 250 + "the total was $35 万元 for Apollo " + "and more " * 100
     for sample in (text, spaced):
-        assert sample.index("35") == 255  # where the old fixed cut at 256 fell
-        chunks = chunk_text(sample, 256, 32)
-        assert all(len(c) <= 256 for c in chunks)
-        assert not any(c.endswith(("3", "35", "35万")) for c in chunks)
-        assert any("35万元" in c or "35 万元" in c for c in chunks)
+        spans = chunk_spans(sample, 256, 32)
+        assert len(spans) > 1 and all(count_tokens(sample[c:e]) <= 256 for c, _, e in spans)
+        for size in range(60, 256, 7):  # wherever the token count falls
+            for context, start, end in chunk_spans(sample, size, 16):
+                assert not sample[start:end].endswith(("3", "35", "35万", "$3", "$35", "$35 万")), size
+                assert not sample[context:end].startswith(("5万元", "5 万元", "万元")), size
 
 
-def test_a_sentence_of_clauses_is_cut_between_clauses_without_overlap():
+def test_a_sentence_of_clauses_is_cut_between_clauses():
     text = "，".join(f"第{i}项条款已经审核" for i in range(60)) + "。"
-    chunks = chunk_text(text, 256, 32)
-    assert len(chunks) > 2 and all(len(c) <= 256 for c in chunks)
-    assert all(c.endswith(("，", "。")) and c.startswith("第") for c in chunks)
-    assert "".join(chunks) == text  # nothing lost, no clause twice
+    spans = chunk_spans(text, 256, 32)
+    assert len(spans) > 1 and all(count_tokens(text[c:e]) <= 256 for c, _, e in spans)
+    assert all(text[s:e].endswith(("，", "。")) and text[s:e].startswith("第") for _, s, e in spans)
+    assert "".join(text[s:e] for _, s, e in spans) == text  # nothing lost, no clause read twice
 
 
 # --- C: dates ---------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 """The fact_extract skill's offline path (skills.builtin.fact_extract): what is a fact, of
 which type, dated when."""
 
+import re
+from datetime import date
+
 import pytest
 
 from skills.builtin.fact_extract import extract_offline
@@ -30,7 +33,8 @@ User: Thanks, that's all."""
 
 
 def _by_text(facts):
-    return {f["text"]: f for f in facts}
+    """Facts by text, without the day written after a relative date (tested on its own)."""
+    return {re.sub(r" ?[（(]\d{4}-\d{2}-\d{2}[）)]", "", f["text"]): f for f in facts}
 
 
 def test_fact_extract_chinese_types_and_dates(settings):
@@ -204,3 +208,81 @@ def test_indefinite_question_words_and_prohibitions_are_statements(sentence):
 def test_fact_extract_remember_prefix_is_stripped_and_importance_raised():
     [fact] = extract_offline("User: 请记住，我对花生过敏，这点一定要记住。")
     assert fact["text"] == "我对花生过敏，这点一定要记住。" and fact["importance"] >= 0.8
+
+
+# --- Issue 23: junk, preferences, dates, a subject carried over ------------------------------
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "Thanks, that's all for now.",
+        "Sounds good to me.",
+        "Perfect, thank you for your help!",
+        "That makes sense, talk soon.",
+        "谢谢你的帮助，我明白了",
+        "收到，马上处理",
+        "好的，辛苦了，先这样吧",
+        "明白了，我这就去安排",
+    ],
+)
+def test_acknowledgements_thanks_and_sign_offs_are_not_facts(junk):
+    assert extract_offline(junk) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["以后报销都走电子流程。", "今后周会一律改到周一上午。", "From now on, always copy Priya on contract emails.",
+     "Going forward, send invoices to ap@initech.com.", "I prefer short answers."],
+)  # fmt: skip
+def test_standing_wishes_are_preferences(text):
+    (fact,) = extract_offline(text)
+    assert (fact["type"], fact.get("kind")) == ("preference", "preference")
+
+
+def test_a_dated_decision_keeps_its_day():
+    (fact,) = extract_offline("上周五我们和客户开会，决定合同延期到六月。", date(2025, 3, 20))
+    assert fact["type"] == "decision" and fact["occurred_at"] == "2025-03-14"
+    assert fact["text"].startswith("上周五（2025-03-14）")
+    (fact,) = extract_offline("Yesterday we agreed to drop the Q2 webinar.", date(2025, 3, 20))
+    assert fact["text"].startswith("Yesterday (2025-03-19) we agreed")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Initech called this morning. They need the SOC 2 report by May.",
+            "Initech needs the SOC 2 report by May.",
+        ),
+        (
+            "Priya Shah joined last week. She wants weekly status mails.",
+            "Priya Shah wants weekly status mails.",
+        ),
+        ("京东那边来了消息。他们要求下周交付样品。", "京东要求下周"),
+        ("我们的对接人是刘洋。他的邮箱是liu@jd.com。", "刘洋的邮箱是liu@jd.com。"),
+    ],
+)
+def test_a_pronoun_takes_the_one_name_of_the_sentence_before(text, expected):
+    assert any(f["text"].startswith(expected) for f in extract_offline(text, date(2025, 3, 20)))
+
+
+def test_an_ambiguous_pronoun_is_left_alone():
+    facts = extract_offline("Acme and Globex both replied. They want a 12% discount.")
+    assert any(
+        f["text"] == "She wants weekly mails."
+        for f in extract_offline("Priya met Tom. She wants weekly mails.")
+    )
+    assert any(f["text"] == "They want a 12% discount." for f in facts)
+
+
+def test_the_context_is_read_for_references_not_extracted():
+    out = skill_run(
+        name="fact_extract",
+        input={
+            "text": "They want a 12% discount.",
+            "context": "Acme called this morning.",
+            "session_date": "2025-03-20",
+        },
+    )
+    assert [f["text"] for f in out["facts"]] == ["Acme wants a 12% discount."]
