@@ -29,8 +29,9 @@ from memories.selectors import SEARCH_FIELDS
 EXPORT_FIELDS = [
     "id", "owner", "memory_type", "scope", "scope_key", "content", "importance", "status", "access_count",
     "last_access", "quality", "schema_version", "occurred_at", "meta", "created_at", "updated_at",
+    "kind", "fact_key", "superseded_by_id",
 ]  # fmt: skip
-EDITABLE = ["content", "importance", "status", "scope", "scope_key", "meta", "occurred_at"]
+EDITABLE = ["content", "importance", "status", "scope", "scope_key", "meta", "occurred_at", "kind"]
 
 
 def _visible_memories(request):
@@ -80,6 +81,7 @@ class MemoryAdminForm(forms.ModelForm):
             "scope_key",
             "importance",
             "status",
+            "kind",
             "occurred_at",
             "meta",
         ]
@@ -88,7 +90,13 @@ class MemoryAdminForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if "scope_key" in self.fields:
             self.fields["scope_key"].required = False  # a user's own scope needs none
+        if "kind" in self.fields:
+            self.fields["kind"].required = False  # none: as it is (a new memory: read from the text)
         self.written = None
+
+    def clean_kind(self):
+        kind = self.cleaned_data.get("kind")
+        return kind or (self.instance.kind if self.instance.pk else Memory.Kind.FACT)
 
     def clean_meta(self):
         meta = self.cleaned_data.get("meta")
@@ -123,6 +131,8 @@ class MemoryAdminForm(forms.ModelForm):
             owner=data["owner"], content=data.get("content") or "", memory_type=data.get("memory_type"),
             scope=data.get("scope"), scope_key=data.get("scope_key") or None, importance=data.get("importance"),
             meta=data.get("meta"), occurred_at=data.get("occurred_at"), reason="admin", actor=user,
+            # The form's default "fact" is no choice: the text decides then.
+            kind=data.get("kind") if data.get("kind") != Memory.Kind.FACT else None,
         )  # fmt: skip
         return memory
 
@@ -130,16 +140,17 @@ class MemoryAdminForm(forms.ModelForm):
 @admin.register(Memory)
 class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
     history_acl = True
-    list_display = ["id", "short_content", "owner", "memory_type", "scope", "scope_key", "status", "importance",
-                    "quality", "access_count", "last_access", "created_at"]  # fmt: skip
-    list_filter = ["memory_type", "scope", "status", "tenant", "created_at"]
+    list_display = ["id", "short_content", "owner", "memory_type", "kind", "scope", "scope_key", "status",
+                    "importance", "quality", "access_count", "last_access", "created_at"]  # fmt: skip
+    list_filter = ["memory_type", "kind", "scope", "status", "tenant", "created_at"]
     search_fields = ["content", "owner__username", "owner__email", "scope_key"]
     list_select_related = ["owner"]
     raw_id_fields = ["owner"]
-    fields = ["tenant", "owner", "memory_type", "content", "scope", "scope_key", "importance", "status", "quality",
-              "occurred_at", "meta", "acl", "access_count", "last_access", "schema_version", "created_at", "updated_at"]  # fmt: skip
+    fields = ["tenant", "owner", "memory_type", "kind", "content", "scope", "scope_key", "importance", "status",
+              "superseded_by", "fact_key", "quality", "occurred_at", "meta", "acl", "access_count", "last_access",
+              "schema_version", "created_at", "updated_at"]  # fmt: skip
     readonly_fields = ["tenant", "acl", "quality", "access_count", "last_access", "schema_version", "created_at",
-                       "updated_at"]  # fmt: skip
+                       "updated_at", "superseded_by", "fact_key"]  # fmt: skip
     actions = ["export_json", "export_csv", "archive", "reactivate", "restore", "purge"]
     date_hierarchy = "created_at"
 
