@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 from almanac.search.text import segment
 from memories.facts import (
-    _CALENDAR_WORDS,
-    _NUMBER_UNIT,
-    _ZH_NEGATIONS,
-    _ZH_RELATIVE,
+    CALENDAR_WORDS,
+    NEGATION_WORDS_ZH,
+    NUMBER_WITH_UNIT,
+    ZH_RELATIVE_DATE,
     fact_signature,
     is_negated,
 )
@@ -107,21 +107,21 @@ def _key_tokens(text: str, *, identifiers: bool = False) -> list[str]:
     """The words of `text` that name what it is about: no amounts, dates, negations or
     change words. `identifiers`: numbers without a unit and ids ("review number 3",
     "PRD-2024-013") stay: they say which thing, not how much."""
-    text = _ZH_RELATIVE.sub(" ", _strip_amounts(text) if identifiers else _NUMBER_UNIT.sub(" ", text))
+    text = ZH_RELATIVE_DATE.sub(" ", _strip_amounts(text) if identifiers else NUMBER_WITH_UNIT.sub(" ", text))
     change = _change_tokens()
     return [
         t
         for t in segment(text)
         if t not in change
-        and t not in _ZH_NEGATIONS
-        and t not in _CALENDAR_WORDS
+        and t not in NEGATION_WORDS_ZH
+        and t not in CALENDAR_WORDS
         and (identifiers or (not re.search(r"\d", t) and not _numeral(t)))
     ]
 
 
 def _strip_amounts(text: str) -> str:
     """`text` without its numbers that have a unit, currency or magnitude (30万元, $50k, 3 pm)."""
-    return _NUMBER_UNIT.sub(
+    return NUMBER_WITH_UNIT.sub(
         lambda m: " " if (m.group("pre") or m.group("mag") or m.group("unit")) else m.group(0), text
     )
 
@@ -219,7 +219,7 @@ def _bare_numbers(text: str) -> int:
     "moved from March 12 to March 19") which is the value is anyone's guess."""
     return sum(
         1
-        for m in _NUMBER_UNIT.finditer(text)
+        for m in NUMBER_WITH_UNIT.finditer(text)
         if not (m.group("pre") or m.group("mag") or m.group("unit")) and m.group("num")[0].isdigit()
     )
 

@@ -285,3 +285,10 @@ def _said_alike(sentence: str, summary: SummaryTerms) -> bool:
     overlap = [(len(summary_words.intersection(words)), neg) for summary_words, neg in summary.sentences]
     best = max(n for n, _ in overlap)
     return any(neg == negated for n, neg in overlap if n == best)
+
+
+# What memories.claims reads a text's values and subject with.
+CALENDAR_WORDS = _CALENDAR_WORDS
+NEGATION_WORDS_ZH = _ZH_NEGATIONS
+NUMBER_WITH_UNIT = _NUMBER_UNIT
+ZH_RELATIVE_DATE = _ZH_RELATIVE
