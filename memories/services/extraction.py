@@ -40,6 +40,7 @@ from memories.services.dates import parse_occurred
 from memories.services.memories import memory_create
 from memories.services.scopes import user_units
 from skills.builtin.fact_extract import resolve_relative_dates
+from skills.builtin.text import is_filler
 from skills.services import skill_run
 
 BOUNDARY = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
@@ -184,8 +185,8 @@ def is_junk(text: str) -> bool:
     stripped = re.sub(r"[\s\W_]+", " ", text or "", flags=re.UNICODE).strip().lower()
     if _weight(stripped.replace(" ", "")) < MIN_FACT_CHARS and not SUBSTANCE.search(text or ""):
         return True
-    if stripped.replace(" ", "") in JUNK_PHRASES or stripped in JUNK_PHRASES:
-        return True
+    if stripped.replace(" ", "") in JUNK_PHRASES or stripped in JUNK_PHRASES or is_filler(text):
+        return True  # also what an LLM returns: "Thanks, that's all for now.", "收到，马上处理"
     words = stripped.split()
     if all(w in JUNK_WORDS or w in JUNK_PHRASES for w in words):
         return True

@@ -147,3 +147,10 @@ def test_an_event_gets_its_date(alice, ended_session, turn, occurred):
 def test_a_routine_is_not_a_dated_event(alice, ended_session, turn):
     (memory,) = extract(alice, ended_session, [turn]).values()
     assert (memory.memory_type, memory.occurred_at) == ("semantic", None)
+
+
+@pytest.mark.parametrize(
+    "text", ["Thanks, that's all for now.", "Sounds good to me.", "谢谢你的帮助，我明白了", "收到，马上处理"]
+)
+def test_filler_an_llm_returns_is_junk_too(text):
+    assert is_junk(text)
