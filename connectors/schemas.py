@@ -11,6 +11,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from almanac.dates import MAX_YEAR, MIN_YEAR
 from connectors.models import RESERVED_SOURCE_NAMES, Event
 
 SOURCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
@@ -87,7 +88,7 @@ class TagsIn(Schema):
         return value
 
 
-MIN_EVENT_YEAR, MAX_EVENT_YEAR = 1900, 2999
+MIN_EVENT_YEAR, MAX_EVENT_YEAR = MIN_YEAR, MAX_YEAR  # the rule memories share (almanac.dates)
 
 
 class EventIn(Schema):

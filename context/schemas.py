@@ -82,7 +82,7 @@ class BudgetOut(Schema):
 
 
 class WarningOut(Schema):
-    code: Literal["summarized", "source_lagging", "stale_excluded", "budget_exceeded"]
+    code: Literal["summarized", "source_lagging", "stale_excluded", "budget_exceeded", "nothing_relevant"]
     detail: str
     items: list[str] = []
 

@@ -9,6 +9,7 @@ from typing import Literal
 from ninja import Field, Schema
 from pydantic import ConfigDict, field_validator
 
+from almanac.dates import year_problem
 from almanac.jsonbody import storable_problem
 
 MemoryType = Literal["semantic", "episodic", "working"]
@@ -28,6 +29,13 @@ def _check_meta(value: dict | None) -> dict | None:
         raise ValueError(problem)
     if len(json.dumps(value, ensure_ascii=False)) > MAX_META_CHARS:
         raise ValueError(f"meta is larger than {MAX_META_CHARS} characters of JSON")
+    return value
+
+
+def _check_occurred_at(value: date | None) -> date | None:
+    problem = year_problem(value, "occurred_at")
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -51,6 +59,7 @@ class MemoryIn(In):
     key: str | None = Field(None, max_length=200)
 
     _meta = field_validator("meta")(_check_meta)
+    _occurred_at = field_validator("occurred_at")(_check_occurred_at)
 
 
 class MemoryPatch(In):
@@ -65,6 +74,7 @@ class MemoryPatch(In):
     kind: Kind | None = None
 
     _meta = field_validator("meta")(_check_meta)
+    _occurred_at = field_validator("occurred_at")(_check_occurred_at)
 
     @field_validator("status", mode="before")
     @classmethod

@@ -247,3 +247,45 @@ def test_a_tool_turn_quoting_a_lone_surrogate_escape_is_kept_as_text(api, alice)
     assert r.status_code == 201, r.content
     stored = Turn.objects.get(session_id=session, role="tool").content
     assert stored.startswith('["\\ud800 item 0", ') and stored.endswith("… and 10 more")
+
+
+@pytest.mark.parametrize("day", ["0001-01-01", "1899-12-31", "3000-01-01", "9999-12-31"])
+def test_a_memory_dated_outside_1900_to_2999_is_a_422(api, alice, day):
+    from memories.models import Memory
+
+    body = {"user": "alice", "content": "Lunch with Dave", "memory_type": "episodic", "occurred_at": day}
+    r = api.post("/memories", body)
+    assert r.status_code == 422, r.content
+    assert "occurred_at must lie between the years 1900 and 2999" in str(r.json()["detail"])
+    assert not Memory.objects.exists()
+    memory_id = api.post("/memories", {**body, "occurred_at": "2025-03-12"}).json()["id"]
+    r = api.patch(f"/memories/{memory_id}", {"user": "alice", "occurred_at": day})
+    assert r.status_code == 422 and "between the years 1900 and 2999" in str(r.json()["detail"])
+    assert str(Memory.objects.get(pk=memory_id).occurred_at) == "2025-03-12"
+
+
+def test_the_ends_of_the_range_are_accepted(api, alice):
+    for day in ("1900-01-01", "2999-12-31"):
+        body = {"user": "alice", "content": f"Signed on {day}", "memory_type": "episodic", "occurred_at": day}
+        r = api.post("/memories", body)
+        assert r.status_code == 201 and r.json()["occurred_at"] == day, r.content
+
+
+def test_the_memory_services_refuse_an_out_of_range_date_too(alice):
+    from datetime import date
+
+    from almanac.errors import ApplicationError
+    from memories.models import Memory
+    from memories.services import memory_create, memory_update
+
+    with pytest.raises(ApplicationError, match="between the years 1900 and 2999") as refused:
+        memory_create(
+            owner=alice, content="Lunch with Dave", memory_type="episodic", occurred_at=date(1, 1, 1)
+        )
+    assert refused.value.status_code == 422
+    memory, _ = memory_create(
+        owner=alice, content="Lunch with Dave", memory_type="episodic", occurred_at=date(2025, 3, 12)
+    )
+    with pytest.raises(ApplicationError, match="between the years 1900 and 2999"):
+        memory_update(memory=memory, user=alice, data={"occurred_at": date(3000, 1, 1)})
+    assert Memory.objects.get(pk=memory.pk).occurred_at == date(2025, 3, 12)

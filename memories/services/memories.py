@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
+from almanac.dates import check_year
 from almanac.errors import ApplicationError
 from almanac.search.embeddings import embed
 from almanac.search.text import is_cjk
@@ -142,6 +143,7 @@ def memory_create(
     if memory_type not in Memory.Type.values:
         raise ApplicationError(f"unknown memory_type {memory_type!r}", status_code=422)
     importance = _check_importance(importance)
+    check_year(occurred_at, "occurred_at")
     kind = _check_kind(kind)
     meta = meta or {}
     if key is None and isinstance(meta.get("key"), str):
@@ -286,6 +288,7 @@ def memory_update(*, memory: Memory, user, data: dict, reason: str = "api", scop
     if data.get("occurred_at") is not None and data["occurred_at"] != memory.occurred_at:
         if memory.memory_type != Memory.Type.EPISODIC:
             raise ApplicationError("only an episodic memory has a date (occurred_at)", status_code=422)
+        check_year(data["occurred_at"], "occurred_at")
         memory.occurred_at = data["occurred_at"]
         changed.append("occurred_at")
     if changed:
