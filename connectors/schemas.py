@@ -180,5 +180,7 @@ class ConnectorSourceOut(Schema):
     backoff_until: datetime | None
     last_error: str
     stale: bool
+    mode: str = "push"  # poll: expected to deliver on a schedule; push: webhooks, pushes, imports
+    reason: str = ""  # why it is stale, in short ("" when it is not)
     events: int
     pending: int

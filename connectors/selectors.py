@@ -31,8 +31,9 @@ def _cursor_or_none(source: Source):
 
 
 def source_freshness(*, tenant: Tenant) -> dict[str, dict]:
-    """Source name → {"state": ok|backoff|error|never, "last_synced_at": iso|None,
-    "lag_seconds": int|None, "backoff_until": iso|None, "last_error": str, "stale": bool}."""
+    """Source name → {"state": ok|backoff|error|never, "mode": poll|push, "last_synced_at":
+    iso|None, "lag_seconds": int|None, "backoff_until": iso|None, "last_error": str (operators
+    only), "reason": short text for agents ("" when fine), "stale": bool (lagging)}."""
     now = timezone.now()
     result = {}
     for source in source_list(tenant=tenant):
@@ -49,7 +50,39 @@ def source_state(source: Source, *, now=None) -> dict:
     return _state(source, now=now or timezone.now())
 
 
+# What an agent is told about a failing source: a short reason, never the error itself
+# (which may name hosts, accounts or a library's internals); operators read `last_error`.
+FAILURE_REASONS = (
+    (("HTTP 429", "rate limit", "ratelimited"), "rate limited by the service"),
+    (("HTTP 401", "HTTP 403"), "authentication failed"),
+    (("HTTP 5",), "the service answered with an error"),
+    (("connect", "timeout", "timed out", "network", "resolve", "unreachable", "ssl", "eof"),
+     "cannot reach the service"),
+    (("auth", "login", "credential", "token", "password"), "authentication failed"),
+)  # fmt: skip
+
+
+def failure_reason(error: str) -> str:
+    """A short, fixed reason for a sync failure (`FAILURE_REASONS`), whatever the error says."""
+    lowered = (error or "").lower()
+    for needles, reason in FAILURE_REASONS:
+        if any(n.lower() in lowered for n in needles):
+            return reason
+    return "sync failed"
+
+
+def _polled(source: Source) -> bool:
+    """Is the source expected to deliver by polling (enabled, with a poller and what it
+    needs)? Sources fed by imports, pushes or webhooks are not: quiet is not late for them."""
+    from connectors.pollers import is_pollable
+
+    return source.enabled and is_pollable(source)
+
+
 def _state(source: Source, *, now) -> dict:
+    """The sync state. `stale` (lagging) only when the source was expected to deliver: its
+    poller is in backoff or failing, or has not succeeded within its interval plus
+    `SOURCE_LAG_WARNING_SECONDS`. A quiet webhook, push or import source is never stale."""
     cursor = source.cursor_state
     last_event_at = getattr(source, "last_event_at", None)
     last_success = cursor.last_success_at if cursor else None
@@ -66,13 +99,24 @@ def _state(source: Source, *, now) -> dict:
     else:
         state = "ok"
     lag = int((now - last_synced).total_seconds()) if last_synced else None
+    polled = _polled(source)
+    reason = ""
+    if state in ("backoff", "error"):
+        reason = failure_reason(cursor.last_error)
+    elif polled:
+        since = last_success or source.created_at
+        allowed = source.poll_minutes * 60 + settings.SOURCE_LAG_WARNING_SECONDS
+        if since is not None and (now - since).total_seconds() > allowed:
+            reason = "behind its polling schedule" if last_success else "no successful poll yet"
     return {
         "state": state,
+        "mode": "poll" if polled else "push",
         "last_synced_at": last_synced.isoformat() if last_synced else None,
         "lag_seconds": lag,
         "backoff_until": backoff_until.isoformat() if backoff_until else None,
         "last_error": cursor.last_error if cursor else "",
-        "stale": lag is not None and lag > settings.SOURCE_LAG_WARNING_SECONDS,
+        "reason": reason,
+        "stale": bool(reason),
     }
 
 

@@ -267,8 +267,10 @@ def freshness_for(*, tenant) -> dict[str, dict]:
     key = f"almanac:context:freshness:{tenant.pk}"
     freshness = _cached(key) if settings.CONTEXT_FRESHNESS_CACHE_SECONDS > 0 else None
     if freshness is None:
+        # Agents get the state and a short reason; the error itself is for operators
+        # (`GET /connectors`, the admin): it can name hosts, accounts or internals.
         freshness = {
-            name: {k: _iso(v) for k, v in state.items()}
+            name: {k: _iso(v) for k, v in state.items() if k != "last_error"}
             for name, state in source_freshness(tenant=tenant).items()
         }
         if settings.CONTEXT_FRESHNESS_CACHE_SECONDS > 0:
@@ -277,20 +279,23 @@ def freshness_for(*, tenant) -> dict[str, dict]:
 
 
 def freshness_warnings(freshness: dict[str, dict]) -> list[dict]:
+    """`source_lagging` for the sources expected to have delivered and late (`stale`: a poller
+    in backoff, failing or behind its schedule), each with its short reason; a quiet webhook,
+    push or import source is not late."""
     names, lagging = [], []
     for name, state in sorted(freshness.items()):
-        lag = state.get("lag_seconds")
-        if state.get("state") in {"backoff", "error"}:
-            reason = state.get("state")
-            if state.get("last_error"):
-                reason += f": {' '.join(str(state['last_error']).split())[:120]}"  # one line
-            lagging.append(_("%(name)s (%(reason)s)") % {"name": name, "reason": reason})
-        elif lag is not None and lag > settings.SOURCE_LAG_WARNING_SECONDS:
-            lagging.append(
-                _("%(name)s (last synced %(minutes)s min ago)") % {"name": name, "minutes": int(lag) // 60}
-            )
-        else:
+        if not state.get("stale"):
             continue
+        reason = state.get("reason") or ""
+        if state.get("state") in {"backoff", "error"}:
+            reason = f"{state['state']}: {reason}" if reason else state["state"]
+        lag = state.get("lag_seconds")
+        if lag is not None and state.get("state") not in {"backoff", "error"}:
+            reason = _("%(reason)s, last synced %(minutes)s min ago") % {
+                "reason": reason,
+                "minutes": int(lag) // 60,
+            }
+        lagging.append(_("%(name)s (%(reason)s)") % {"name": name, "reason": reason})
         names.append(name)
     if not lagging:
         return []

@@ -79,11 +79,15 @@ def secret(source: Source, field: str = "token") -> str:
     return value
 
 
-# What a source needs before it is polled: e.g. a Slack source used only for the Events API
-# (config.team_id, no token) is never polled.
+# What a source needs before it is polled: a Slack source used only for the Events API
+# (config.team_id, no token) and a GitHub source used only for webhooks (config.repos to match
+# deliveries, no token) are never polled; `"poll": true` polls public repos without a token,
+# `"poll": false` turns polling off for any source.
 REQUIRED = {
     Source.Kind.SLACK: lambda s: bool(s.credentials),
-    Source.Kind.GITHUB: lambda s: bool(s.config.get("repos")),
+    Source.Kind.GITHUB: lambda s: (
+        bool(s.config.get("repos")) and (bool(s.credentials) or s.config.get("poll") is True)
+    ),
     Source.Kind.EMAIL: lambda s: bool(s.config.get("host")),
     Source.Kind.CALENDAR: lambda s: bool(s.config.get("url")),
     Source.Kind.NOTES: lambda s: bool(s.config.get("folder")),
@@ -91,7 +95,8 @@ REQUIRED = {
 
 
 def is_pollable(source: Source) -> bool:
-    return source.kind in POLLERS and REQUIRED[source.kind](source)
+    config = source.config if isinstance(source.config, dict) else {}
+    return source.kind in POLLERS and config.get("poll") is not False and REQUIRED[source.kind](source)
 
 
 def _page_store(*, source: Source, payloads: list, cursor: dict, observed) -> dict:
