@@ -83,13 +83,12 @@ def _older(*, memory: Memory, found: Claim) -> list[Memory]:
     )
     if found.key:
         rows = list(scope.filter(fact_key=found.key).order_by("-created_at", "-id"))
-        # Rows the upgrade job has not rewritten yet have no key stored; read, they get one.
+        # Rows the upgrade job has not rewritten yet have no key stored; read, they get one
+        # (only rows holding one of the key's words: reading each costs its segmentation).
+        words = [word for word in found.key.split() if not word.startswith("·")]
+        old = scope.filter(schema_version__lt=Memory.SCHEMA_VERSION, tf__has_any_keys=words)
         rows += [
-            row
-            for row in scope.filter(schema_version__lt=Memory.SCHEMA_VERSION).order_by("-created_at", "-id")[
-                :UPGRADE_LOOKBACK
-            ]
-            if row.fact_key == found.key
+            row for row in old.order_by("-created_at", "-id")[:UPGRADE_LOOKBACK] if row.fact_key == found.key
         ]
         rows = list({row.pk: row for row in rows}.values())
         return [row for row in rows if not same_value(claim_value(row.content, found.key), found.value)]
