@@ -35,14 +35,14 @@ _STEPS = {0: lambda memory: None, 1: _to_v2}
 
 
 def upgrade(memory) -> bool:
-    """Bring `memory` (a Memory instance) to the current schema in place, without saving;
-    False when it is current already or was loaded without a field the upgrade reads."""
-    from memories.models import Memory
-
+    """Bring `memory` (a Memory instance) to the current schema (`SCHEMA_VERSION` of its
+    class) in place, without saving; False when it is current already or was loaded
+    without a field the upgrade reads."""
+    current = type(memory).SCHEMA_VERSION
     loaded = memory.__dict__
-    if any(name not in loaded for name in _READS) or memory.schema_version >= Memory.SCHEMA_VERSION:
+    if any(name not in loaded for name in _READS) or memory.schema_version >= current:
         return False
-    for version in range(max(memory.schema_version, 0), Memory.SCHEMA_VERSION):
+    for version in range(max(memory.schema_version, 0), current):
         _STEPS[version](memory)
-    memory.schema_version = Memory.SCHEMA_VERSION
+    memory.schema_version = current
     return True

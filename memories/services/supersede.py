@@ -15,7 +15,7 @@ from django.db import transaction
 
 from memories.claims import Claim, claim, claim_value, holds_value, key_normalize, same_value
 from memories.models import Memory
-from memories.services.rows import keyed, memory_audit
+from memories.services.rows import keyed, memory_audit, memory_set_status
 
 # A correction that names no subject ("不是30万，是50万") corrects the newest memory of its
 # scope that says the old value, among this many.
@@ -104,8 +104,6 @@ def _older(*, memory: Memory, found: Claim) -> list[Memory]:
 def supersede_release(*, successor: Memory, user, reason: str) -> int:
     """The memories `successor` superseded back to active (it is being deleted or purged:
     what they said is the last word again), unlinked and audited."""
-    from memories.services.rows import memory_set_status
-
     return memory_set_status(
         memories=Memory.objects.filter(superseded_by_id=successor.pk, status=Memory.Status.SUPERSEDED),
         status=Memory.Status.ACTIVE,
