@@ -97,11 +97,12 @@ def wiki_list(request):
 @login_required
 def wiki_page(request, slug):
     from wiki.models import PageSection
-    from wiki.selectors import page_get_for_user, page_sections_for_user
+    from wiki.selectors import confirmable_stale_ids, page_get_for_user, page_sections_for_user
 
     page = page_get_for_user(user=request.user, slug=slug)
     sections = page_sections_for_user(user=request.user, page=page)
-    stale = PageSection.objects.visible_to(request.user, include_stale=True).filter(page=page, stale=True)
+    # Only the stale sections this reader may confirm (sender, admin, steward) are offered.
+    stale = PageSection.objects.filter(pk__in=confirmable_stale_ids(user=request.user, page=page))
     return render(request, "web/wiki_page.html", {"page": page, "sections": sections, "stale": stale})
 
 
@@ -114,7 +115,14 @@ def wiki_confirm(request, slug):
     page = page_get_for_user(user=request.user, slug=slug)
     ids = [int(i) for i in request.POST.getlist("section_ids") if i.isascii() and i.isdigit()]
     if ids:
-        section_confirm(user=request.user, page=page, section_ids=ids)
+        try:
+            section_confirm(
+                user=request.user, page=page, section_ids=ids, reason=request.POST.get("reason", "")[:1000]
+            )
+        except ApplicationError as exc:  # not theirs to confirm (403), or no reason (422)
+            return render(
+                request, "web/_error.html", {"message": service_message(exc)}, status=exc.status_code
+            )
     return redirect("web-wiki-page", slug=slug)
 
 

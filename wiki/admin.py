@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
 from django.db.models import Exists, OuterRef, Q
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -22,7 +23,7 @@ from almanac.admin_mixins import (
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from wiki import folding, selectors, services
-from wiki.models import Entity, Page, PageSection
+from wiki.models import Entity, Page, PageSection, Steward
 from wiki.services.compiler import STATUS_REASON
 
 SECTION_READONLY = [
@@ -150,7 +151,7 @@ class SectionInline(admin.TabularInline):
 
 @admin.register(Page)
 class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
-    hidden_fields = (*SUMMARY_FIELDS, *STATUS_FIELDS)
+    hidden_fields = (*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS)
     list_display = ["title", "slug", "kind", "status", "tenant", "updated_at"]
     list_filter = ["kind", "status", "tenant"]
     search_fields = ["title", "slug", "entity__aliases"]
@@ -194,23 +195,32 @@ class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdm
 
     def get_exclude(self, request, obj=None):
         exclude = list(super().get_exclude(request, obj) or [])
-        return exclude if request.user.is_superuser else [*exclude, *SUMMARY_FIELDS, *STATUS_FIELDS]
+        hidden = [*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
+        return exclude if request.user.is_superuser else [*exclude, *hidden]
 
     def get_readonly_fields(self, request, obj=None):
         fields = super().get_readonly_fields(request, obj)
         if request.user.is_superuser:
             return fields
-        hidden = [*SUMMARY_FIELDS, *STATUS_FIELDS]
+        hidden = [*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
         return [*(f for f in fields if f not in hidden), "reader_summary"]
 
     def get_history_hidden_fields(self, request):
-        return [] if request.user.is_superuser else [*SUMMARY_FIELDS, *STATUS_FIELDS]
+        return [] if request.user.is_superuser else [*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
 
     def get_history_queryset(self, request, history_manager, pk_name, object_id):
         # A row that only changed the status would say when an issue moved, in its reason
         # and its time: not shown to scoped staff at all.
         qs = super().get_history_queryset(request, history_manager, pk_name, object_id)
         return qs if request.user.is_superuser else qs.exclude(history_change_reason=STATUS_REASON)
+
+    def get_actions(self, request):
+        # Staff who are not superusers see no status here: they neither mark one.
+        actions = super().get_actions(request)
+        if not request.user.is_superuser:
+            for name in ("mark_closed", "mark_open", "mark_from_facts"):
+                actions.pop(name, None)
+        return actions
 
     def _mark(self, request, queryset, status: str) -> None:
         for page in queryset:
@@ -235,6 +245,10 @@ class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdm
         return getattr(obj, "summary_for_reader", "")
 
 
+class ConfirmActionForm(ActionForm):
+    reason = forms.CharField(required=False, max_length=500, help_text="why a recalled section stands")
+
+
 @admin.register(PageSection)
 class PageSectionAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
     history_acl = True
@@ -253,6 +267,7 @@ class PageSectionAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHi
     ]
     exclude = ["embedding", "tokens", "tf", "doc_len"]
     actions = ["confirm_stale_sections"]
+    action_form = ConfirmActionForm
     list_select_related = ["page"]
 
     def has_add_permission(self, request):
@@ -265,13 +280,31 @@ class PageSectionAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHi
 
     @admin.action(description="Confirm stale sections (make them current again)")
     def confirm_stale_sections(self, request, queryset):
+        reason = request.POST.get("reason", "").strip()
+        if not reason:
+            self.message_user(request, "Give a reason to confirm recalled sections.", messages.ERROR)
+            return
         confirmed = 0
         for page_id in sorted(set(queryset.filter(stale=True).values_list("page_id", flat=True))):
             page = Page.objects.get(pk=page_id)
             ids = list(queryset.filter(stale=True, page_id=page_id).values_list("id", flat=True))
             confirmed += len(
                 services.section_confirm(
-                    user=request.user, page=page, section_ids=ids, as_admin=request.user.is_superuser
+                    user=request.user,
+                    page=page,
+                    section_ids=ids,
+                    reason=reason,
+                    as_admin=request.user.is_superuser,
                 )
             )
         self.message_user(request, f"{confirmed} section(s) confirmed.", messages.SUCCESS)
+
+
+@admin.register(Steward)
+class StewardAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+    """Who may confirm a container's recalled sections besides the sender and admins."""
+
+    list_display = ["user", "container_key", "tenant", "note", "created_at"]
+    list_filter = ["tenant"]
+    search_fields = ["container_key", "user__username", "note"]
+    raw_id_fields = ["user"]

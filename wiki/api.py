@@ -64,6 +64,8 @@ def page_detail(*, user, page) -> dict:
         "summary": selectors.page_summary_for_user(user=user, page=page, visible_ids=visible_ids),
         "sections": [section_out(s) for s in sections],
         "stale_sections": selectors.stale_section_count(user=user, page_ids=[page.pk]),
+        # the stale sections this reader may confirm (sender, admin, steward); empty for others
+        "stale_section_ids": selectors.confirmable_stale_ids(user=user, page=page),
     }
 
 
@@ -105,5 +107,7 @@ def _page_hit_out(result: dict) -> dict:
 def confirm_sections(request, slug: str, payload: ConfirmIn):
     user = acting_user(request, payload.user)
     page = selectors.page_get_for_user(user=user, slug=slug)
-    sections = services.section_confirm(user=user, page=page, section_ids=payload.section_ids)
+    sections = services.section_confirm(
+        user=user, page=page, section_ids=payload.section_ids, reason=payload.reason
+    )
     return {"confirmed": [s.pk for s in sections]}

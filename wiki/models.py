@@ -231,3 +231,34 @@ def summary_digest(sections) -> str:
     """The digest of a page summary's sources: their ids and texts (equal iff neither changed)."""
     parts = [f"{s.pk}:{s.content_digest}" for s in sorted(sections, key=lambda s: s.pk)]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+class Steward(models.Model):
+    """A person an admin made responsible for a container's facts: they may confirm its
+    recalled (stale) sections, as its sender or an admin may (`wiki.services.sections`).
+
+    `container_key` is one container (`email:thread:…`, `slack:channel:C123`) or a prefix
+    ending in `*` (`email:*`: every e-mail thread of the tenant). Managed in the admin."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="wiki_stewards")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="wiki_stewardships"
+    )
+    container_key = models.CharField(max_length=300, help_text="a container key, or a prefix ending in *")
+    note = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "user", "container_key"], name="%(app_label)s_%(class)s_unique_steward"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.container_key}"
+
+    def covers(self, container_key: str) -> bool:
+        if self.container_key.endswith("*"):
+            return container_key.startswith(self.container_key[:-1])
+        return container_key == self.container_key

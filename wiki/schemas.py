@@ -35,6 +35,8 @@ class ConfirmIn(Schema):
 
     user: str | None = Field(None, max_length=300)
     section_ids: list[int] = Field(min_length=1, max_length=500)
+    # why the recalled content stands (required to confirm a stale section; audited)
+    reason: str = Field("", max_length=1000, pattern=r"^[^\x00]*$")
 
 
 class WikiSourceOut(Schema):

@@ -41,7 +41,8 @@ def test_confirm_action_makes_stale_sections_current(admin_client, push, alice):
     push(email, dict(email, version=2, kind="email_recalled", occurred_at="2026-11-30T11:00:00Z"))
     section = PageSection.objects.get(stale=True)
     response = admin_client.post(
-        "/admin/wiki/pagesection/", {"action": "confirm_stale_sections", "_selected_action": [section.pk]}
+        "/admin/wiki/pagesection/",
+        {"action": "confirm_stale_sections", "_selected_action": [section.pk], "reason": "checked"},
     )
     assert response.status_code == 302
     section.refresh_from_db()

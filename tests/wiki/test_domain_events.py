@@ -26,7 +26,7 @@ def test_confirming_a_section_runs_the_skills_subscribed_to_fact_confirmed_after
 ):
     settings.LLM_BASE_URL = ""
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        section_confirm(user=alice, page=recalled.page, section_ids=[recalled.pk])
+        section_confirm(user=alice, page=recalled.page, section_ids=[recalled.pk], reason="the quote stands")
     assert not SkillRun.objects.exists()  # nothing before the commit
     for callback in callbacks:
         callback()
@@ -41,7 +41,9 @@ def test_confirming_a_section_that_is_not_stale_sends_no_event(
     settings, fact_confirmed, recalled, alice, django_capture_on_commit_callbacks
 ):
     settings.LLM_BASE_URL = ""
-    section_confirm(user=alice, page=recalled.page, section_ids=[recalled.pk])
+    section_confirm(user=alice, page=recalled.page, section_ids=[recalled.pk], reason="the quote stands")
     with django_capture_on_commit_callbacks(execute=True):
-        section_confirm(user=alice, page=recalled.page, section_ids=[recalled.pk])  # already current
+        section_confirm(
+            user=alice, page=recalled.page, section_ids=[recalled.pk], reason="the quote stands"
+        )  # already current
     assert not SkillRun.objects.exists() and fact_confirmed == []

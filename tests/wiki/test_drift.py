@@ -55,7 +55,10 @@ def test_recall_makes_sections_stale_until_confirmed(api, push, alice, bob):
     assert search.section_search(user=alice, query="list price 32k") == []
     assert api.get("/wiki/pages/vercel", user="alice").json()["sections"] == []
     assert selectors.stale_section_count(user=alice, page_ids=[section.page_id]) == 1
-    response = api.post("/wiki/pages/vercel/confirm", {"user": "alice", "section_ids": [section.pk]})
+    response = api.post(
+        "/wiki/pages/vercel/confirm",
+        {"user": "alice", "section_ids": [section.pk], "reason": "the quote stands"},
+    )
     assert response.status_code == 200 and response.json() == {"confirmed": [section.pk]}
     section.refresh_from_db()
     assert not section.stale
@@ -68,7 +71,7 @@ def test_confirmed_recall_stays_confirmed_after_a_later_reply(push, alice):
     section = PageSection.objects.get(page__slug="vercel")
     from wiki.services import section_confirm
 
-    section_confirm(user=alice, page=section.page, section_ids=[section.pk])
+    section_confirm(user=alice, page=section.page, section_ids=[section.pk], reason="the quote stands")
     push(email("Follow-up: see attached", external_id="<m2@acme.com>", minutes=40))
     section.refresh_from_db()
     assert not section.stale and "Follow-up" in section.content
@@ -79,7 +82,7 @@ def test_a_confirmed_recall_holds_on_a_page_a_later_reply_adds(push, alice):
 
     push(email("List price is 40k"), email("Recall", kind="email_recalled", version=2, minutes=30))
     section = PageSection.objects.get(page__slug="vercel")
-    section_confirm(user=alice, page=section.page, section_ids=[section.pk])
+    section_confirm(user=alice, page=section.page, section_ids=[section.pk], reason="the quote stands")
     reply = email("Rho wants the same terms", external_id="<m3@acme.com>", minutes=40)
     push(dict(reply, tags={"customer": "Rho"}))  # the thread now shows on Rho's page too
     rho = PageSection.objects.get(page__slug="rho")
@@ -95,7 +98,7 @@ def test_confirming_a_recall_confirms_the_thread_on_every_page(push, alice):
     push(email("Recall", kind="email_recalled", version=2, minutes=30))
     vercel, rho = PageSection.objects.get(page__slug="vercel"), PageSection.objects.get(page__slug="rho")
     assert vercel.stale and rho.stale
-    section_confirm(user=alice, page=vercel.page, section_ids=[vercel.pk])
+    section_confirm(user=alice, page=vercel.page, section_ids=[vercel.pk], reason="the quote stands")
     rho.refresh_from_db()
     assert not rho.stale
     assert {e.detail["page"] for e in AuditEvent.objects.filter(action="wiki.section_confirmed")} == {
@@ -145,5 +148,8 @@ def test_confirm_works_outside_a_test_transaction(api, push, alice):
     select_for_update outside any)."""
     push(email("List price is 40k"), email("Recall", kind="email_recalled", version=2, minutes=30))
     section = PageSection.objects.get(page__slug="vercel")
-    response = api.post("/wiki/pages/vercel/confirm", {"user": "alice", "section_ids": [section.pk]})
+    response = api.post(
+        "/wiki/pages/vercel/confirm",
+        {"user": "alice", "section_ids": [section.pk], "reason": "the quote stands"},
+    )
     assert response.status_code == 200 and response.json() == {"confirmed": [section.pk]}

@@ -20,6 +20,7 @@ from almanac.services.audit import audit_record
 from skills.signals import domain_event
 from wiki.constants import CORPUS
 from wiki.models import Page, PageSection
+from wiki.selectors import confirm_roles
 
 
 @dataclass
@@ -166,8 +167,12 @@ def _thread_confirmations(*, tenant_id: int, draft: SectionDraft) -> list[int]:
 
 
 @transaction.atomic
-def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool = False) -> list[PageSection]:
-    """Make stale sections current again; only sections on `page` the user may see.
+def section_confirm(
+    *, user, page: Page, section_ids: list[int], reason: str = "", as_admin: bool = False
+) -> list[PageSection]:
+    """Make stale (recalled) sections current again; only sections on `page` the user may see,
+    and only by someone with the authority (`wiki.selectors.confirm_roles`: the recalled
+    message's sender, an admin, or a steward of the container), with a reason; audited.
 
     `as_admin` (superusers in the admin) skips the visibility check. The recalls the user
     confirmed are remembered, so a later rebuild of the thread does not make the section
@@ -186,17 +191,28 @@ def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool 
     )
     if len(sections) != len(ids):
         raise Http404("section not found")
+    roles = {s.pk: "admin" for s in sections} if as_admin else confirm_roles(user=user, sections=sections)
+    if any(s.stale and s.pk not in roles for s in sections):
+        raise ApplicationError(
+            "only the sender of the recalled message, an admin or a steward of its container may confirm it",
+            status_code=403,
+        )
+    reason = " ".join((reason or "").split())[:500]
+    if any(s.stale for s in sections) and not reason:
+        raise ApplicationError("a reason is required to confirm a recalled section", status_code=422)
     # The same thread's copies on other pages (same container, so the same readers) are the
     # same e-mail: confirmed with it.
     copies = Q()
     for section in sections:
         copies |= Q(thread_key=section.thread_key, container_key=section.container_key)
     others = base.filter(copies, tenant_id=page.tenant_id, stale=True).exclude(id__in=ids)
-    sections += list(others.select_related("page").select_for_update(of=("self",)).order_by("id"))
+    others = list(others.select_related("page").select_for_update(of=("self",)).order_by("id"))
+    roles.update({s.pk: "admin" for s in others} if as_admin else confirm_roles(user=user, sections=others))
+    sections += [s for s in others if s.pk in roles]  # a copy needs the same authority
     confirmed = []
     for section in sections:
         if section.stale:
-            _confirm(section, user=user)
+            _confirm(section, user=user, reason=reason, role=roles[section.pk])
             confirmed.append(section.pk)
     if confirmed:
         # Skills subscribed to the event run after the commit (skills.bus).
@@ -212,8 +228,9 @@ def section_confirm(*, user, page: Page, section_ids: list[int], as_admin: bool 
     return sections
 
 
-def _confirm(section: PageSection, *, user) -> None:
-    """Make one stale section current, remembering its recalls as confirmed; audited."""
+def _confirm(section: PageSection, *, user, reason: str, role: str) -> None:
+    """Make one stale section current, remembering its recalls as confirmed; audited with
+    the reason and the confirmer's role."""
     section.confirmed_recall_ids = sorted(set(section.confirmed_recall_ids) | set(section.recall_event_ids))
     section.stale = False
     section.stale_reason = ""
@@ -226,5 +243,10 @@ def _confirm(section: PageSection, *, user) -> None:
         actor=user.username,
         object_type="page_section",
         object_id=section.pk,
-        detail={"page": section.page.slug, "recalls": section.recall_event_ids},
+        detail={
+            "page": section.page.slug,
+            "recalls": section.recall_event_ids,
+            "reason": reason,
+            "role": role,
+        },
     )
