@@ -51,7 +51,7 @@ def test_two_identical_writes_at_once_make_one_memory(tenant, alice):
 def test_a_chunk_two_extractions_reach_at_once_is_extracted_once(alice, ended_session):
     session = ended_session(alice, ["I always prefer concise bullet-point answers about Apollo."])
     [(chunk, day)] = _dated_chunks(session)
-    digest = _digest(session.pk, chunk, day)
+    digest = _digest(session.pk, chunk["text"], day)  # a chunk is the skill's input: its new text
 
     def first_run_holds_the_chunk():
         with connection.cursor() as cursor:
