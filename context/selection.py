@@ -18,6 +18,11 @@ from almanac.search import lanes
 from context.cursor import Seen
 from context.items import Item
 from context.labels import day, single_line
+from memories.selectors import memory_search, session_window
+from wiki.matching import entities_in_text
+from wiki.models import Page, PageSection
+from wiki.search import relevant, section_ranking
+from wiki.selectors import page_texts_for_reader
 
 # Ids such as PRD-2024-013, INV_2025/07, #4521 are worth reporting as entities.
 _ID = re.compile(r"\b[A-Za-z]+[-_/][A-Za-z0-9]*\d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*\b|#\d+")
@@ -41,8 +46,6 @@ def task_entities(*, user, tenant, task: str) -> tuple[list, dict[int, int], lis
     An entity whose page shows the user nothing is dropped: its canonical name ("Nightingale
     Holdings" for a task saying "nightingale") would tell them the page exists.
     """
-    from wiki.matching import entities_in_text
-    from wiki.models import Page, PageSection
 
     entities = list(entities_in_text(tenant=tenant, text=task))
     pages: dict[int, int] = {}
@@ -60,7 +63,6 @@ def task_entities(*, user, tenant, task: str) -> tuple[list, dict[int, int], lis
 
 def rank_pages(hits, entity_page_ids: list[int], seen_pages: set[int]) -> list[tuple[int, float]]:
     """(page_id, score) best first: pages an entity names, then by aggregated section score."""
-    from wiki.search import relevant
 
     by_page: dict[int, list[float]] = {}
     for hit in (hit for hit in hits if relevant(hit.breakdown)):
@@ -126,7 +128,6 @@ def page_items(
     """
     taken = set() if taken is None else taken
     said = set() if said is None else said
-    from wiki.selectors import page_texts_for_reader
 
     matched = {pid: ids[: settings.CONTEXT_PAGE_MATCHED_SECTIONS] for pid, ids in (matched or {}).items()}
     pages = page_texts_for_reader(
@@ -153,7 +154,6 @@ def section_digests(section_ids: set[int]) -> set[str]:
     """The text keys (`digest_key`) of these sections (one query; none for none)."""
     if not section_ids:
         return set()
-    from wiki.models import PageSection
 
     rows = PageSection.objects.filter(id__in=sorted(section_ids)).values_list("content_digest", flat=True)
     return {digest[:16] for digest in rows if digest}
@@ -218,7 +218,6 @@ def _page_item(page, group, score: float, omitted: bool = False) -> Item:
 
 
 def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -> None:
-    from wiki.search import section_ranking
 
     entities, pages, selection.entities = task_entities(user=user, tenant=tenant, task=task)
     entity_page_ids = [pages[e.pk] for e in entities]  # in the order the task names them
@@ -279,7 +278,6 @@ def select_memories(*, user, task: str, seen: Seen, selection: Selection) -> Non
     context call); a type that came back short while the other filled the list gets a
     recall of its own, so neither type is crowded out.
     """
-    from memories.selectors import memory_search
 
     want = {"semantic": settings.CONTEXT_SEMANTIC_TOP_K, "episodic": settings.CONTEXT_EPISODIC_TOP_K}
     # Twice what both need: the lanes fetch 50 each anyway, and a deep enough list rarely
@@ -305,7 +303,6 @@ def select_memories(*, user, task: str, seen: Seen, selection: Selection) -> Non
 
 
 def select_working(*, user, session_id) -> list[Item]:
-    from memories.selectors import session_window
 
     window = session_window(user=user, session_id=session_id)
     return [

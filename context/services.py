@@ -15,10 +15,15 @@ from almanac.errors import ApplicationError
 from almanac.search.text import detect_lang
 from almanac.search.tokens import count_tokens_by_line
 from almanac.selectors import access_snapshot, int_array
+from connectors.selectors import source_freshness
 from context.budget import fit
 from context.cursor import Seen, cursor_decode, cursor_encode
 from context.items import Fit, Item
 from context.selection import Selection, select
+from memories.services import memory_touch_later
+from skills.services import SkillFailed, skill_resolve, skill_run
+from wiki.models import PageSection
+from wiki.selectors import stale_section_count
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +86,6 @@ def context_for(
 def touch_returned(result: Fit) -> None:
     """Count a hit for each memory the call returns, off the request path: recall found more
     candidates than fit, and one the agent never saw was not accessed."""
-    from memories.services import memory_touch_later
 
     ids = [item.refs["memory"] for items in result.chosen.values() for item in items if "memory" in item.refs]
     memory_touch_later(memory_ids=ids)
@@ -113,7 +117,6 @@ def summary_cache_key(item: Item, target: int, lang: str, keep: list[str]) -> st
 
 def page_summarizer(*, tenant, lang: str, keep: list[str]):
     """summarize(item, target) for the fitter: the summarize skill, cached per page version."""
-    from skills.services import SkillFailed, skill_resolve, skill_run
 
     keep = sorted(set(keep))[:50]
     prepared = []  # the skill and its row, looked up once per call, on the first cache miss
@@ -262,7 +265,6 @@ def budget_warnings(result: Fit, lang: str) -> list[dict]:
 
 def freshness_for(*, tenant) -> dict[str, dict]:
     """Each source of the tenant with its sync state (cached for a few seconds)."""
-    from connectors.selectors import source_freshness
 
     key = f"almanac:context:freshness:{tenant.pk}"
     freshness = _cached(key) if settings.CONTEXT_FRESHNESS_CACHE_SECONDS > 0 else None
@@ -310,8 +312,6 @@ def freshness_warnings(freshness: dict[str, dict]) -> list[dict]:
 
 
 def stale_warnings(*, user, page_ids: list[int]) -> list[dict]:
-    from wiki.models import PageSection
-    from wiki.selectors import stale_section_count
 
     if not page_ids:
         return []

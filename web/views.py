@@ -23,6 +23,13 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from almanac.errors import ApplicationError
 from almanac.selectors import user_group_keys, user_tenant
+from context.services import context_build
+from memories.selectors import memory_get_for_user, memory_list, memory_search
+from memories.services.memories import memory_delete
+from wiki.models import PageSection
+from wiki.search import page_search
+from wiki.selectors import confirmable_stale_ids, page_get_for_user, page_list, page_sections_for_user
+from wiki.services.sections import section_confirm
 
 PER_PAGE = 50
 
@@ -73,8 +80,6 @@ def search(request):
 
 
 def search_results(*, user, q: str) -> dict:
-    from memories.selectors import memory_search
-    from wiki.search import page_search
 
     q = q.strip()[:500]
     pages = page_search(user=user, query=q, top_k=5) if q else []
@@ -85,7 +90,6 @@ def search_results(*, user, q: str) -> dict:
 
 @login_required
 def wiki_list(request):
-    from wiki.selectors import page_list
 
     kind = request.GET.get("kind", "")
     q = request.GET.get("q", "").strip()[:200]
@@ -96,8 +100,6 @@ def wiki_list(request):
 
 @login_required
 def wiki_page(request, slug):
-    from wiki.models import PageSection
-    from wiki.selectors import confirmable_stale_ids, page_get_for_user, page_sections_for_user
 
     page = page_get_for_user(user=request.user, slug=slug)
     sections = page_sections_for_user(user=request.user, page=page)
@@ -109,8 +111,6 @@ def wiki_page(request, slug):
 @login_required
 @require_POST
 def wiki_confirm(request, slug):
-    from wiki.selectors import page_get_for_user
-    from wiki.services.sections import section_confirm
 
     page = page_get_for_user(user=request.user, slug=slug)
     ids = [int(i) for i in request.POST.getlist("section_ids") if i.isascii() and i.isdigit()]
@@ -128,7 +128,6 @@ def wiki_confirm(request, slug):
 
 @login_required
 def memory_list_view(request):
-    from memories.selectors import memory_list
 
     memory_type = request.GET.get("type", "")
     q = request.GET.get("q", "").strip()[:200]
@@ -140,8 +139,6 @@ def memory_list_view(request):
 @login_required_htmx
 @require_POST
 def memory_delete_view(request, memory_id):
-    from memories.selectors import memory_get_for_user
-    from memories.services.memories import memory_delete
 
     try:
         memory = memory_get_for_user(user=request.user, memory_id=memory_id)
@@ -181,7 +178,6 @@ def context_preview(request):
 
 def context_preview_build(*, user, task: str, max_tokens: str | None) -> tuple[dict | None, str]:
     """The context for `task`, or an error message in the reader's language."""
-    from context.services import context_build
 
     if not task:
         return None, ""

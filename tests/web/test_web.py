@@ -110,11 +110,13 @@ def test_browsing_counts_no_memory_hits(client, wiki, bob, monkeypatch, django_c
     agent recall (an agent's context call counts, the preview of the same call does not)."""
     from almanac.selectors import user_tenant
     from context.services import context_build
-    from memories import services
 
     memory_create(owner=bob, content="Vercel prefers quarterly invoices")
     touched = []
-    monkeypatch.setattr(services, "memory_touch_later", lambda *, memory_ids: touched.extend(memory_ids))
+    # Where the context call counts what it returns (as an agent's call does).
+    monkeypatch.setattr(
+        "context.services.memory_touch_later", lambda *, memory_ids: touched.extend(memory_ids)
+    )
     login(client, bob)
     assert client.get("/search", {"q": "Vercel invoices"}).status_code == 200
     assert client.get("/context/", {"task": "Vercel invoices", "max_tokens": 800}).status_code == 200
