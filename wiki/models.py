@@ -220,9 +220,16 @@ class PageSection(models.Model):
 
 
 def section_sources(source_list) -> list[dict]:
-    """A section's stored `source_list` as [{"source", "url", "occurred_at"}] (ISO times)."""
+    """A section's stored `source_list` as [{"source", "url", "occurred_at", "ref"}] (ISO times;
+    `ref`: the item's id in its source — an e-mail's Message-ID, a Slack `channel/ts`, a
+    calendar UID, a note's path, `owner/repo#n` — "" for sections compiled before it was kept)."""
     return [
-        {"source": s.get("source", ""), "url": s.get("url", ""), "occurred_at": s.get("occurred_at")}
+        {
+            "source": s.get("source", ""),
+            "url": s.get("url", ""),
+            "occurred_at": s.get("occurred_at"),
+            "ref": s.get("ref", ""),
+        }
         for s in source_list or []
     ]
 

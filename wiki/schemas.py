@@ -43,6 +43,7 @@ class WikiSourceOut(Schema):
     source: str
     url: str
     occurred_at: str | None
+    ref: str = ""  # the item's id in its source: an e-mail's Message-ID, a Slack channel/ts, …
 
 
 class SectionOut(Schema):

@@ -83,14 +83,15 @@ def page_sections_for_user(*, user, page: Page) -> QuerySet[PageSection]:
     """
     condition = Q(page=page)
     handles = _person_handles(page)
+    visible = PageSection.objects.visible_to(user)
     if handles:
-        condition |= Q(authors__overlap=handles)
-    return (
-        PageSection.objects.visible_to(user)
-        .filter(condition)
-        .select_related("page")
-        .order_by("occurred_at", "id")
-    )
+        # A thread the person wrote in is compiled onto every page it names (a meeting about
+        # Vercel and Apollo is on both): shown once here, its first copy.
+        mine = visible.filter(condition | Q(authors__overlap=handles))
+        firsts = mine.order_by("thread_key", "container_key", "id").distinct("thread_key", "container_key")
+        visible = PageSection.objects.filter(id__in=firsts.values("id"))
+        condition = Q()
+    return visible.filter(condition).select_related("page").order_by("occurred_at", "id")
 
 
 @dataclass(slots=True)
@@ -326,7 +327,7 @@ def _person_section_count(user) -> RawSQL:
         UNION SELECT lower(u.email) FROM {users} u WHERE u.id = ({person}) AND u.email <> ''
         UNION SELECT lower(x.handle) FROM {ExternalIdentity._meta.db_table} x WHERE x.user_id = ({person}))"""
     return RawSQL(
-        f"(SELECT count(*) FROM {sections} ps WHERE {predicate[0]}"
+        f"(SELECT count(DISTINCT (ps.thread_key, ps.container_key)) FROM {sections} ps WHERE {predicate[0]}"
         f" AND (ps.page_id = {page}.id OR ps.authors && {handles}::varchar[]))",
         predicate[1],
         output_field=IntegerField(),

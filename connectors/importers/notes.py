@@ -96,6 +96,10 @@ def _payload(*, tenant: Tenant, source_name: str, rel: str, post, path: Path, mt
         "text": post.content.strip(),
         "tags": tags,
     }
+    # The note's page in the tool it came from (Granola, Notion), when the front matter says.
+    link = str(post.get("url") or post.get("link") or post.get("source") or "").strip()
+    if link.lower().startswith(("https://", "http://")) and not any(c.isspace() for c in link):
+        payload["url"] = link[:1000]
     content = digest(payload)
     payload["version"] = version_for_content(
         tenant=tenant, source_name=source_name, external_id=rel, content_digest=content

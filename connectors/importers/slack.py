@@ -59,6 +59,8 @@ class SlackChannel:
     public: bool
     members: list[str] | None = None  # handles (e-mail when known, else the Slack user id)
     users: dict[str, SlackUser] = field(default_factory=dict)
+    # "https://acme.slack.com": the source's `config.workspace_url`, for message permalinks
+    workspace_url: str = ""
 
     @property
     def key(self) -> str:
@@ -125,6 +127,19 @@ def _base(*, source_name: str, channel: SlackChannel, ts: str, thread_ts: str, w
     }
 
 
+def permalink(*, workspace_url: str, channel_id: str, ts: str, thread_ts: str = "") -> str:
+    """A message's Slack permalink (the shape `chat.getPermalink` answers), "" without the
+    workspace's URL: `<workspace>/archives/<channel>/p<ts without the dot>`, and for a
+    reply `?thread_ts=<parent>&cid=<channel>`."""
+    base = (workspace_url or "").strip().rstrip("/")
+    if not base.startswith(("https://", "http://")) or not ts:
+        return ""
+    link = f"{base}/archives/{channel_id}/p{ts.replace('.', '')}"
+    if thread_ts and thread_ts != ts:
+        link += f"?thread_ts={thread_ts}&cid={channel_id}"
+    return link
+
+
 def message_payloads(
     *, source_name: str, channel: SlackChannel, message: dict, with_members: bool = True
 ) -> list[dict]:
@@ -157,6 +172,14 @@ def message_payloads(
         "text": _content(message, channel.users),
         "raw": message,
     }
+    link = permalink(
+        workspace_url=channel.workspace_url,
+        channel_id=channel.id,
+        ts=ts,
+        thread_ts=message.get("thread_ts") or "",
+    )
+    if link:
+        body["url"] = link
     events = [{**base, **body, "version": 1, "kind": "message", "occurred_at": iso(from_ts(ts))}]
     edited = message.get("edited") or {}
     if edited.get("ts"):
@@ -282,11 +305,18 @@ def export_channels(reader: ExportReader, users: dict[str, SlackUser]) -> list[S
 
 
 def export_payloads(*, tenant: Tenant, path: str | Path, source_name: str = "slack"):
-    """Events of a Slack export, channel by channel, oldest message first."""
+    """Events of a Slack export, channel by channel, oldest message first. Messages get
+    permalinks when the source names its workspace (`config.workspace_url`): an export
+    does not say it."""
+    from connectors.models import Source
+
     reader = ExportReader(path)
     users = {u["id"]: user_from_api(u) for u in reader.read_json("users.json", []) or []}
     users_record(tenant=tenant, users=users)
+    source = Source.objects.filter(tenant=tenant, name=source_name).only("config").first()
+    workspace_url = str((source.config or {}).get("workspace_url") or "") if source else ""
     for channel in export_channels(reader, users):
+        channel.workspace_url = workspace_url
         messages = []
         for day in reader.day_files(channel.name):
             messages.extend(reader.read_json(day, []) or [])

@@ -88,6 +88,7 @@ def _channels(client: WebClient, source, users) -> list[SlackChannel]:
                 public=not data.get("is_private", False),
                 members=member_handles(members, users),
                 users=users,
+                workspace_url=str(source.config.get("workspace_url") or ""),
             )
         )
     return channels

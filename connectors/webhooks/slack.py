@@ -72,7 +72,8 @@ def _slack_channel(
     # A channel no import or poll has named yet goes by its id: its threads still need a
     # topic page, and a later read with the name renames the container.
     name = last.container_name.lstrip("#") if last else channel_id
-    return sl.SlackChannel(id=channel_id, name=name, public=public, users=users)
+    workspace_url = str((source.config or {}).get("workspace_url") or "")
+    return sl.SlackChannel(id=channel_id, name=name, public=public, users=users, workspace_url=workspace_url)
 
 
 def _is_slack_ts(value) -> bool:

@@ -221,6 +221,7 @@ def _draft(
                 "source": i.base.source.name,
                 "url": i.first("url"),
                 "occurred_at": i.base.occurred_at.isoformat(),
+                "ref": i.base.external_id,
             }
             for i in items
         ],
