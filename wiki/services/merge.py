@@ -53,19 +53,28 @@ def _move_sections(*, source_page: Page, target_page: Page, reason: str) -> tupl
 
 
 def _take_status(*, source_page: Page, target_page: Page) -> list[str]:
-    """The newer of the two pages' issue-set statuses survives (the compiler's rule)."""
-    if source_page.status_at is None or (
-        target_page.status_at is not None and target_page.status_at >= source_page.status_at
-    ):
-        return []
-    for name in ("status", "status_at", "status_container", "status_note", "status_manual"):
-        if hasattr(source_page, name):
+    """The survivor's stored status counted again from its sections' open work (the moved ones
+    included), and the other's mark when it has none. Returns the fields changed."""
+    fields = []
+    work = list(
+        target_page.sections.filter(stale=False)
+        .exclude(work_kind="")
+        .order_by("-occurred_at", "-id")
+        .values_list("work_open", "occurred_at", "container_key")
+    )
+    if work:  # the moved issues and PRs count now: the status from the facts, as the compiler says it
+        status = Page.Status.OPEN if any(w[0] for w in work) else Page.Status.CLOSED
+        target_page.status, target_page.status_at, target_page.status_container = (
+            status,
+            work[0][1],
+            work[0][2],
+        )
+        fields += ["status", "status_at", "status_container"]
+    if source_page.status_manual and not target_page.status_manual:
+        for name in ("status_manual", "status_manual_at", "status_manual_by"):
             setattr(target_page, name, getattr(source_page, name))
-    return [
-        f
-        for f in ("status", "status_at", "status_container", "status_note", "status_manual")
-        if hasattr(target_page, f)
-    ]
+        fields += ["status_manual", "status_manual_at", "status_manual_by"]
+    return fields
 
 
 @transaction.atomic
@@ -75,7 +84,7 @@ def entity_merge(*, survivor: Entity, merged: Entity, actor) -> Entity:
     1. lock both entities and pages (id order, as the compiler locks pages);
     2. move the sections to the survivor's page (history rows say "merged from …");
     3. the survivor takes the other's name and aliases as aliases, its `named_in`, its user
-       if it has none, and the newer project status;
+       if it has none; its page's status is counted again from its open work;
     4. delete the merged entity (its page's history keeps a deletion row) and audit.
     Later events naming the merged name resolve to the survivor through its aliases.
     """
