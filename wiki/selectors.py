@@ -236,7 +236,21 @@ def page_status_for(page: Page, containers) -> str:
 
 def page_work_counts(*, user, page_ids) -> dict[int, dict[str, int]]:
     """Per page: the open and closed issues and pull requests among the sections the user may
-    see ({"issue_open": 2, "pull_request_open": 1, "issue_closed": 3, ...}); one query."""
+    see ({"issue_open": 2, "pull_request_open": 1, "issue_closed": 3, ...}).
+
+    Most pages (customers, people) hold no issue or PR at all: one probe on the partial index
+    of work sections settles that before the access-filtered count (its answer is never
+    shown, and it saved the context call a query through the access filter)."""
+    if not page_ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {PageSection._meta.db_table} "
+            "WHERE work_kind <> '' AND page_id = ANY(%s::bigint[]))",
+            [int_array(list(page_ids))],
+        )
+        if not cursor.fetchone()[0]:
+            return {}
     rows = (
         PageSection.objects.visible_to(user)
         .filter(page_id__in=list(page_ids))
