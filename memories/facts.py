@@ -10,7 +10,7 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from almanac.search.text import THOUSANDS, segment, word_matches
+from almanac.search.text import THOUSANDS, segment, simplified, word_matches
 
 # What makes two near-identical sentences different facts: numbers, ids and dates (a
 # token with a digit or only Chinese numerals), weekdays and months, and negation.
@@ -156,26 +156,38 @@ def _unit_facts(text: str) -> tuple[set[str], str]:
     "3 pm"; the text without them, whose numbers are facts as they stand)."""
     facts, rest, pos = set(), [], 0
     for match in _NUMBER_UNIT.finditer(text):
-        pre, num, mag, unit = (g.lower() if g else g for g in match.group("pre", "num", "mag", "unit"))
-        if not (pre or mag or unit):
+        if not any(match.group("pre", "mag", "unit")):
             continue
-        unit = _UNITS[unit] if unit else _CURRENCIES.get(pre or "", "")
-        if unit == "岁" or (unit == "year" and _AGE_AFTER.match(text, match.end())):
-            unit = ""
-        if unit == "折" and len(num) == 2 and num[0] in _ZH_DIGIT and num[1] in _ZH_DIGIT:
-            num = f"{_ZH_DIGIT[num[0]]}.{_ZH_DIGIT[num[1]]}"  # 八五折 is 8.5折 (15% off)
-        amount = _amount(num, _MAGNITUDES.get(mag or "", ""))
-        facts.add(f"{amount}·{unit}" if unit else amount)
+        facts.add(_number_fact(match, text))
         rest.append(text[pos : match.start()])
         pos = match.end()
     rest.append(text[pos:])
     return facts, " ".join(rest)
 
 
+def _number_fact(match: re.Match, text: str) -> str:
+    """One `_NUMBER_UNIT` match as a fact: "30000·cny", "3·pm", a bare "30"."""
+    pre, num, mag, unit = (g.lower() if g else g for g in match.group("pre", "num", "mag", "unit"))
+    unit = _UNITS[unit] if unit else _CURRENCIES.get(pre or "", "")
+    if unit == "岁" or (unit == "year" and _AGE_AFTER.match(text, match.end())):
+        unit = ""
+    if unit == "折" and len(num) == 2 and num[0] in _ZH_DIGIT and num[1] in _ZH_DIGIT:
+        num = f"{_ZH_DIGIT[num[0]]}.{_ZH_DIGIT[num[1]]}"  # 八五折 is 8.5折 (15% off)
+    amount = _amount(num, _MAGNITUDES.get(mag or "", ""))
+    return f"{amount}·{unit}" if unit else amount
+
+
 def is_negated(text: str, tokens: list[str] | None = None) -> bool:
     """Does `text` say not (not, never, n't; 不, 没有, 未...)?"""
     tokens = segment(text) if tokens is None else tokens
     return bool(_EN_NEGATION.search(text.lower())) or any(t in _ZH_NEGATIONS for t in tokens)
+
+
+def _normalized(text: str) -> str:
+    """One spelling for numbers and script: NFKC (full-width digits), no thousands
+    separators, simplified Chinese (週 is 周), numbers in words as digits, one ordinal suffix."""
+    text = simplified(THOUSANDS.sub("", unicodedata.normalize("NFKC", text)))
+    return _ORDINAL_SUFFIX.sub(r"\1th", _EN_NUMBER_WORD.sub(_spelt_number, text))
 
 
 def fact_signature(text: str) -> tuple[frozenset[str], bool]:
@@ -188,8 +200,7 @@ def fact_signature(text: str) -> tuple[frozenset[str], bool]:
     Numbers with a unit or magnitude are compared by amount and unit only; the other fact
     tokens (ids, dates, bare numbers, weekdays) as the segmenter writes them, a bare Chinese
     numeral in digits."""
-    text = THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
-    text = _ORDINAL_SUFFIX.sub(r"\1th", _EN_NUMBER_WORD.sub(_spelt_number, text))
+    text = _normalized(text)
     facts, rest = _unit_facts(text)
     facts |= {m.group(1).replace("这", "本") + m.group(2) for m in word_matches(_ZH_RELATIVE, rest)}
     tokens = segment(rest)
@@ -220,6 +231,66 @@ def key_facts(text: str) -> frozenset[str]:
     """What a summary of `text` must still say (see `summary_terms`): its facts (numbers
     with their units, ids, dates, weekdays) and its names."""
     return fact_signature(text)[0] | _names(text)
+
+
+# A number's role is the word it is attached to: the nearest word before it ("client 15",
+# "week 9", "合同金额是3万元"). Only the end of the text before a number is segmented.
+_ROLE_WINDOW = 40
+
+
+def number_roles(text: str) -> frozenset[tuple[str, str]]:
+    """(role, number) pairs, numbers spelt as `fact_signature` spells them: "Client 15 ...
+    week 9" gives (client, 15) and (week, 9), which "Client 9 ... week 15" does not, though
+    both state the numbers 9 and 15."""
+    text = _normalized(text)
+    pairs = set()
+    for match in _NUMBER_UNIT.finditer(text):
+        if not (any(match.group("pre", "mag", "unit")) or match.group("num").isascii()):
+            continue  # a bare Chinese numeral is part of a word as often (一起, 三星)
+        before = segment(text[max(0, match.start() - _ROLE_WINDOW) : match.start()])
+        role = next((t for t in reversed(before) if not re.search(r"\d", t)), "")
+        pairs.add((role, _number_fact(match, text)))
+    return frozenset(pairs)
+
+
+# A code written in lowercase letters only ("ldecjucdkbr"): a Latin word of five letters or
+# more with four consonants in a row or fewer than one vowel in four letters. There is no
+# English vocabulary to look words up in; the odd word this takes for a code ("strengths")
+# is a fact both texts state when they say the same.
+_LETTER_WORD = re.compile(r"(?<![A-Za-z])[A-Za-z]{5,}(?![A-Za-z])")
+_CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xz]{4}")
+
+
+def codes(text: str) -> frozenset[str]:
+    """The codes in `text` that have no digit in them (those that have one are facts of
+    `fact_signature` already)."""
+    found = set()
+    for word in _LETTER_WORD.findall(unicodedata.normalize("NFKC", text)):
+        word = word.lower()
+        if _CONSONANT_RUN.search(word) or 4 * sum(c in "aeiouy" for c in word) < len(word):
+            found.add(word)
+    return frozenset(found)
+
+
+def same_facts(first: str, second: str) -> bool:
+    """Could `second` say what `first` says, at the level of facts: the same
+    `fact_signature`, each number attached to the same word (`number_roles`), the same
+    codes, and each one's names (capitalised words) among the other's words. Rewordings,
+    reordered clauses, "1,200" / "1200", full-width digits and traditional / simplified
+    Chinese still are; another value or role for a number, id, code, name or date is not."""
+    if fact_signature(first) != fact_signature(second) or number_roles(first) != number_roles(second):
+        return False
+    if codes(first) != codes(second):
+        return False
+    first_names, second_names = _names_beside_amounts(first), _names_beside_amounts(second)
+    return first_names <= second_names | set(segment(second)) and second_names <= first_names | set(
+        segment(first)
+    )
+
+
+def _names_beside_amounts(text: str) -> set[str]:
+    # The "M" of "$3M" is part of an amount, no name.
+    return _names(_unit_facts(_normalized(text))[1])
 
 
 # Sentences, for where a summary says "not": "3.5" is not the end of one.

@@ -14,7 +14,7 @@ from almanac.search.embeddings import embed
 from almanac.search.text import is_cjk
 from memories.claims import claim, same_value
 from memories.constants import DEDUP_CANDIDATES, QUALITY_MAX, QUALITY_MIN, QUALITY_STEP
-from memories.facts import fact_signature, reordered
+from memories.facts import reordered, same_facts
 from memories.models import Feedback, Memory, MemoryAuditText, MemoryLink
 from memories.selectors import nearest
 from memories.services.common import clean_text
@@ -56,7 +56,8 @@ def memory_find_duplicate(
     occurred_at: date | None = None,
 ) -> Memory | None:
     """An active memory of the same scope that says the same: cosine similarity above the
-    threshold and, when `content` is given, the same facts (`fact_signature`); for an
+    threshold and, when `content` is given, the same facts (`same_facts`: the same numbers
+    attached to the same words, ids, codes, names and dates); for an
     episodic `memory_type`, also the same `occurred_at` (the same event on another day is
     another event).
 
@@ -75,14 +76,13 @@ def memory_find_duplicate(
     if not close:
         return None
     rows = Memory.objects.only("id", "content", "occurred_at").in_bulk(close)
-    wanted = fact_signature(content) if content is not None else None
     dated = memory_type == Memory.Type.EPISODIC
     for pk in close:
         row = rows.get(pk)
         if row is None or (dated and row.occurred_at != occurred_at):
             continue
-        if wanted is None or (
-            fact_signature(row.content) == wanted
+        if content is None or (
+            same_facts(content, row.content)
             and not reordered(content, row.content)
             and not _another_value(content, row.content)
         ):

@@ -1,9 +1,15 @@
 """Near-duplicate check on write: cosine > MEMORY_DEDUP_THRESHOLD, within the same scope only."""
 
+import string
+
 import pytest
 from django.conf import settings
+from hypothesis import HealthCheck, assume, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from memories import services
+from memories.facts import same_facts
 from memories.models import Memory
 from tests.memories.conftest import at_cosine, unit
 
@@ -181,3 +187,102 @@ def test_an_episode_on_another_day_is_not_a_duplicate(api, alice):
     assert later.status_code == 201 and later.json()["occurred_at"] == "2026-05-15"
     again = _post(api, "Met Acme about the renewal", occurred_at="2026-05-15", **kw)
     assert again.status_code == 200 and again.json()["duplicate_of"] == later.json()["id"]
+
+
+def test_the_same_words_with_other_numbers_and_codes_are_not_a_duplicate(alice):
+    first = "Client 15 note 142: travel item ldecjucdkbr agreed for week 9."
+    second = "Client 9 note 142: travel item ldqkfdcbekq agreed for week 15."
+    base = unit(9)
+    services.memory_create(owner=alice, content=first, embedding=base)
+    memory, duplicate = services.memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.99))
+    assert duplicate is None and memory.content == second
+    _, again = services.memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.99))
+    assert again == memory  # the same fact again still is one
+
+
+# Pairs of sentences that differ in one fact: generated from templates with slots for
+# numbers (each with its role word), an id, a code, a name and a date. Pure: no database.
+TEMPLATES = {
+    "en": "Client {client} note {note}: travel item {code} agreed with {name} for week {week}, due {date}.",
+    "zh": "客户{client}的备注{note}：{name}同意差旅项目{code}，第{week}周，截止{date}。",
+}
+TRADITIONAL_ZH = "客戶{client}的備註{note}：{name}同意差旅項目{code}，第{week}週，截止{date}。"
+NUMBERS = ("client", "note", "week")
+NAMES = ("Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi")
+CONSONANTS = "bcdfghjklmnpqrstvwxz"
+
+codes = st.one_of(
+    st.from_regex(r"[a-z]{2,4}[0-9]{2,5}", fullmatch=True),  # letters and digits
+    st.builds(  # lowercase letters only, a run of consonants in it
+        str.__add__,
+        st.text(CONSONANTS, min_size=4, max_size=6),
+        st.text(string.ascii_lowercase, min_size=1, max_size=6),
+    ),
+)
+SLOTS = {
+    "client": st.integers(1, 99_999),
+    "note": st.integers(1, 99_999),
+    "week": st.integers(1, 99_999),
+    "code": codes,
+    "name": st.sampled_from(NAMES),
+    "date": st.tuples(st.integers(1, 12), st.integers(1, 28)),
+}
+facts_settings = hypothesis_settings(
+    max_examples=150,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # the db marker, unused here
+)
+
+
+def _sentence(lang: str, slots: dict, template: str | None = None, grouped: bool = False) -> str:
+    month, day = slots["date"]
+    values = {
+        **slots,
+        **{k: f"{slots[k]:,}" if grouped else slots[k] for k in NUMBERS},
+        "date": f"2026-{month:02d}-{day:02d}" if lang == "en" else f"{month}月{day}日",
+    }
+    return (template or TEMPLATES[lang]).format(**values)
+
+
+@facts_settings
+@given(lang=st.sampled_from(sorted(TEMPLATES)), slots=st.fixed_dictionaries(SLOTS), data=st.data())
+def test_another_value_in_any_slot_is_never_the_same_fact(lang, slots, data):
+    slot = data.draw(st.sampled_from(sorted(SLOTS)))
+    other = data.draw(SLOTS[slot].filter(lambda value: value != slots[slot]))
+    first, second = _sentence(lang, slots), _sentence(lang, {**slots, slot: other})
+    assert not same_facts(first, second)
+    assert not same_facts(second, first)
+
+
+@facts_settings
+@given(
+    lang=st.sampled_from(sorted(TEMPLATES)),
+    slots=st.fixed_dictionaries(SLOTS),
+    pair=st.sampled_from([("client", "note"), ("client", "week"), ("note", "week")]),
+)
+def test_numbers_swapped_between_roles_are_never_the_same_fact(lang, slots, pair):
+    a, b = pair
+    assume(slots[a] != slots[b])
+    first, second = _sentence(lang, slots), _sentence(lang, {**slots, a: slots[b], b: slots[a]})
+    assert not same_facts(first, second)
+
+
+@facts_settings
+@given(lang=st.sampled_from(sorted(TEMPLATES)), slots=st.fixed_dictionaries(SLOTS))
+def test_the_same_slots_written_otherwise_are_the_same_fact(lang, slots):
+    # What keeps the properties above from holding vacuously.
+    sentence = _sentence(lang, slots)
+    full_width = str.maketrans(string.digits, "０１２３４５６７８９")
+    assert same_facts(sentence, sentence.translate(full_width))
+    assert same_facts(sentence, _sentence(lang, slots, grouped=True))  # 1,200 = 1200
+    if lang == "zh":
+        assert same_facts(sentence, _sentence(lang, slots, template=TRADITIONAL_ZH))
+    else:  # clauses reordered, each number keeping its word
+        month, day = slots["date"]
+        reworded = (
+            f"For week {slots['week']}, due 2026-{month:02d}-{day:02d}, {slots['name']} agreed "
+            f"travel item {slots['code']}: client {slots['client']} note {slots['note']}."
+        )
+        assert same_facts(sentence, reworded)

@@ -3,7 +3,7 @@ whether a summary still says what an original said (`summary_holds`). No databas
 
 import pytest
 
-from memories.facts import fact_signature, summary_holds, summary_terms
+from memories.facts import codes, fact_signature, same_facts, summary_holds, summary_terms
 
 HELD = [
     ("Alice does not eat pork", "Alice eats pork."),
@@ -118,3 +118,34 @@ def test_numbers_in_words_and_digits_are_one_fact(first, second):
 )
 def test_a_relative_date_inside_another_word_is_no_fact(first, second):
     assert fact_signature(first)[0] == fact_signature(second)[0]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Client 15 note 142 agreed for week 9.", "For week 9, client 15 note 142 agreed."),
+        ("The Acme budget is $3M", "The Acme budget is $3 million"),
+        ("invoice 1,200 paid", "invoice 1200 paid"),
+        ("客户15的备注142：第9周同意", "客戶１５的備註１４２：第９週同意"),
+        ("travel item ldecjucdkbr agreed", "Travel item ldecjucdkbr agreed."),
+    ],
+)
+def test_restatements_are_the_same_facts(a, b):
+    assert same_facts(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Client 15 note 142 agreed for week 9.", "Client 9 note 142 agreed for week 15."),
+        ("travel item ldecjucdkbr agreed", "travel item ldqkfdcbekq agreed"),
+        ("Alice approved the travel item", "Bob approved the travel item"),
+        ("客户15的备注142：第9周同意", "客户9的备注142：第15周同意"),
+    ],
+)
+def test_other_roles_codes_or_names_are_other_facts(a, b):
+    assert not same_facts(a, b)
+
+
+def test_a_lowercase_code_is_a_fact_and_an_english_word_is_not():
+    assert codes("item ldecjucdkbr and xkcdq agreed for the travel") == {"ldecjucdkbr", "xkcdq"}
