@@ -32,7 +32,7 @@ from memories.constants import (
     PROJECT_CUES_EN,
     PROJECT_CUES_ZH,
 )
-from memories.facts import fact_signature, reordered
+from memories.facts import reordered, same_facts
 from memories.models import ConversationSession, Memory, SessionChunk, Turn
 from memories.selectors import nearest
 from memories.services.common import log
@@ -278,10 +278,9 @@ def _covered(*, session: ConversationSession, vector, chunk: str, base: date) ->
     ]
     if not close:
         return False
-    wanted = fact_signature(chunk)
     when = parse_occurred(chunk, base)
     return any(
-        fact_signature(RESOLVED_DATE.sub("", text)) == wanted
+        same_facts(chunk, RESOLVED_DATE.sub("", text))
         and not reordered(chunk, RESOLVED_DATE.sub("", text))
         and (when is None or occurred is None or occurred == when)
         for text, occurred in visible.filter(pk__in=close).values_list("content", "occurred_at")
