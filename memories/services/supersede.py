@@ -103,10 +103,16 @@ def _older(*, memory: Memory, found: Claim) -> list[Memory]:
 @transaction.atomic
 def supersede_release(*, successor: Memory, user, reason: str) -> int:
     """The memories `successor` superseded back to active (it is being deleted or purged:
-    what they said is the last word again), unlinked and audited."""
-    return memory_set_status(
-        memories=Memory.objects.filter(superseded_by_id=successor.pk, status=Memory.Status.SUPERSEDED),
-        status=Memory.Status.ACTIVE,
-        user=user,
-        reason=reason,
-    )
+    what they said is the last word again), unlinked and audited. A successor that was
+    itself superseded hands them on to its own successor instead: A → B → C, deleting B
+    leaves A superseded by C (C, not A, is the current value)."""
+    replaced = Memory.objects.filter(superseded_by_id=successor.pk, status=Memory.Status.SUPERSEDED)
+    if successor.status == Memory.Status.SUPERSEDED and successor.superseded_by_id:
+        handed = 0
+        for memory in replaced.select_for_update():
+            memory.superseded_by_id = successor.superseded_by_id
+            memory._change_reason = reason
+            memory.save(update_fields=["superseded_by"])
+            handed += 1
+        return handed
+    return memory_set_status(memories=replaced, status=Memory.Status.ACTIVE, user=user, reason=reason)

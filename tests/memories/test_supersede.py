@@ -174,6 +174,18 @@ def test_deleting_the_successor_brings_the_older_back(alice, remember):
     assert old.pk in _found(alice, "Apollo项目负责人")
 
 
+def test_deleting_a_middle_successor_hands_the_oldest_to_the_newest(alice, remember):
+    first = remember(alice, "Apollo项目负责人是张三")
+    middle = remember(alice, "Apollo项目负责人改为李四")
+    newest = remember(alice, "Apollo项目负责人改为王五")
+    middle.refresh_from_db()
+    assert middle.superseded_by_id == newest.pk
+    services.memory_delete(memory=middle, user=alice)
+    first.refresh_from_db()
+    assert first.status == "superseded" and first.superseded_by_id == newest.pk
+    assert first.pk not in _found(alice, "Apollo项目负责人")
+
+
 def test_superseded_cannot_be_set_by_hand(api, alice, remember):
     memory = remember(alice, "The Vercel renewal budget is $30k")
     response = api.patch(f"/memories/{memory.pk}", {"user": "alice", "status": "superseded"})
