@@ -208,13 +208,15 @@ def memory_search(
             qs = qs.exclude(id__in=list(exclude_ids))
         size = max(settings.MEMORY_RECALL_LANE_SIZE, top_k)
         lanes = []
-        noise = False
+        noise = None  # the whole query (the first form) reads as no meaning: words only
         for form in query_forms(query):
             kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=form)
             vector = embed_query(form)
-            noise = noise or is_noise(vector)  # the whole query reads as no meaning: words only
+            noisy = is_noise(vector)
+            noise = noisy if noise is None else noise
             kw_ids = _keyword_lane(qs, kq, size=size)
-            vec_ids = [] if noise else [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
+            # A form the encoder reads as noise ("ok thanks, bye") has no vector lane.
+            vec_ids = [] if noisy else [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
             lanes.append(_Lanes(kq, vector, kw_ids, vec_ids))
     fused_size = max(settings.MEMORY_RECALL_FUSED_SIZE, top_k)
     ranked = [ids for lane in lanes for ids in (lane.kw_ids, lane.vec_ids)]
@@ -293,7 +295,8 @@ def _rank(fused, rows: dict, *, lanes: list[_Lanes], id_terms: list[str], noise:
             "keyword_coverage": round(coverage, 4),
         }
         hits.append(MemoryHit(memory=memory, score=round(score, 6), breakdown=breakdown))
-    hits.sort(key=lambda h: (-h.score, h.memory.pk))
+    # A memory holding every exact id of the query first, whatever the scores.
+    hits.sort(key=lambda h: (not h.breakdown["exact_id"], -h.score, h.memory.pk))
     return hits
 
 

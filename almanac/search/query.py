@@ -47,7 +47,8 @@ def latest_turn(text: str) -> str | None:
     while start > 0 and sum(len(said) for _, said in lines[start : end + 1]) < LATEST_MIN_CHARS:
         start -= 1
     latest = " ".join(said for _, said in lines[start : end + 1])
-    return latest if latest != text.strip() else None
+    # Nothing apart to search when the latest turn is the whole text (labels aside).
+    return latest if latest != " ".join(said for _, said in lines) else None
 
 
 def query_forms(text: str) -> list[str]:
