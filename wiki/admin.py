@@ -98,9 +98,19 @@ class EntityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         named = Q(named_in__contains=[tenant.group_key]) if tenant else Q(pk__in=[])
         return qs.filter(named | Q(Exists(_visible_sections(request).filter(page__entity_id=OuterRef("pk")))))
 
+    # Where a name was seen lists private containers (mail threads, channels): for the
+    # whole installation's administrators only.
+    _CONTAINER_FIELDS = ("named_in", "alias_keys")
+
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
+        if not request.user.is_superuser:
+            fields = [f for f in fields if f not in self._CONTAINER_FIELDS]
         return [*fields, "tenant", "kind"] if obj is not None else fields
+
+    def get_exclude(self, request, obj=None):
+        exclude = list(super().get_exclude(request, obj) or [])
+        return exclude if request.user.is_superuser else [*exclude, *self._CONTAINER_FIELDS]
 
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
@@ -119,7 +129,11 @@ class EntityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         obj.pk, obj.key, obj.alias_keys = created.pk, created.key, created.alias_keys
         obj._state.adding, obj._state.db = False, created._state.db
 
-    @admin.action(description="Merge the two selected entities (the older one survives)")
+    # Merging deletes one of the two: only for those who may delete entities.
+    @admin.action(
+        description="Merge the two selected entities (the older one survives)",
+        permissions=["delete"],  # Django offers an action to those holding any one of these
+    )
     def merge_entities(self, request, queryset):
         entities = list(queryset.order_by("created_at", "id")[:3])
         if len(entities) != 2:

@@ -111,7 +111,9 @@ def test_admin_merge_action_keeps_the_older_entity(admin_client, two_globexes):
 def test_staff_merge_stays_in_their_tenant(client, two_globexes, bob, other_tenant):
     bob.is_staff = True
     bob.save(update_fields=["is_staff"])
-    bob.user_permissions.add(*Permission.objects.filter(codename__in=["view_entity", "change_entity"]))
+    bob.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_entity", "change_entity", "delete_entity"])
+    )
     foreign = services.entity_create(tenant=other_tenant, kind="customer", name="Globex")
     survivor, _ = two_globexes
     client.force_login(bob)
@@ -119,3 +121,26 @@ def test_staff_merge_stays_in_their_tenant(client, two_globexes, bob, other_tena
         "/admin/wiki/entity/", {"action": "merge_entities", "_selected_action": [survivor.pk, foreign.pk]}
     )
     assert Entity.objects.filter(pk=foreign.pk).exists() and Entity.objects.filter(pk=survivor.pk).exists()
+
+
+def test_staff_who_may_not_delete_entities_cannot_merge_them(client, two_globexes, bob):
+    bob.is_staff = True
+    bob.save(update_fields=["is_staff"])
+    bob.user_permissions.add(*Permission.objects.filter(codename__in=["view_entity", "change_entity"]))
+    survivor, merged = two_globexes
+    client.force_login(bob)
+    assert "merge_entities" not in client.get("/admin/wiki/entity/").content.decode()
+    client.post(
+        "/admin/wiki/entity/", {"action": "merge_entities", "_selected_action": [survivor.pk, merged.pk]}
+    )
+    assert Entity.objects.filter(pk__in=[survivor.pk, merged.pk]).count() == 2
+
+
+def test_staff_do_not_see_where_a_name_was_seen(client, two_globexes, bob):
+    bob.is_staff = True
+    bob.save(update_fields=["is_staff"])
+    bob.user_permissions.add(*Permission.objects.filter(codename__in=["view_entity", "change_entity"]))
+    survivor, _ = two_globexes
+    client.force_login(bob)
+    page = client.get(f"/admin/wiki/entity/{survivor.pk}/change/").content.decode()
+    assert "named_in" not in page and "Named in" not in page
