@@ -144,3 +144,23 @@ def test_staff_do_not_see_where_a_name_was_seen(client, two_globexes, bob):
     client.force_login(bob)
     page = client.get(f"/admin/wiki/entity/{survivor.pk}/change/").content.decode()
     assert "named_in" not in page and "Named in" not in page
+
+
+def test_merge_refuses_to_show_a_name_to_readers_never_shown_it(tenant, push, alice):
+    push(slack("Initech renewal call went well", tags={"customer": "Initech"}))
+    push(
+        slack(
+            "Initrode wants a 30% discount",
+            channel="C300",
+            name="#deal-room",
+            public=False,
+            members=["bob@acme.com"],
+            tags={"customer": "Initrode"},
+            minutes=5,
+        )
+    )
+    public = Entity.objects.get(name="Initech")
+    private = Entity.objects.get(name="Initrode")
+    with pytest.raises(ApplicationError, match="never shown the name"):
+        services.entity_merge(survivor=private, merged=public, actor=alice)  # its title to all
+    assert Entity.objects.filter(pk__in=[public.pk, private.pk]).count() == 2

@@ -19,7 +19,7 @@ User = get_user_model()
 TAG_KINDS = {"customer": Entity.Kind.CUSTOMER, "project": Entity.Kind.PROJECT}
 
 
-def _alias_keys(name: str, aliases: list[str]) -> list[str]:
+def alias_keys_of(name: str, aliases: list[str]) -> list[str]:
     keys = [folding.fold(name)] + [folding.fold(a) for a in aliases]
     return sorted({k for k in keys if k})
 
@@ -57,7 +57,7 @@ def entity_ensure(
                     name=name,
                     key=key,
                     aliases=[],
-                    alias_keys=_alias_keys(name, []),
+                    alias_keys=alias_keys_of(name, []),
                     user=user,
                     named_in=[named_in],
                 )
@@ -83,7 +83,7 @@ def entity_ensure(
     return entity
 
 
-def _clean_aliases(name: str, aliases) -> list[str]:
+def aliases_cleaned(name: str, aliases) -> list[str]:
     cleaned = (a.strip()[:300] for a in aliases or [] if a and a.strip())
     return list(dict.fromkeys(a for a in cleaned if a != name))
 
@@ -108,14 +108,14 @@ def entity_create(
         raise ApplicationError("the name is empty once folded", status_code=422)
     if entity_key_taken(tenant_id=tenant.pk, kind=kind, name=name):
         raise ApplicationError(f"a {kind} with this name already exists", status_code=409)
-    aliases = _clean_aliases(name, aliases)
+    aliases = aliases_cleaned(name, aliases)
     entity = Entity.objects.create(
         tenant=tenant,
         kind=kind,
         name=name,
         key=key,
         aliases=aliases,
-        alias_keys=_alias_keys(name, aliases),
+        alias_keys=alias_keys_of(name, aliases),
         user=user,
         named_in=[tenant.group_key],
     )
@@ -137,8 +137,8 @@ def entity_update(*, entity: Entity, aliases: list[str], user=None, name: str | 
             page.title = entity.name
             page._change_reason = "entity renamed"
             page.save(update_fields=["title", "updated_at"])
-    entity.aliases = _clean_aliases(entity.name, aliases)
-    entity.alias_keys = _alias_keys(entity.name, entity.aliases)
+    entity.aliases = aliases_cleaned(entity.name, aliases)
+    entity.alias_keys = alias_keys_of(entity.name, entity.aliases)
     entity.user = user
     entity.save(update_fields=fields)
     add_words([entity.name, *entity.aliases])

@@ -11,7 +11,7 @@ from almanac.search import keyword
 from almanac.services.audit import audit_record
 from wiki.constants import CORPUS
 from wiki.models import Entity, Page, PageSection
-from wiki.services.entities import _alias_keys, _clean_aliases
+from wiki.services.entities import alias_keys_of, aliases_cleaned, page_ensure
 from wiki.services.sections import section_delete
 
 
@@ -104,10 +104,18 @@ def entity_merge(*, survivor: Entity, merged: Entity, actor) -> Entity:
         for p in Page.objects.select_for_update().filter(entity__in=[survivor, merged]).order_by("id")
     }
     if survivor.pk not in pages:
-        from wiki.services.entities import page_ensure
-
         pages[survivor.pk] = page_ensure(entity=survivor)
     target_page, source_page = pages[survivor.pk], pages.get(merged.pk)
+    if source_page is not None and any(
+        not survivor.name_known_to(acl) for acl in source_page.sections.values_list("acl", flat=True)
+    ):
+        # The moved sections' readers would see the survivor's title, a name they were never
+        # shown (the compiler's own rule for linking a thread to an entity).
+        raise ApplicationError(
+            f"{merged.name!r} has sections whose readers were never shown the name {survivor.name!r}: "
+            "merge them the other way round, or name it where they can read it first",
+            status_code=422,
+        )
     reason = f"merged from {merged.kind}:{merged.name}"
     # 2.
     moved = dropped = 0
@@ -118,8 +126,8 @@ def entity_merge(*, survivor: Entity, merged: Entity, actor) -> Entity:
             target_page._change_reason = reason
             target_page.save(update_fields=[*page_fields, "updated_at"])
     # 3.
-    survivor.aliases = _clean_aliases(survivor.name, [*survivor.aliases, merged.name, *merged.aliases])
-    survivor.alias_keys = _alias_keys(survivor.name, survivor.aliases)
+    survivor.aliases = aliases_cleaned(survivor.name, [*survivor.aliases, merged.name, *merged.aliases])
+    survivor.alias_keys = alias_keys_of(survivor.name, survivor.aliases)
     survivor.named_in = list(dict.fromkeys([*survivor.named_in, *merged.named_in]))
     survivor.user_id = survivor.user_id or merged.user_id
     merged_detail = {"id": merged.pk, "name": merged.name, "slug": source_page.slug if source_page else ""}
