@@ -91,6 +91,26 @@ class TagsIn(Schema):
 MIN_EVENT_YEAR, MAX_EVENT_YEAR = MIN_YEAR, MAX_YEAR  # the rule memories share (almanac.dates)
 
 
+def url_problem(value: str) -> str:
+    """Why `value` is no link an event may carry ("" when it is one, or empty): an absolute
+    http(s) address without spaces or control characters."""
+    if not value:
+        return ""
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        return "url may not contain spaces or control characters"
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in URL_SCHEMES or not parts.netloc:
+        return "url must be an absolute http:// or https:// address (or empty)"
+    return ""
+
+
+def link_or_empty(value: str, max_chars: int = 1000) -> str:
+    """A link found in a source (front matter, a calendar's URL, a workspace address) if an
+    event may carry it, else "": a bad link is dropped, never the event with it."""
+    value = (value or "").strip()[:max_chars]
+    return "" if url_problem(value) else value
+
+
 class EventIn(Schema):
     """One normalized event. `raw` (the source's own payload) is optional."""
 
@@ -134,13 +154,9 @@ class EventIn(Schema):
     @classmethod
     def _url(cls, value: str) -> str:
         """Shown as a link in the web UI: only an absolute http(s) address, or nothing."""
-        if not value:
-            return value
-        if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
-            raise ValueError("url may not contain spaces or control characters")
-        parts = urlsplit(value)
-        if parts.scheme.lower() not in URL_SCHEMES or not parts.netloc:
-            raise ValueError("url must be an absolute http:// or https:// address (or empty)")
+        problem = url_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("external_id", "thread_key", "author", "title", "text", "url")

@@ -19,6 +19,7 @@ from icalendar import Calendar
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.importers import digest, iso, version_for_content
+from connectors.schemas import link_or_empty
 
 
 def _address(value) -> str:
@@ -151,9 +152,9 @@ def event_payload(
         "text": _text(component, people, start, end),
         "tags": _tags(component),
     }
-    link = str(component.get("URL") or "").strip()
-    if link.lower().startswith(("https://", "http://")) and not any(c.isspace() for c in link):
-        payload["url"] = link[:1000]  # the event's page (RFC 5545 URL), when the feed has one
+    link = link_or_empty(str(component.get("URL") or ""))
+    if link:
+        payload["url"] = link  # the event's page (RFC 5545 URL), when the feed has one
     content = digest(payload, int(component.get("SEQUENCE") or 0))
     payload["version"] = version_for_content(
         tenant=tenant, source_name=source_name, external_id=external_id, content_digest=content

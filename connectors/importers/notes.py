@@ -17,6 +17,7 @@ import yaml
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.importers import digest, iso, short_hash, version_for_content
+from connectors.schemas import link_or_empty
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +98,9 @@ def _payload(*, tenant: Tenant, source_name: str, rel: str, post, path: Path, mt
         "tags": tags,
     }
     # The note's page in the tool it came from (Granola, Notion), when the front matter says.
-    link = str(post.get("url") or post.get("link") or post.get("source") or "").strip()
-    if link.lower().startswith(("https://", "http://")) and not any(c.isspace() for c in link):
-        payload["url"] = link[:1000]
+    link = link_or_empty(str(post.get("url") or post.get("link") or post.get("source") or ""))
+    if link:
+        payload["url"] = link
     content = digest(payload)
     payload["version"] = version_for_content(
         tenant=tenant, source_name=source_name, external_id=rel, content_digest=content

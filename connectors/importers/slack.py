@@ -13,7 +13,7 @@ from pathlib import Path
 
 from almanac.models import Tenant
 from connectors.importers import from_ts, iso
-from connectors.schemas import MAX_VERSION
+from connectors.schemas import MAX_VERSION, link_or_empty
 from connectors.services.identity import identity_upsert_many
 
 # System messages that are not content; membership comes from the channel member lists.
@@ -131,13 +131,13 @@ def permalink(*, workspace_url: str, channel_id: str, ts: str, thread_ts: str = 
     """A message's Slack permalink (the shape `chat.getPermalink` answers), "" without the
     workspace's URL: `<workspace>/archives/<channel>/p<ts without the dot>`, and for a
     reply `?thread_ts=<parent>&cid=<channel>`."""
-    base = (workspace_url or "").strip().rstrip("/")
-    if not base.startswith(("https://", "http://")) or not ts:
+    base = link_or_empty(workspace_url).rstrip("/")
+    if not base or not ts:
         return ""
     link = f"{base}/archives/{channel_id}/p{ts.replace('.', '')}"
     if thread_ts and thread_ts != ts:
         link += f"?thread_ts={thread_ts}&cid={channel_id}"
-    return link
+    return link_or_empty(link)
 
 
 def message_payloads(

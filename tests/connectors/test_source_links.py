@@ -41,3 +41,19 @@ def test_calendar_and_notes_links(tenant, tmp_path):
     assert note_payload(tenant=tenant, root=tmp_path, path=note, source_name="notes")["url"] == (
         "https://notes.example/n/1"
     )
+
+
+def test_a_bad_link_is_dropped_never_the_event(tenant, tmp_path):
+    from connectors.importers.notes import note_payload
+    from connectors.schemas import EventIn
+
+    assert permalink(workspace_url="https://acme slack.com", channel_id="C1", ts="1.2") == ""
+    message = {"type": "message", "ts": "1700000000.000100", "user": "U1", "text": "hi"}
+    spaced = SlackChannel(id="C1", name="sales", public=True, workspace_url="https://acme slack.com")
+    assert "url" not in message_payloads(source_name="slack", channel=spaced, message=message)[0]
+    for link in ("https://", "https://a b"):
+        note = tmp_path / "n.md"
+        note.write_text(f"---\ntitle: Standup\nurl: {link!r}\n---\nDemo on Friday\n")
+        payload = note_payload(tenant=tenant, root=tmp_path, path=note, source_name="notes")
+        assert "url" not in payload
+        EventIn.model_validate({k: v for k, v in payload.items() if k in EventIn.model_fields})
