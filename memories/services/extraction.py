@@ -94,9 +94,12 @@ def chunk_text(text: str, size: int = 256, overlap: int = 32) -> list[str]:
 
 def _fits(text: str, start: int, tokens: int) -> int:
     """The furthest end from `start` whose text has at most `tokens` tokens."""
-    if count_tokens(text[start:]) <= tokens:
+    reach = 8 * tokens + 8  # a token is at most ~8 characters here
+    # Only a remainder that could fit is measured whole (measuring the rest of a long
+    # session's text for every chunk made chunking quadratic).
+    if len(text) - start <= reach and count_tokens(text[start:]) <= tokens:
         return len(text)
-    lo, hi = start + 1, min(len(text), start + 8 * tokens + 8)  # a token is at most ~8 characters here
+    lo, hi = start + 1, min(len(text), start + reach)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if count_tokens(text[start:mid]) <= tokens:
