@@ -39,7 +39,7 @@ from memories.services.common import log
 from memories.services.dates import parse_occurred
 from memories.services.memories import memory_create
 from memories.services.scopes import user_units
-from skills.builtin.fact_extract import resolve_relative_dates
+from skills.builtin.fact_extract import RESOLVED_DATE, resolve_relative_dates
 from skills.builtin.text import is_filler
 from skills.services import skill_run
 
@@ -57,7 +57,6 @@ NUMBER = re.compile(
 SUBSTANCE = re.compile(r"\d|我叫|我是|我姓|名字|\b(?:call me|my name|i am called|i'm called)\b", re.I)
 # The day the extractor writes after a relative date ("上周五（2025-03-14）"): not part of what
 # a chunk that says "上周五" is compared on (the event's own date is).
-RESOLVED_DATE = re.compile(r" ?[（(]\d{4}-\d{2}-\d{2}[）)]")
 TYPE_OF_FACT = {
     "event": Memory.Type.EPISODIC,
     "preference": Memory.Type.SEMANTIC,

@@ -273,6 +273,11 @@ _RELATIVE = re.compile(
 )
 
 
+# The day written after a relative date by `_dated_text` ("上周五（2025-03-14）",
+# "Last Friday (2025-03-14)"): what readers comparing texts strip first.
+RESOLVED_DATE = re.compile(r" ?[（(]\d{4}-\d{2}-\d{2}[）)]")
+
+
 def _dated_text(sentence: str, date) -> str:
     """ "上周五我们决定…" → "上周五（2025-03-14）我们决定…", "Last Friday we…" → "Last Friday
     (2025-03-14) we…": the memory keeps its day after the session that dated it is gone."""

@@ -8,8 +8,9 @@ from almanac.search.tokens import count_tokens
 from memories import services
 from memories.models import Memory, SessionChunk
 from memories.services.dates import parse_occurred
-from memories.services.extraction import RESOLVED_DATE, attribute_scope, chunk_spans, chunk_text, is_junk
+from memories.services.extraction import attribute_scope, chunk_spans, chunk_text, is_junk
 from memories.tasks import session_extract_task
+from skills.builtin.fact_extract import RESOLVED_DATE
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,8 @@ import pytest
 from almanac.search.tokens import count_tokens
 from memories import services
 from memories.models import Memory
-from memories.services.extraction import RESOLVED_DATE, chunk_spans, is_junk
+from memories.services.extraction import chunk_spans, is_junk
+from skills.builtin.fact_extract import RESOLVED_DATE
 
 pytestmark = pytest.mark.django_db
 
