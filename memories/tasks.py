@@ -26,7 +26,7 @@ def session_extract_task(session_id: int) -> dict:
 
 
 def memory_touch_task(memory_ids: list[int], at: str) -> int:
-    """Record recall hits. Retrying re-counts them, which only nudges a ranking signal."""
+    """Record recall hits. Retrying re-counts them, which only nudges the decay signal."""
     return services.memory_touch(memory_ids=memory_ids, at=datetime.fromisoformat(at))
 
 

@@ -6,7 +6,8 @@ MEMORY_TOUCH_MODE=buffer: each hit would otherwise cost a queued task (pickling,
 and an INSERT into the django-q2 queue: ~4-12 ms here) on the request path. In buffer mode
 the ids are collected in memory and one UPDATE per process flushes them every
 MEMORY_TOUCH_FLUSH_SECONDS from a daemon thread (and at exit), see almanac.buffer. A crash
-loses at most that many seconds of hit counts: they are a ranking signal, not a record.
+loses at most that many seconds of hit counts: they decide decay (what is archived as
+unused), never ranking, and are no record.
 """
 
 from __future__ import annotations
