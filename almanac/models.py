@@ -6,6 +6,7 @@ import hashlib
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Now
 from django.utils.text import slugify
 
 
@@ -213,10 +214,17 @@ class CorpusStat(models.Model):
 
 
 class AuditEvent(models.Model):
-    """Append-only log of governance-relevant actions.
+    """Append-only, hash-chained log of governance-relevant actions.
 
-    A database trigger (migration `audit_append_only`) rejects UPDATE and DELETE, so the
-    application cannot rewrite it; tenants being deleted is the only way rows go away.
+    Enforced in the database, not by convention (docs/operations.md, "Audit log"):
+    - the app connects as a role with INSERT and SELECT only on this table (no UPDATE,
+      DELETE, TRUNCATE, no ownership, so no ALTER/DROP/DISABLE TRIGGER);
+    - a trigger (migration `audit_append_only`) refuses UPDATE and DELETE even to the owner;
+    - a trigger owned by the owner role (migration `audit_chain`) stamps every insert, under
+      a per-chain lock: `seq` (1, 2, ... per tenant; NULL tenant: one global chain),
+      `created_at` (the database clock: no back-dating), `prev_digest` (the chain head) and
+      `digest` = sha256 of the row and `prev_digest`. Whatever the app sends for them is
+      overwritten; `manage.py audit_verify` walks the chains.
     """
 
     tenant = models.ForeignKey(
@@ -227,10 +235,20 @@ class AuditEvent(models.Model):
     object_type = models.CharField(max_length=64, blank=True)
     object_id = models.CharField(max_length=64, blank=True)
     detail = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Set by the chain trigger; db_default makes Django read them back (INSERT ... RETURNING).
+    created_at = models.DateTimeField(db_default=Now())
+    seq = models.BigIntegerField(db_default=0, editable=False, help_text="position in its tenant's chain")
+    prev_digest = models.CharField(max_length=64, db_default="", editable=False)
+    digest = models.CharField(max_length=64, db_default="", editable=False)
 
     class Meta:
         indexes = [models.Index(fields=["tenant", "-created_at"], name="almanac_audit_recent_idx")]
+        constraints = [
+            # One row per position of a chain; also the index the trigger reads the head from.
+            models.UniqueConstraint(
+                fields=["tenant", "seq"], nulls_distinct=False, name="%(app_label)s_%(class)s_chain_seq"
+            )
+        ]
 
     def __str__(self) -> str:
         return (
