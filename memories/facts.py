@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from almanac.search.text import THOUSANDS, segment, simplified, word_matches
+from skills.builtin.text import LEADING_FILLER
 
 # What makes two near-identical sentences different facts: numbers, ids and dates (a
 # token with a digit or only Chinese numerals), weekdays and months, and negation.
@@ -332,6 +333,23 @@ def reordered(first: str, second: str) -> bool:
 # Of the words of an original, the share a summary must still use (stemmed, stopwords
 # left out): "allergic to peanuts, shellfish and sesame" is not held by "allergic to peanuts".
 KEPT_WORDS_SHARE = 0.9
+# Openers and closing particles that only remind or insist ("提醒：…", "再说一次，…", "…哦",
+# "Reminder: …", "FYI, …"): a summary need not repeat them to say what the original said.
+_REMINDER_OPENER = re.compile(
+    r"^(?:(?:(?:再)?提醒(?:一下|大家)?|记得|记住|(?:请)?注意|再说一(?:次|遍)|再强调一(?:下|次|遍)|重申(?:一下)?|"
+    r"重复一(?:下|遍)|补充一下)[\s,，:：、-]*|"
+    r"(?:(?:just )?a (?:quick )?reminder|reminder|remember|(?:please )?note|fyi|as (?:a )?reminder|again)"
+    r"[\s,，:：、-]+)",
+    re.IGNORECASE,
+)
+_CLOSING = re.compile(r"[\s哦啊呀吧呢嘛啦。.!！；;,，]+$")
+
+
+def without_reminder(text: str) -> str:
+    """`text` without an opener that only reminds ("提醒：", "Reminder:", "FYI,") and
+    without closing particles and punctuation."""
+    stripped = _REMINDER_OPENER.sub("", LEADING_FILLER.sub("", text.strip()))
+    return _CLOSING.sub("", stripped) or text.strip()
 
 
 def summary_holds(original: str, summary: SummaryTerms) -> bool:
@@ -339,6 +357,7 @@ def summary_holds(original: str, summary: SummaryTerms) -> bool:
     amounts with their units, dates, names), nine in ten of its words, and each of its
     sentences as negated as the summary sentences closest to it ("does not eat pork" is not
     held by "eats pork")?"""
+    original = without_reminder(original)
     if not key_facts(original) <= summary.terms:
         return False
     words = set(segment(original))
@@ -358,7 +377,8 @@ def _said_alike(sentence: str, summary: SummaryTerms) -> bool:
     return any(neg == negated for n, neg in overlap if n == best)
 
 
-# What memories.claims reads a text's values and subject with.
+# What memories.claims reads a text's values and subject with, and memories.topics names.
+name_tokens = _names
 CALENDAR_WORDS = _CALENDAR_WORDS
 NEGATION_WORDS_ZH = _ZH_NEGATIONS
 NUMBER_WITH_UNIT = _NUMBER_UNIT

@@ -1,0 +1,157 @@
+"""What compression reads in memories' texts, without the database: the words a topic is
+named by (`topic_terms`), the summary that merges one topic's memories into a heading and
+one short line per distinct fact (`structured_summary`), and whether a summary still says
+every one of them (`covers`).
+
+A summary is only worth writing when it is shorter than what it replaces and says all of
+it: `structured_summary` drops lines another line already says (same facts, the same words
+within `summary_holds`' share, each number with its role) and factors a leading subject that
+several lines share out into a heading; `covers` is the test any summary (an LLM's too)
+passes before it replaces anything.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from almanac.search.text import CJK, segment, word_spans
+from almanac.search.tokens import count_tokens
+from memories.facts import (
+    CALENDAR_WORDS,
+    codes,
+    name_tokens,
+    number_roles,
+    reordered,
+    summary_holds,
+    summary_terms,
+    without_reminder,
+)
+
+# Words that name no topic: modal verbs and other words rules of every topic use.
+_GENERIC = (
+    "需要 必须 应该 可以 已经 所有 每个 没有 不能 不要 需 须 要 会 能 请 进行 使用 "
+    "need needs must should shall can will all every each use used using make made get "
+    "take also only just please"
+)
+
+
+@functools.cache
+def _generic() -> frozenset[str]:
+    return frozenset(segment(_GENERIC))
+
+
+_SPACES = re.compile(r"\s+")
+# The most words a shared leading subject has, and the fewest lines that share one.
+_MAX_HEADING_CHARS = 24
+_MIN_SHARING = 3
+
+
+def topic_terms(text: str, fact_key: str = "") -> tuple[frozenset[str], frozenset[str]]:
+    """(the names and key subject words of `text`, its other content words): what a topic
+    of memories can be named by. Numbers, dates, single Chinese characters, short Latin
+    words and words every topic uses are none."""
+    subjects = {w for w in fact_key.split() if not w.startswith("·")}
+    subjects |= {t for t in name_tokens(text)}
+    words = {t for t in segment(text) if _topical(t)}
+    return frozenset(t for t in subjects if _topical(t)), frozenset(words)
+
+
+def _topical(token: str) -> bool:
+    if not token or token in _generic() or token in CALENDAR_WORDS or re.search(r"\d", token):
+        return False
+    if CJK.search(token):
+        return len(token) >= 2
+    return len(token) >= 3
+
+
+def summary_line(text: str) -> str:
+    """A memory as one line of a summary: one line, no opener, no closing punctuation."""
+    return without_reminder(_SPACES.sub(" ", text))
+
+
+def says(line: str, other: str) -> bool:
+    """Does `line` alone say what `other` says: its facts, its words (`summary_holds`), each
+    number with the word it belongs to, its codes, in an order that is not another fact's?"""
+    if not summary_holds(other, summary_terms(line)):
+        return False
+    if not number_roles(other) <= number_roles(line) or not codes(other) <= codes(line):
+        return False
+    return not reordered(line, other)
+
+
+def distinct_lines(texts: list[str]) -> list[str]:
+    """One line per distinct fact, in the order of `texts`: of lines that say each other the
+    shortest stays (the first of equals); a line another one says in full goes."""
+    lines = [summary_line(t) for t in texts]
+    kept: list[int] = []
+    for i in sorted(range(len(lines)), key=lambda i: (count_tokens(lines[i]), i)):
+        if lines[i] and not any(says(lines[k], lines[i]) for k in kept):
+            kept = [k for k in kept if not says(lines[i], lines[k])] + [i]
+    return [lines[i] for i in sorted(kept)]
+
+
+def _prefixes(line: str) -> list[str]:
+    """The leading parts of `line` that end where a word ends (Latin words, the
+    segmenter's Chinese words), up to _MAX_HEADING_CHARS characters, before a word that
+    can stand alone (not "款" of 报销款, "的"): longest last."""
+    spans = word_spans(line[: _MAX_HEADING_CHARS + 8])
+    out = []
+    for p in sorted(p for p in spans if 0 < p <= _MAX_HEADING_CHARS):
+        head, rest = line[:p], line[p:]
+        if head[-1].isalnum() and rest[:1].isalnum() and head[-1].isascii() and rest[:1].isascii():
+            continue  # inside a Latin word or number
+        if CJK.match(rest) and spans[p] - p < 2:
+            continue  # a one-character word leans on the heading
+        if head.strip() and re.search(r"\w", head) and rest.strip(" ,，:：、-"):
+            out.append(head)
+    return out
+
+
+def _factored(line: str, head: str) -> str:
+    return line[len(head) :].lstrip(" ,，:：、-")
+
+
+def _heading(lines: list[str]) -> str:
+    """The leading subject most worth writing once: the one that saves the most tokens when
+    the lines that open with it lose it (and a heading line says it), if any saves any."""
+    heads = {line: _prefixes(line) for line in lines}
+    best, saved = "", 0
+    for head in sorted({h for found in heads.values() for h in found}):
+        sharing = [line for line in lines if head in heads[line]]
+        if len(sharing) < _MIN_SHARING:
+            continue
+        gain = sum(count_tokens(line) - count_tokens(_factored(line, head)) for line in sharing)
+        gain -= count_tokens(_title(head)) + 1
+        if gain > saved or (gain == saved and gain and len(head) > len(best)):
+            best, saved = head, gain
+    return best
+
+
+def _title(head: str) -> str:
+    head = head.strip(" ,，:：、-")
+    return head + ("：" if CJK.search(head[-1:]) else ":")
+
+
+def structured_summary(texts: list[str]) -> str:
+    """The memories of one topic as a heading (the subject most of them open with) and one
+    short line per distinct fact; lines that do not open with the subject come first."""
+    lines = distinct_lines(texts)
+    head = _heading(lines)
+    if not head:
+        return "\n".join(lines)
+    under = [line for line in lines if head in _prefixes(line)]
+    other = [line for line in lines if line not in under]
+    return "\n".join([*other, _title(head), *(_factored(line, head) for line in under)])
+
+
+def tokens_of(texts: list[str]) -> int:
+    """What memories cost in a prompt: each one's tokens and the line break between them."""
+    return sum(count_tokens(t) for t in texts) + max(len(texts) - 1, 0)
+
+
+def covers(summary: str, texts: list[str]) -> list[int]:
+    """The indexes of `texts` that `summary` does not say (`summary_holds`); [] when it
+    says them all."""
+    terms = summary_terms(summary)
+    return [i for i, text in enumerate(texts) if not summary_holds(text, terms)]
