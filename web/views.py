@@ -28,7 +28,7 @@ from memories.selectors import memory_get_for_user, memory_list, memory_search
 from memories.services.memories import memory_delete
 from wiki.models import PageSection
 from wiki.search import page_search
-from wiki.selectors import confirmable_stale_ids, page_get_for_user, page_list, page_sections_for_user
+from wiki.selectors import confirmable_stale_ids, page_get_for_user, page_list, page_sections_rendered
 from wiki.services.sections import section_confirm
 
 PER_PAGE = 50
@@ -102,7 +102,7 @@ def wiki_list(request):
 def wiki_page(request, slug):
 
     page = page_get_for_user(user=request.user, slug=slug)
-    sections = page_sections_for_user(user=request.user, page=page)
+    sections = page_sections_rendered(user=request.user, page=page)
     # Only the stale sections this reader may confirm (sender, admin, steward) are offered.
     stale = PageSection.objects.filter(pk__in=confirmable_stale_ids(user=request.user, page=page))
     return render(request, "web/wiki_page.html", {"page": page, "sections": sections, "stale": stale})

@@ -52,7 +52,7 @@ def page_out(page, sections: int | None = None) -> dict:
 
 
 def page_detail(*, user, page) -> dict:
-    sections = list(selectors.page_sections_for_user(user=user, page=page))
+    sections = selectors.page_sections_rendered(user=user, page=page)
     visible_ids = {s.pk for s in sections if s.page_id == page.pk}
     page.visible_updated_at = max((s.updated_at for s in sections), default=None)
     page.visible_content_at = max((s.occurred_at for s in sections), default=None)

@@ -27,7 +27,7 @@ from django.http import Http404
 
 from almanac.selectors import int_array, user_tenant
 from connectors.models import ExternalIdentity
-from wiki import folding
+from wiki import folding, series
 from wiki.models import Entity, Page, PageSection, section_sources, summary_digest, visible_sections_sql
 
 # What a page's text, sources and version are made of (page_texts_for_reader).
@@ -37,6 +37,7 @@ TEXT_FIELDS = (
     "title",
     "content",
     "container_name",
+    "container_key",
     "occurred_at",
     "updated_at",
     "source_list",
@@ -94,6 +95,15 @@ def page_sections_for_user(*, user, page: Page) -> QuerySet[PageSection]:
     return visible.filter(condition).select_related("page").order_by("occurred_at", "id")
 
 
+def page_sections_rendered(*, user, page: Page) -> list[PageSection]:
+    """The page's sections as a reader is shown them (page API, web page): those of
+    `page_sections_for_user`, oldest first, with each recurring meeting as one line and the
+    notes of its meetings under it (`wiki.series.fold`; the rows are changed in memory only)."""
+    sections = list(page_sections_for_user(user=user, page=page))
+    folded = series.fold(sections, page_title=page.title)
+    return sorted(folded, key=lambda s: (s.occurred_at, s.id)) if folded is not sections else sections
+
+
 @dataclass(slots=True)
 class SectionText:
     """What a reader's page text is made of, read as plain values (no model instance)."""
@@ -103,6 +113,7 @@ class SectionText:
     title: str
     content: str
     container_name: str
+    container_key: str
     occurred_at: datetime
     updated_at: datetime
     sources: list[dict]  # as `PageSection.sources`
@@ -166,7 +177,18 @@ def page_texts_for_reader(
             page = out[pid] = PageText(pid, slug, title, kind, manual=(manual, manual_by, manual_at))
         if newest is None:
             continue  # no section (or a person page, read below)
-        sid, page_id, section_title, content, container, occurred_us, updated_us, source_list, digest = values
+        (
+            sid,
+            page_id,
+            section_title,
+            content,
+            container,
+            container_key,
+            occurred_us,
+            updated_us,
+            source_list,
+            digest,
+        ) = values
         if isinstance(source_list, str):
             source_list = json.loads(source_list)
         section = SectionText(
@@ -175,6 +197,7 @@ def page_texts_for_reader(
             section_title,
             content,
             container,
+            container_key,
             _EPOCH + timedelta(microseconds=occurred_us),
             _EPOCH + timedelta(microseconds=updated_us),
             section_sources(source_list),
@@ -197,7 +220,20 @@ def page_texts_for_reader(
             continue
         page.newest.sort(key=lambda s: (s.occurred_at, s.id), reverse=True)
         page.matched = [found[pid][sid] for sid in matched.get(pid, []) if sid in found.get(pid, {})]
+        _fold_series(page)
     return out
+
+
+def _fold_series(page: PageText) -> None:
+    """A recurring meeting as one line, the notes of its meetings under it (`wiki.series`),
+    in the newest and the asked-for sections alike; newest first again after."""
+    newest_ids = {s.id for s in page.newest}
+    shown = page.newest + [s for s in page.matched if s.id not in newest_ids]
+    kept = {s.id for s in series.fold(shown, page_title=page.title)}
+    page.newest = sorted(
+        (s for s in page.newest if s.id in kept), key=lambda s: (s.occurred_at, s.id), reverse=True
+    )
+    page.matched = [s for s in page.matched if s.id in kept]
 
 
 def _person_page_text(*, user, page: PageText, limit: int, asked: list[int]) -> None:
@@ -206,6 +242,7 @@ def _person_page_text(*, user, page: PageText, limit: int, asked: list[int]) -> 
     page.newest = list(visible.order_by("-occurred_at", "-id")[:limit])
     by_id = visible.in_bulk(asked) if asked else {}
     page.matched = [by_id[sid] for sid in asked if sid in by_id]
+    _fold_series(page)
 
 
 def visible_updated_at(*, user, page: Page, include_stale: bool = False) -> datetime | None:

@@ -5,7 +5,15 @@ becomes `message_deleted`. CATEGORIES like `customer:Vercel` / `project:Apollo` 
 A recurring event (RRULE, RDATE, EXDATE) becomes one event per occurrence inside a window
 around now (CALENDAR_RECURRENCE_PAST_DAYS back, CALENDAR_RECURRENCE_FUTURE_DAYS ahead, at
 most CALENDAR_RECURRENCE_MAX per series), with the id `<uid>/<occurrence start>` — the
-same id a RECURRENCE-ID override of that occurrence has, which then replaces it."""
+same id a RECURRENCE-ID override of that occurrence has, which then replaces it. Every
+occurrence carries its series in `thread_key` (`calendar:event:<uid>`) and in `raw`
+(`series`, `recurrence_id`), which the wiki folds into one line (`wiki.series`).
+
+A meeting moved earlier (an override's or an updated event's new DTSTART) would lose to its
+old version, since the compiler keeps an item's version with the latest event time: it is
+stored as `<id>@<new start>`, and the stored ids of the same slot that are not the current
+one get a `message_deleted` version at their own time (`moves`), so the new time is served
+and the old one never is."""
 
 from __future__ import annotations
 
@@ -13,12 +21,14 @@ from datetime import UTC, date, datetime, timedelta
 
 from dateutil.rrule import rruleset, rrulestr
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 from icalendar import Calendar
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.importers import digest, iso, version_for_content
+from connectors.models import Event
 from connectors.schemas import link_or_empty
 
 
@@ -159,8 +169,71 @@ def event_payload(
     payload["version"] = version_for_content(
         tenant=tenant, source_name=source_name, external_id=external_id, content_digest=content
     )
-    payload["raw"] = {"digest": content, "uid": uid, "sequence": int(component.get("SEQUENCE") or 0)}
+    payload["raw"] = {
+        "digest": content,
+        "uid": uid,
+        "sequence": int(component.get("SEQUENCE") or 0),
+        "series": uid if recurrence else "",
+        "recurrence_id": recurrence.isoformat() if recurrence else "",
+    }
     return payload
+
+
+def _version(tenant: Tenant, payload: dict) -> int:
+    return version_for_content(
+        tenant=tenant,
+        source_name=payload["source"],
+        external_id=payload["external_id"],
+        content_digest=payload["raw"]["digest"],
+    )
+
+
+def moves(*, tenant: Tenant, source_name: str, uid: str, payloads: list[dict]) -> list[dict]:
+    """The payloads of one UID, each under the id it is current under, plus the
+    `message_deleted` versions that retire the ids its slots were stored under before.
+
+    A slot is an occurrence (`<uid>/<recurrence id>`) or a single event (`<uid>`). Its item
+    is current under the slot's id when no stored version of that id is later than the new
+    start (the compiler keeps the version with the latest event time); else under
+    `<slot>@<start>`. Every other stored id of the slot (`<slot>`, `<slot>@…`) whose newest
+    version is not a deletion gets one, dated at that version's time: a moved meeting never
+    keeps its old time, wherever it moved to, and re-reading the same feed adds nothing.
+    """
+    stored: dict[str, list[tuple]] = {}
+    rows = Event.objects.filter(tenant=tenant, source__name=source_name).filter(
+        Q(external_id=uid) | Q(external_id__startswith=f"{uid}/") | Q(external_id__startswith=f"{uid}@")
+    )
+    for external_id, version, occurred_at, kind in rows.values_list(
+        "external_id", "version", "occurred_at", "kind"
+    ):
+        stored.setdefault(external_id, []).append((occurred_at, version, kind))
+    out = []
+    for payload in payloads:
+        slot, start = payload["external_id"], datetime.fromisoformat(payload["occurred_at"])
+        later = any(when > start for when, _, _ in stored.get(slot, []))
+        chosen = f"{slot}@{start.astimezone(UTC).isoformat()}" if later else slot
+        if chosen != slot:
+            payload = {**payload, "external_id": chosen}
+            payload["version"] = _version(tenant, payload)
+        out.append(payload)
+        for other, versions in sorted(stored.items()):
+            if other == chosen or not (other == slot or other.startswith(f"{slot}@")):
+                continue
+            when, _, kind = max(versions)
+            if kind == "message_deleted":
+                continue
+            gone = digest("message_deleted", other, iso(when))
+            out.append(
+                {
+                    **payload,
+                    "external_id": other,
+                    "kind": "message_deleted",
+                    "occurred_at": iso(when),
+                    "version": max(v for _, v, _ in versions) + 1,
+                    "raw": {**payload["raw"], "digest": gone},
+                }
+            )
+    return out
 
 
 def ics_payloads(
@@ -180,6 +253,7 @@ def ics_payloads(
         for c in components
         if c.get("RECURRENCE-ID") is not None
     }
+    by_uid: dict[str, list[dict]] = {}
     for component in components:
         starts = [None] if component.get("RECURRENCE-ID") is not None else occurrences(component, now=now)
         uid = str(component.get("UID") or "").strip()
@@ -193,4 +267,6 @@ def ics_payloads(
                 tenant=tenant, source_name=source_name, component=component, occurrence=occurrence
             )
             if payload is not None:
-                yield payload
+                by_uid.setdefault(uid, []).append(payload)
+    for uid, payloads in by_uid.items():
+        yield from moves(tenant=tenant, source_name=source_name, uid=uid, payloads=payloads)

@@ -1,0 +1,205 @@
+"""Recurring meetings as one line: a calendar series, its cadence, the last and the next
+occurrence, and the notes of its meetings under it.
+
+The compiler writes a calendar thread (`calendar:event:<uid>`: every occurrence of a
+series shares it) as one section with a line per occurrence, so a weekly series inside
+the importer's window is a dozen near-identical lines. Pages are folded when they are
+read (`fold`), for every reader path (page API, web page, context items): a series
+section's content becomes one line, its content time the last occurrence (the next one
+when none has happened yet), and the meeting-notes sections of the same page dated on
+one of its occurrences, whose title shares a word with the series' (beyond the page's
+own name), move under it.
+
+An occurrence's time is its source's `occurred_at`; its `ref` is `<uid>/<recurrence id>`,
+with `@<start>` when it was moved (`connectors.importers.calendar`), which marks it.
+Works on model instances (`PageSection`) and on the plain rows of `page_texts_for_reader`
+alike; nothing here reads the database.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from almanac.search.text import is_cjk, segment
+
+SERIES_PREFIX = "calendar:event:"
+NOTES_PREFIX = "notes:"
+# A series line shows the description of its last meeting up to this many characters.
+DESCRIPTION_CHARS = 300
+_ITEM_START = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\] ([^:\n]{1,300}): ?", re.MULTILINE)
+_EN_DAYS = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
+_ZH_DAYS = "一二三四五六日"
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    start: datetime
+    moved: bool
+
+
+def occurrences(section) -> list[Occurrence]:
+    """The occurrences of a series section, by start (empty for anything else: a section of
+    another source, or a calendar event that does not recur)."""
+    if not (getattr(section, "container_key", "") or "").startswith(SERIES_PREFIX):
+        return []
+    found: dict[datetime, bool] = {}
+    for source in section.sources:
+        ref, when = source.get("ref") or "", source.get("occurred_at")
+        if "/" not in ref or not when:
+            continue  # not an occurrence of a recurring event
+        start = when if isinstance(when, datetime) else datetime.fromisoformat(str(when))
+        start = start.astimezone(UTC)
+        found[start] = found.get(start, False) or "@" in ref.rpartition("/")[2]
+    if len(found) < 2:
+        return []
+    return [Occurrence(start, moved) for start, moved in sorted(found.items())]
+
+
+def cadence(starts: list[datetime], *, zh: bool) -> str:
+    """How often a series meets, from its starts: "weekly on Tuesdays at 10:00 UTC" /
+    "每周二 10:00（UTC）". The most common gap, weekday and time decide, so one moved
+    meeting does not change what the series is."""
+    days = sorted({s.date() for s in starts})
+    gaps = Counter((b - a).days for a, b in zip(days, days[1:], strict=False))
+    if not gaps:
+        return ""
+    gap = gaps.most_common(1)[0][0]
+    weekday = Counter(s.weekday() for s in starts).most_common(1)[0][0]
+    clock = Counter(s.strftime("%H:%M") for s in starts).most_common(1)[0][0]
+    at = f" {clock}（UTC）" if zh else f" at {clock} UTC"
+    if gap % 7 == 0:
+        weeks = gap // 7
+        if zh:
+            return ("每周" if weeks == 1 else f"每{weeks}周的周") + _ZH_DAYS[weekday] + at
+        return ("weekly" if weeks == 1 else f"every {weeks} weeks") + f" on {_EN_DAYS[weekday]}" + at
+    if gap == 1 or (gap <= 3 and all(s.weekday() < 5 for s in starts)):
+        workdays = all(s.weekday() < 5 for s in starts)
+        if zh:
+            return ("每个工作日" if workdays else "每天") + at
+        return ("every weekday" if workdays else "daily") + at
+    if 28 <= gap <= 31:
+        day = Counter(s.day for s in starts).most_common(1)[0][0]
+        return f"每月{day}日{at}" if zh else f"monthly on day {day}{at}"
+    return "定期" if zh else "recurring"
+
+
+def _when(occurrence: Occurrence, *, zh: bool) -> str:
+    start = occurrence.start
+    if zh:
+        moved = "（已改期）" if occurrence.moved else ""
+        return f"{start:%Y-%m-%d}（周{_ZH_DAYS[start.weekday()]}）{start:%H:%M}{moved}"
+    return f"{_EN_DAYS[start.weekday()][:3]} {start:%Y-%m-%d %H:%M}" + (
+        " (moved)" if occurrence.moved else ""
+    )
+
+
+def _items(content: str) -> list[tuple[str, str, str]]:
+    """(date, author, text) of each line the compiler wrote (an item's text may run on over
+    several lines: a calendar event's "When:", "Attendees:")."""
+    marks = list(_ITEM_START.finditer(content or ""))
+    return [
+        (
+            m.group(1),
+            m.group(2),
+            content[m.end() : marks[i + 1].start() if i + 1 < len(marks) else None].strip(),
+        )
+        for i, m in enumerate(marks)
+    ]
+
+
+def _description(text: str, title: str) -> str:
+    """What an occurrence's line says besides its title and the importer's When/Location/
+    Attendees lines: the event's description."""
+    if title and text.startswith(f"{title}:"):
+        text = text[len(title) + 1 :]
+    elif title and text == title:
+        return ""
+    kept = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.startswith(("When: ", "Location: ", "Attendees: "))
+    ]
+    return " ".join(kept)[:DESCRIPTION_CHARS]
+
+
+def series_text(section, occs: list[Occurrence], *, now: datetime) -> tuple[str, datetime]:
+    """The series' one line (and the description of its last meeting under it), and its
+    content time: the last occurrence, else the next."""
+    title = (section.title or getattr(section, "container_name", "") or "").strip()
+    zh = is_cjk(title)
+    past = [o for o in occs if o.start <= now]
+    future = [o for o in occs if o.start > now]
+    last, upcoming = (past[-1] if past else None), (future[0] if future else None)
+    shown = last or upcoming
+    items = _items(section.content)
+    organizer = items[0][1] if items else ""
+    when = []
+    if zh:
+        if last:
+            when.append(f"上次：{_when(last, zh=True)}")
+        if upcoming:
+            when.append(f"下次：{_when(upcoming, zh=True)}")
+        line = f"{title} — 系列会议，{cadence([o.start for o in occs], zh=True)}；{'，'.join(when)}"
+    else:
+        if last:
+            when.append(f"last: {_when(last, zh=False)}")
+        if upcoming:
+            when.append(f"next: {_when(upcoming, zh=False)}")
+        line = f"{title} — recurring meeting, {cadence([o.start for o in occs], zh=False)}; {', '.join(when)}"
+    text = f"[{shown.start:%Y-%m-%d}] {organizer or 'unknown'}: {line}"
+    day = f"{shown.start:%Y-%m-%d}"
+    description = next((_description(t, title) for d, _, t in reversed(items) if d == day), "")
+    if description:
+        text += f"\n  {description}"
+    return text, shown.start
+
+
+def _words(title: str, page_words: set[str]) -> set[str]:
+    return {w for w in segment(title or "") if len(w) > 1 or is_cjk(w)} - page_words
+
+
+def _notes_for(series_title: str, occs: list[Occurrence], notes: list, page_words: set[str]) -> list:
+    """The notes sections dated on one of the series' days whose title shares a word with the
+    series' (other than the page's own name; any, when the series' title is only that)."""
+    days = {o.start.date() for o in occs}
+    wanted = _words(series_title, page_words)
+    return [
+        n
+        for n in notes
+        if n.occurred_at.astimezone(UTC).date() in days
+        and (not wanted or wanted & _words(n.title, page_words))
+    ]
+
+
+def _add_sources(section, extra: list) -> None:
+    if hasattr(type(section), "source_list"):  # a model instance: `sources` is read from it
+        section.source_list = [*section.source_list, *(s for n in extra for s in n.source_list)]
+    else:
+        section.sources = [*section.sources, *(s for n in extra for s in n.sources)]
+
+
+def fold(sections: list, *, page_title: str = "", now: datetime | None = None) -> list:
+    """The sections with each recurring series as one line (and the notes of its meetings
+    under it, taken out of the list), in the order given. The objects are changed in place
+    (content, occurred_at, sources): pass what was read for this rendering only."""
+    now = now or datetime.now(UTC)
+    series = [(s, occs) for s in sections if (occs := occurrences(s))]
+    if not series:
+        return sections
+    page_words = set(segment(page_title or ""))
+    notes = [s for s in sections if (getattr(s, "container_key", "") or "").startswith(NOTES_PREFIX)]
+    attached: set[int] = set()
+    for section, occs in series:
+        text, shown = series_text(section, occs, now=now)
+        mine = [n for n in _notes_for(section.title, occs, notes, page_words) if id(n) not in attached]
+        attached.update(id(n) for n in mine)
+        for note in sorted(mine, key=lambda n: (n.occurred_at, n.id)):
+            body = note.content.strip().replace("\n", "\n    ")
+            text += f"\n  - {body}"
+        section.content, section.occurred_at = text, shown
+        if mine:
+            _add_sources(section, mine)
+    return [s for s in sections if id(s) not in attached]
