@@ -175,8 +175,24 @@ def event_payload(
         "sequence": int(component.get("SEQUENCE") or 0),
         "series": uid if recurrence else "",
         "recurrence_id": recurrence.isoformat() if recurrence else "",
+        "modified": _modified(component),
     }
     return payload
+
+
+def _modified(component) -> str:
+    """When the event was last changed (LAST-MODIFIED, else DTSTAMP), UTC ISO; "" if unknown."""
+    for name in ("LAST-MODIFIED", "DTSTAMP"):
+        when = _when(component.get(name))
+        if when is not None:
+            return when.astimezone(UTC).isoformat()
+    return ""
+
+
+def _revision(raw: dict | None) -> tuple[int, str]:
+    """Which of two readings of an event is newer (RFC 5545: SEQUENCE, then the change time)."""
+    raw = raw or {}
+    return int(raw.get("sequence") or 0), str(raw.get("modified") or "")
 
 
 def _version(tenant: Tenant, payload: dict) -> int:
@@ -193,9 +209,10 @@ def moves(*, tenant: Tenant, source_name: str, uid: str, payloads: list[dict]) -
     `message_deleted` versions that retire the ids its slots were stored under before.
 
     A slot is an occurrence (`<uid>/<recurrence id>`) or a single event (`<uid>`). Its item
-    is current under the slot's id when no stored version of that id is later than the new
-    start (the compiler keeps the version with the latest event time); else under
-    `<slot>@<start>`. Every other stored id of the slot (`<slot>`, `<slot>@…`) whose newest
+    is current under the slot's id unless a stored version of that id is later than the new
+    start (the compiler keeps the version with the latest event time) and older as a
+    revision (SEQUENCE, then LAST-MODIFIED/DTSTAMP: an old export read after a newer one
+    stays old); then under `<slot>@<start>`. Every other stored id of the slot (`<slot>`, `<slot>@…`) whose newest
     version is not a deletion gets one, dated at that version's time: a moved meeting never
     keeps its old time, wherever it moved to, and re-reading the same feed adds nothing.
     """
@@ -203,14 +220,16 @@ def moves(*, tenant: Tenant, source_name: str, uid: str, payloads: list[dict]) -
     rows = Event.objects.filter(tenant=tenant, source__name=source_name).filter(
         Q(external_id=uid) | Q(external_id__startswith=f"{uid}/") | Q(external_id__startswith=f"{uid}@")
     )
-    for external_id, version, occurred_at, kind in rows.values_list(
-        "external_id", "version", "occurred_at", "kind"
+    for external_id, version, occurred_at, kind, raw in rows.values_list(
+        "external_id", "version", "occurred_at", "kind", "raw"
     ):
-        stored.setdefault(external_id, []).append((occurred_at, version, kind))
+        stored.setdefault(external_id, []).append((occurred_at, version, kind, _revision(raw)))
     out = []
     for payload in payloads:
         slot, start = payload["external_id"], datetime.fromisoformat(payload["occurred_at"])
-        later = any(when > start for when, _, _ in stored.get(slot, []))
+        revision = _revision(payload["raw"])
+        later = [r for when, _, kind, r in stored.get(slot, []) if when > start and kind != "message_deleted"]
+        later = bool(later) and all(r < revision for r in later)
         chosen = f"{slot}@{start.astimezone(UTC).isoformat()}" if later else slot
         if chosen != slot:
             payload = {**payload, "external_id": chosen}
@@ -219,7 +238,7 @@ def moves(*, tenant: Tenant, source_name: str, uid: str, payloads: list[dict]) -
         for other, versions in sorted(stored.items()):
             if other == chosen or not (other == slot or other.startswith(f"{slot}@")):
                 continue
-            when, _, kind = max(versions)
+            when, _, kind, _ = max(versions)
             if kind == "message_deleted":
                 continue
             gone = digest("message_deleted", other, iso(when))
@@ -229,7 +248,9 @@ def moves(*, tenant: Tenant, source_name: str, uid: str, payloads: list[dict]) -
                     "external_id": other,
                     "kind": "message_deleted",
                     "occurred_at": iso(when),
-                    "version": max(v for _, v, _ in versions) + 1,
+                    "version": max(v[1] for v in versions) + 1,
+                    # No member list: the deletion says nothing about who is invited now.
+                    "container": {k: v for k, v in payload["container"].items() if k != "members"},
                     "raw": {**payload["raw"], "digest": gone},
                 }
             )
