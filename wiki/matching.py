@@ -23,6 +23,24 @@ from wiki import folding
 from wiki.models import Entity
 
 MIN_LATIN_KEY = 3
+# An alias that is an e-mail domain ("@globex.com", "globex.com") links e-mail from and to
+# that domain; one that is a ticket prefix ("GLX-") links text holding its tickets (GLX-123).
+DOMAIN_ALIAS = re.compile(r"^@?((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,})$")
+PREFIX_ALIAS = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-$")
+TICKET = re.compile(r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]{1,9})-\d+(?![A-Za-z0-9])")
+ADDRESS = re.compile(r"@((?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,})")
+
+
+def alias_domain(alias: str) -> str:
+    """The e-mail domain an alias names ("@globex.com" → "globex.com"), else ""."""
+    match = DOMAIN_ALIAS.match((alias or "").strip().lower())
+    return match.group(1) if match else ""
+
+
+def alias_prefix(alias: str) -> str:
+    """The ticket prefix an alias names ("GLX-" → "GLX"), else ""."""
+    match = PREFIX_ALIAS.match((alias or "").strip())
+    return match.group(1).upper() if match else ""
 
 
 @dataclass
@@ -31,6 +49,9 @@ class EntityMatcher:
     pattern: re.Pattern | None
     by_key: dict[str, list[int]] = field(default_factory=dict)
     entities: dict[int, Entity] = field(default_factory=dict)
+    by_domain: dict[str, list[int]] = field(default_factory=dict)
+    by_prefix: dict[str, list[int]] = field(default_factory=dict)
+    full_names: dict[int, re.Pattern] = field(default_factory=dict)
 
     def get(self, kind: str, key: str) -> Entity | None:
         """The entity of `kind` with this folded name, else the one with it as an alias."""
@@ -41,9 +62,15 @@ class EntityMatcher:
         return candidates[0] if len(candidates) == 1 else None
 
     def find(self, text: str) -> list[Entity]:
+        return list({e.pk: e for e, _ in self.find_matches(text)}.values())
+
+    def find_matches(self, text: str) -> list[tuple[Entity, bool]]:
+        """(entity, by its own name) for each entity named in `text`: `True` where the text
+        holds the entity's name as its page is titled (case, width and script folded),
+        `False` where only its folded key (a name without its legal suffix) or an alias."""
         if self.pattern is None or not text:
             return []
-        found: dict[int, Entity] = {}
+        found: dict[int, tuple[Entity, bool]] = {}
         folded = _fold_text(text)
         spans = None  # the segmenter's words, cut only when a Chinese name matched
         for match in self.pattern.finditer(folded):
@@ -55,8 +82,29 @@ class EntityMatcher:
                 if end > match.end() and not folding.is_legal_form(folded[match.end() : end]):
                     continue  # the start of a longer word: 小米 in 小米粥, not in 小米集团
             for pk in self.by_key.get(match.group(), []):
-                found.setdefault(pk, self.entities[pk])
+                entity = self.entities[pk]
+                by_name = entity.key == match.group() and self._names(entity, folded)
+                if pk not in found or (by_name and not found[pk][1]):
+                    found[pk] = (entity, by_name)
         return list(found.values())
+
+    def _names(self, entity: Entity, folded: str) -> bool:
+        """Does the folded text hold the entity's name as its page is titled, legal suffix
+        and all ("Nightingale Holdings", not the bird)?"""
+        pattern = self.full_names.get(entity.pk)
+        if pattern is None:
+            pattern = self.full_names[entity.pk] = folding.key_pattern(_fold_text(entity.name).strip())
+        return pattern.search(folded) is not None
+
+    def by_addresses(self, addresses) -> list[Entity]:
+        """Entities with an alias that is the e-mail domain of one of `addresses`."""
+        domains = {m.group(1).lower() for a in addresses for m in ADDRESS.finditer(a or "")}
+        return [self.entities[pk] for d in sorted(domains) for pk in self.by_domain.get(d, [])]
+
+    def by_tickets(self, text: str) -> list[Entity]:
+        """Entities with an alias that is the prefix of a ticket id in `text` (GLX-123)."""
+        prefixes = {m.group(1).upper() for m in TICKET.finditer(text or "")}
+        return [self.entities[pk] for p in sorted(prefixes) for pk in self.by_prefix.get(p, [])]
 
 
 _matchers: dict[int, EntityMatcher] = {}
@@ -104,7 +152,22 @@ def entity_matcher(tenant_id: int, *, max_age: float | None = None) -> EntityMat
         [rf"{folding.LATIN_BEFORE}(?:{folding.alternation(latin)}){folding.LATIN_AFTER}"] if latin else []
     ) + ([f"(?:{folding.alternation(cjk)})"] if cjk else [])
     pattern = re.compile("|".join(parts)) if parts else None
-    matcher = EntityMatcher(stamp=stamp, pattern=pattern, by_key=by_key, entities=entities)
+    by_domain: dict[str, list[int]] = {}
+    by_prefix: dict[str, list[int]] = {}
+    for entity in entities.values():
+        for alias in entity.aliases:
+            if domain := alias_domain(alias):
+                by_domain.setdefault(domain, []).append(entity.pk)
+            if prefix := alias_prefix(alias):
+                by_prefix.setdefault(prefix, []).append(entity.pk)
+    matcher = EntityMatcher(
+        stamp=stamp,
+        pattern=pattern,
+        by_key=by_key,
+        entities=entities,
+        by_domain=by_domain,
+        by_prefix=by_prefix,
+    )
     with _matchers_lock:
         _matchers[tenant_id] = matcher
         _checked[tenant_id] = time.monotonic()

@@ -269,3 +269,33 @@ class Steward(models.Model):
         if self.container_key.endswith("*"):
             return container_key.startswith(self.container_key[:-1])
         return container_key == self.container_key
+
+
+class Rebuild(models.Model):
+    """One run of `manage.py wiki_rebuild`: which threads it recompiles from the inbox and how
+    far it got (events of those threads done / total), for the command and the operator."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="wiki_rebuilds")
+    page_slug = models.CharField(max_length=200, blank=True, help_text="empty: the whole tenant")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    events_total = models.IntegerField(default=0)
+    events_done = models.IntegerField(default=0)
+    threads_total = models.IntegerField(default=0)
+    threads_done = models.IntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "created_at"], name="wiki_rebuild_tenant_idx")]
+
+    def __str__(self) -> str:
+        scope = self.page_slug or "all pages"
+        return f"rebuild {self.pk} of {self.tenant_id}/{scope}: {self.state} {self.events_done}/{self.events_total}"

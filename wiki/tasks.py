@@ -26,3 +26,18 @@ def compile_sweep_task() -> int:
     from wiki import services
 
     return services.compile_pending(min_age_seconds=120)
+
+
+def entity_relink_task(tenant_id: int, notes: list) -> int:
+    """Recompile the threads an entity change may relink (`wiki.services.entity_relink`):
+    idempotent, a thread is rebuilt from the inbox."""
+    from wiki import services
+
+    return services.entity_relink(tenant_id=tenant_id, notes=notes)
+
+
+def rebuild_task(rebuild_id: int) -> None:
+    """Run a queued `wiki.models.Rebuild` (`manage.py wiki_rebuild --background`)."""
+    from wiki import services
+
+    services.rebuild_run(rebuild_id=rebuild_id)

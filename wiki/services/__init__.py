@@ -1,14 +1,25 @@
 """Writes of the wiki: the compiler, entities, people pages, sections, summaries."""
 
-from wiki.services.compiler import compile_event, compile_pending, thread_rebuild
+from wiki.services.compiler import (
+    compile_batch,
+    compile_event,
+    compile_pending,
+    entity_relink,
+    thread_rebuild,
+)
 from wiki.services.entities import entity_create, entity_ensure, entity_key_taken, entity_update, page_ensure
 from wiki.services.merge import entity_merge
 from wiki.services.people import directory_sync, person_page_sync
+from wiki.services.rebuild import rebuild_run, rebuild_start
 from wiki.services.sections import section_confirm, section_delete, section_write
 from wiki.services.status import page_status_mark
 from wiki.services.summary import page_summarize
 
 __all__ = [
+    "compile_batch",
+    "entity_relink",
+    "rebuild_run",
+    "rebuild_start",
     "compile_event",
     "compile_pending",
     "directory_sync",

@@ -24,14 +24,21 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import BooleanField, Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django_q.tasks import async_task
 
 from connectors.models import Event
-from wiki.matching import entity_matcher
+from wiki.matching import alias_domain, alias_prefix, entity_matcher
 from wiki.models import Entity, Page, PageSection, WorkKind
-from wiki.services.entities import entities_from_tags, entity_ensure
+from wiki.services.entities import (
+    LINKED_KINDS,
+    entities_from_tags,
+    entity_ensure,
+    entity_seen,
+    relinks_take,
+)
 from wiki.services.sections import SectionDraft, embed_mean_prewarm, section_delete, section_write
 
 log = logging.getLogger(__name__)
@@ -39,9 +46,15 @@ log = logging.getLogger(__name__)
 K = Event.Kind
 NO_CONTENT = {K.MEMBERSHIP_ADDED, K.MEMBERSHIP_REMOVED}
 NOT_BASE = {K.MESSAGE_DELETED, K.EMAIL_RECALLED, K.ISSUE_CLOSED, *NO_CONTENT}
-# Containers that are one thread each: they make no topic page of their own.
+# Containers that are one thread each make no topic page of their own: a thread of them that
+# names no customer or project goes to one page of its kind (readers see only their own).
+FALLBACK_TOPICS = {K.EMAIL: "E-mail", K.CALENDAR_EVENT: "Meetings", K.MEETING_NOTE: "Meetings"}
 NO_TOPIC_KINDS = {K.EMAIL, K.EMAIL_RECALLED, K.CALENDAR_EVENT}
+# Participants whose e-mail domain links an item: the author, and for these kinds the
+# container's members (an e-mail's recipients, a meeting's attendees).
+PARTICIPANT_KINDS = {K.EMAIL, K.CALENDAR_EVENT, K.MEETING_NOTE}
 PREWARM_CHUNK = 256
+BATCH = 500  # events per batch compile (compile_pending, rebuilds)
 
 
 @dataclass
@@ -144,10 +157,16 @@ def thread_items(*, event: Event, thread_key: str) -> list[Item]:
 
 
 def item_entities(*, tenant, item: Item, matcher, public: bool | None = None) -> list[Entity]:
-    """Tags first (created if new), then customers/projects whose names appear in the text,
-    where every reader of the item may know the name: a customer named only in a private
-    channel's tags is not matched in a public message (its page title would tell the tenant
-    that name). `public`: the container's observed visibility (None: the item's own)."""
+    """The customers and projects an item is about:
+
+    1. its tags (created if new; the name is then known where the item is);
+    2. names in its title and text: linked wherever they are, since its readers read the
+       name, which is from then on known there (`entity_seen`);
+    3. aliases in the text, the e-mail domain of its author or participants, a ticket prefix
+       (`GLX-123`): linked only where every reader of the item may know the entity's name
+       (`Entity.name_known_to`), since the page they would see it on is titled with it.
+
+    `public`: the container's observed visibility (None: the item's own)."""
     base = item.base
     container = item.first("container_key")
     if public is None:
@@ -160,16 +179,32 @@ def item_entities(*, tenant, item: Item, matcher, public: bool | None = None) ->
     named_in = tenant.group_key if public or not container else container
     tags = item.current.tags or base.tags
     found = entities_from_tags(tenant=tenant, tags=tags, matcher=matcher, named_in=named_in)
-    kinds = {Entity.Kind.CUSTOMER, Entity.Kind.PROJECT}
+    text = f"{base.title}\n{base.text}"
+    for entity, by_name in matcher.find_matches(text):
+        if entity.kind not in LINKED_KINDS:
+            continue
+        if by_name:
+            entity_seen(entity=entity, named_in=named_in)
+            found.append(entity)
+        elif entity.name_known_to(acl):
+            found.append(entity)
+    addresses = [item.first("author")]
+    if base.kind in PARTICIPANT_KINDS:
+        addresses += item.current.container_members or base.container_members or []
     found += [
-        e for e in matcher.find(f"{base.title}\n{base.text}") if e.kind in kinds and e.name_known_to(acl)
+        e
+        for e in matcher.by_addresses(addresses) + matcher.by_tickets(text)
+        if e.kind in LINKED_KINDS and e.name_known_to(acl)
     ]
     return list({e.pk: e for e in found}.values())
 
 
 def _topic_entity(*, tenant, item: Item) -> Entity | None:
-    name = item.first("container_name").strip()
-    if not name or item.base.kind in NO_TOPIC_KINDS:
+    """The page of a thread that names no customer or project: its channel's, else the one
+    page of its kind (e-mail, meetings)."""
+    name = "" if item.base.kind in NO_TOPIC_KINDS else item.first("container_name").strip()
+    name = name or FALLBACK_TOPICS.get(item.base.kind, "")
+    if not name:
         return None
     return entity_ensure(tenant=tenant, kind=Entity.Kind.TOPIC, name=name)
 
@@ -481,12 +516,14 @@ def compile_event(event_id: int) -> str | None:
         return Event.State.FAILED
 
 
-def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: int = 0) -> int:
-    """Drain the inbox: compile pending (and retry failed) events in event-time order.
+def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: int = 0, progress=None) -> int:
+    """Drain the inbox: compile pending (and retry failed) events in event-time order, in
+    batches (`compile_batch`).
 
     Returns how many events were compiled. Used by the demo, `manage.py wiki_compile`,
-    recovery after an outage and the periodic sweep (which skips events younger than
+    imports, recovery after an outage and the periodic sweep (which skips events younger than
     `min_age_seconds`, whose own task is still on its way); the live path is one task per event.
+    `progress(done, total)` is called after each batch.
     """
     qs = Event.objects.filter(state__in=[Event.State.PENDING, Event.State.FAILED])
     if min_age_seconds:
@@ -495,14 +532,168 @@ def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: i
         qs = qs.filter(tenant=tenant)
     ids = list(qs.order_by("occurred_at", "id").values_list("id", flat=True)[:limit])
     compiled = 0
-    for start in range(0, len(ids), PREWARM_CHUNK):
-        chunk = ids[start : start + PREWARM_CHUNK]
-        _prewarm_embeddings(chunk)
-        compiled += sum(1 for event_id in chunk if compile_event(event_id) == Event.State.COMPILED)
+    for start in range(0, len(ids), BATCH):
+        compiled += compile_batch(ids[start : start + BATCH])
+        if progress is not None:
+            progress(min(start + BATCH, len(ids)), len(ids))
     return compiled
 
 
 def _prewarm_embeddings(event_ids: list[int]) -> None:
     """Embed a backlog's item texts in batches (≈5x cheaper per text than one by one)."""
     rows = Event.objects.filter(id__in=event_ids).exclude(kind__in=NOT_BASE).values_list("title", "text")
-    embed_mean_prewarm([f"{title}\n{text}".strip() for title, text in rows])
+    texts = [f"{title}\n{text}".strip() for title, text in rows]
+    for start in range(0, len(texts), PREWARM_CHUNK):
+        embed_mean_prewarm(texts[start : start + PREWARM_CHUNK])
+
+
+def compile_batch(event_ids: list[int]) -> int:
+    """Compile many inbox events at once (a backlog, an import, a rebuild); returns how many
+    were compiled. The wiki is the one `compile_event` would make for each of them:
+
+    1. embed the items' texts in batches;
+    2. in one transaction: lock the events (skipping ones a worker holds), lock their threads
+       (and the threads their items left) in one order, rebuild each thread **once** from the
+       inbox, apply each container's visibility once, mark the events compiled;
+    3. relink older threads to the entities this batch created or named in new places
+       (`entity_relink`), in this process.
+
+    If the batch fails, its events are compiled one by one (`compile_event`: a bad event
+    fails alone, marked `failed`).
+    """
+    _prewarm_embeddings(event_ids)
+    try:
+        with transaction.atomic():
+            events = list(
+                Event.objects.select_for_update(of=("self",), skip_locked=True)
+                .select_related("source", "tenant")
+                .filter(id__in=event_ids)
+                .exclude(state=Event.State.COMPILED)
+                .order_by("occurred_at", "id")
+            )
+            changed = _batch_rebuild([e for e in events if e.kind not in NO_CONTENT])
+            _enqueue_summaries(changed)
+            Event.objects.filter(id__in=[e.id for e in events]).update(
+                state=Event.State.COMPILED, compiled_at=timezone.now(), error=""
+            )
+            notes = relinks_take()
+    except Exception:
+        log.exception("batch compile of %s events failed: compiling them one by one", len(event_ids))
+        relinks_take()
+        return sum(1 for event_id in event_ids if compile_event(event_id) == Event.State.COMPILED)
+    _relink_notes(notes)
+    return len(events)
+
+
+def _batch_rebuild(events: list[Event]) -> set[int]:
+    threads: dict[tuple[int, str], Event] = {}
+    for event in events:
+        key = thread_of(event)
+        threads.setdefault((event.tenant_id, key), event)
+        for left in threads_left(event=event, thread_key=key):
+            threads.setdefault((event.tenant_id, left), event)
+    for tenant_id, key in sorted(threads):  # every lock in one order: no deadlock
+        _lock_thread(tenant_id, key)
+    changed: set[int] = set()
+    for (_, key), event in sorted(threads.items()):
+        changed |= thread_rebuild(event=event, thread_key=key)
+    newest: dict[tuple[int, str], Event] = {}
+    for event in events:  # event-time order: each container's newest event decides
+        newest[(event.tenant_id, event.container_key)] = event
+    for event in newest.values():
+        changed |= container_acl_sync(event=event, thread_key=thread_of(event))
+    return changed
+
+
+def _relink_notes(notes: list[list]) -> None:
+    by_tenant: dict[int, list] = defaultdict(list)
+    for tenant_id, *note in notes:
+        by_tenant[tenant_id].append(note)
+    for tenant_id, tenant_notes in sorted(by_tenant.items()):
+        entity_relink(tenant_id=tenant_id, notes=tenant_notes)
+
+
+def relink_threads(*, tenant_id: int, terms: list[str], containers: list[str] | None = None) -> list[str]:
+    """The compiled threads that may name one of `terms` (an entity's name or aliases), found
+    through the sections' keyword index (every token of a term; a ticket prefix as a token
+    prefix), within `containers` (section ACL keys) if given. E-mail domains are looked up
+    in the inbox's e-mail and meeting participants (a scan of those, for an alias change)."""
+    from almanac.search.text import segment
+
+    clauses, domains = [], []
+    for term in terms:
+        if domain := alias_domain(term):
+            domains.append(domain)
+        elif prefix := alias_prefix(term):
+            clauses.append(f"'{prefix.lower()}-':*")
+        elif tokens := [t for t in segment(term) if t]:
+            clauses.append(
+                "(" + " & ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in tokens) + ")"
+            )
+    keys: set[str] = set()
+    sections = PageSection.objects.filter(tenant_id=tenant_id)
+    if containers:
+        sections = sections.filter(acl__overlap=containers)
+    if clauses:
+        match = RawSQL("search_vector @@ %s::tsquery", [" | ".join(clauses)], output_field=BooleanField())
+        keys |= set(sections.filter(match).values_list("thread_key", flat=True).distinct())
+    for domain in domains:
+        keys |= _threads_with_domain(tenant_id=tenant_id, domain=domain, containers=containers)
+    return sorted(keys)
+
+
+def _threads_with_domain(*, tenant_id: int, domain: str, containers) -> set[str]:
+    events = Event.objects.filter(tenant_id=tenant_id, kind__in=PARTICIPANT_KINDS | {K.MESSAGE})
+    if containers:
+        events = events.filter(container_key__in=containers)
+    pattern = "%@" + domain.replace("%", "").replace("_", "\\_")
+    members = RawSQL(
+        "EXISTS (SELECT 1 FROM unnest(container_members) m WHERE lower(m) LIKE %s)",
+        [pattern],
+        output_field=BooleanField(),
+    )
+    hits = events.filter(Q(author__iendswith="@" + domain) | Q(members))
+    return {thread_of(e) for e in hits.select_related("source")}
+
+
+def thread_event(*, tenant_id: int, thread_key: str) -> Event | None:
+    """An inbox event of the thread (its newest), to rebuild the thread from."""
+    events = Event.objects.filter(tenant_id=tenant_id).exclude(kind__in=NO_CONTENT)
+    event = events.filter(thread_key=thread_key).order_by("-occurred_at", "-id").first()
+    if event is None and thread_key.startswith("item:"):
+        _, source, external_id = thread_key.split(":", 2)
+        event = events.filter(source__name=source, external_id=external_id).order_by("-id").first()
+    return event
+
+
+def thread_recompile(*, tenant_id: int, thread_key: str) -> set[int]:
+    """Rebuild one thread from the inbox (inside the caller's transaction); the pages changed."""
+    event = thread_event(tenant_id=tenant_id, thread_key=thread_key)
+    if event is None:
+        return set()
+    return thread_rebuild(event=event, thread_key=thread_key)
+
+
+def entity_relink(*, tenant_id: int, notes: list[list]) -> int:
+    """Recompile the threads that notes of `relink_note` say may link differently now
+    ([entity id, terms, containers or None] each); a thread's own transaction each. The
+    relinks these rebuilds note in turn (a name now seen in another container) are done
+    too. Returns how many threads were rebuilt."""
+    queue = [(n[0], tuple(n[1]), tuple(n[2] or ())) for n in notes]
+    done: set[tuple] = set()
+    rebuilt = 0
+    while queue:
+        note = queue.pop(0)
+        if note in done:
+            continue
+        done.add(note)
+        _, terms, containers = note
+        for key in relink_threads(
+            tenant_id=tenant_id, terms=list(terms), containers=list(containers) or None
+        ):
+            with transaction.atomic():
+                _lock_thread(tenant_id, key)
+                _enqueue_summaries(thread_recompile(tenant_id=tenant_id, thread_key=key))
+                queue += [(n[1], tuple(n[2]), tuple(n[3] or ())) for n in relinks_take()]
+            rebuilt += 1
+    return rebuilt

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import F, Func, Value
@@ -17,6 +19,49 @@ from wiki.models import Entity, Page
 User = get_user_model()
 
 TAG_KINDS = {"customer": Entity.Kind.CUSTOMER, "project": Entity.Kind.PROJECT}
+# Kinds whose names link text to their page (a topic is a channel's page, a person's page
+# collects what they wrote).
+LINKED_KINDS = {Entity.Kind.CUSTOMER, Entity.Kind.PROJECT}
+
+# Relinks noted in this thread's open transaction (see `relink_note`).
+_relinks = threading.local()
+
+
+def relink_note(*, entity: Entity, terms: list[str], containers: list[str] | None = None) -> None:
+    """Threads compiled earlier may link differently now: `entity` was created, got a name or
+    alias (`terms`), or its name became known in `containers` (an alias matches there now).
+
+    Noted per thread; after the transaction commits, one `wiki.tasks.entity_relink_task`
+    recompiles the threads whose text holds a term (`wiki.services.compiler.entity_relink`).
+    A batch compile takes the notes itself before its commit (`relinks_take`) and runs them
+    in the same process. Only customers and projects link text."""
+    terms = [t for t in terms if t and t.strip()]
+    if entity.kind not in LINKED_KINDS or not terms:
+        return
+    pending = getattr(_relinks, "pending", None)
+    if pending is None:
+        pending = _relinks.pending = []
+    pending.append(
+        [entity.tenant_id, entity.pk, sorted(set(terms)), sorted(containers) if containers else None]
+    )
+    transaction.on_commit(_relinks_enqueue)  # at once outside a transaction; a no-op once taken
+
+
+def relinks_take() -> list[list]:
+    """The relinks noted so far in this thread (and forgets them)."""
+    pending = getattr(_relinks, "pending", None) or []
+    _relinks.pending = []
+    return pending
+
+
+def _relinks_enqueue() -> None:
+    from django_q.tasks import async_task
+
+    by_tenant: dict[int, list] = {}
+    for tenant_id, *note in relinks_take():
+        by_tenant.setdefault(tenant_id, []).append(note)
+    for tenant_id, notes in sorted(by_tenant.items()):
+        async_task("wiki.tasks.entity_relink_task", tenant_id, notes)
 
 
 def alias_keys_of(name: str, aliases: list[str]) -> list[str]:
@@ -62,25 +107,34 @@ def entity_ensure(
                     named_in=[named_in],
                 )
                 page_ensure(entity=entity)
+            relink_note(entity=entity, terms=[name])
         except IntegrityError:
             entity = Entity.objects.get(tenant=tenant, kind=kind, key=key)
         add_words([name])
     new_aliases = [a.strip()[:300] for a in aliases or [] if a and a.strip() and a.strip() != entity.name]
     if any(a not in entity.aliases for a in new_aliases) or (user is not None and entity.user_id != user.pk):
         entity_update(entity=entity, aliases=entity.aliases + new_aliases, user=user or entity.user)
-    if named_in not in entity.named_in:
-        # Appended in SQL: two workers naming it in two containers both count.
-        appended = Func(
-            F("named_in"),
-            Value(named_in),
-            function="array_append",
-            output_field=Entity._meta.get_field("named_in"),
-        )
-        Entity.objects.filter(pk=entity.pk).exclude(named_in__contains=[named_in]).update(
-            named_in=appended, updated_at=timezone.now()
-        )
-        entity.named_in = [*entity.named_in, named_in]
+    entity_seen(entity=entity, named_in=named_in)
     return entity
+
+
+def entity_seen(*, entity: Entity, named_in: str) -> None:
+    """The entity's name was seen in `named_in` (a container key, or `tenant:<slug>`): added
+    to `Entity.named_in`; its aliases may now link text there (relinked)."""
+    if named_in in entity.named_in:
+        return
+    # Appended in SQL: two workers naming it in two containers both count.
+    appended = Func(
+        F("named_in"),
+        Value(named_in),
+        function="array_append",
+        output_field=Entity._meta.get_field("named_in"),
+    )
+    Entity.objects.filter(pk=entity.pk).exclude(named_in__contains=[named_in]).update(
+        named_in=appended, updated_at=timezone.now()
+    )
+    entity.named_in = [*entity.named_in, named_in]
+    relink_note(entity=entity, terms=entity.aliases, containers=[named_in])
 
 
 def aliases_cleaned(name: str, aliases) -> list[str]:
@@ -121,6 +175,7 @@ def entity_create(
     )
     page_ensure(entity=entity)
     add_words([name, *aliases])
+    relink_note(entity=entity, terms=[name, *aliases])
     return entity
 
 
@@ -128,6 +183,7 @@ def entity_update(*, entity: Entity, aliases: list[str], user=None, name: str | 
     """Set aliases and user (and, from the admin, the name: the key is folded again and the
     page takes the new title; its slug stays, so links keep working)."""
     fields = ["aliases", "alias_keys", "user", "updated_at"]
+    before = {entity.name, *entity.aliases}
     if name is not None and name.strip():
         entity.name = name.strip()[:300]
         entity.key = folding.fold(entity.name)[:300]
@@ -142,6 +198,8 @@ def entity_update(*, entity: Entity, aliases: list[str], user=None, name: str | 
     entity.user = user
     entity.save(update_fields=fields)
     add_words([entity.name, *entity.aliases])
+    # A new name or alias may link older threads; one dropped may unlink them.
+    relink_note(entity=entity, terms=sorted(before ^ {entity.name, *entity.aliases}))
     return entity
 
 
