@@ -3,6 +3,7 @@ that every app's admin shares is in `almanac.admin_mixins`."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
@@ -24,7 +25,14 @@ from almanac.models import (
 from almanac.services.audit import access_audit
 from almanac.services.keys import agentkey_revoke
 from almanac.services.tenancy import memberships_of
-from almanac.services.users import membership_sync_builtin, personal_key_problem
+from almanac.services.users import (
+    HANDLE_RE,
+    membership_sync_builtin,
+    personal_key_problem,
+    user_name,
+)
+
+User = get_user_model()
 
 
 @admin.register(Tenant)
@@ -41,11 +49,27 @@ class UnitAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     search_fields = ["name", "key"]
 
 
+class _UserProfileForm(forms.ModelForm):
+    """A profile's name is its user's (renamed with the user); in its tenant it must be free."""
+
+    def clean(self):
+        cleaned = super().clean()
+        user, tenant = cleaned.get("user"), cleaned.get("tenant")
+        if user is not None and tenant is not None:
+            name = user_name(user)
+            taken = UserProfile.objects.filter(tenant=tenant, username=name).exclude(pk=self.instance.pk)
+            if taken.exists():
+                raise ValidationError(f"{tenant.slug} already has a user called {name!r}")
+        return cleaned
+
+
 @admin.register(UserProfile)
 class UserProfileAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
-    list_display = ["user", "tenant", "display_name", "title"]
+    form = _UserProfileForm
+    list_display = ["username", "tenant", "user", "display_name", "title"]
     list_filter = ["tenant", "departments", "projects"]
-    search_fields = ["user__username", "user__email", "display_name"]
+    search_fields = ["username", "user__username", "user__email", "display_name"]
+    readonly_fields = ["username"]
     filter_horizontal = ["departments", "projects"]
 
     def save_related(self, request, form, formsets, change):
@@ -186,14 +210,41 @@ class AuditEventAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdm
     readonly_fields = [f.name for f in AuditEvent._meta.fields]
 
 
+HANDLE_HELP = (
+    "The name in the tenant. When another tenant already has that name, prefix it with the "
+    "tenant: acme:alice (the name is still alice)."
+)
+
+
 class _PersonalKeyCheck:
-    """A username whose personal key belongs to someone else is a form error, not a 500."""
+    """The username field holds the handle, `[<tenant>:]<name>` (almanac.services.users),
+    checked here: Django's validator refuses the ":". A handle in use, a name its tenant
+    already has, or a personal key that belongs to someone else is a form error, not a 500."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "username" in self.fields:
+            self.fields["username"].help_text = HANDLE_HELP
+
+    def _get_validation_exclusions(self):
+        return {*super()._get_validation_exclusions(), "username"}  # checked in clean_username
 
     def clean_username(self):
-        parent = getattr(super(), "clean_username", None)
-        username = parent() if parent else self.cleaned_data["username"]
+        username = (self.cleaned_data.get("username") or "").strip()
+        if not HANDLE_RE.match(username):
+            raise ValidationError(
+                "Enter a name of letters, digits and @/./+/-/_, optionally after 'tenant:'."
+            )
         if self.instance.pk and username == self.instance.username:
             return username  # unchanged: nothing moves
+        if User.objects.exclude(pk=self.instance.pk).filter(username__iexact=username).exists():
+            raise ValidationError("A user with that username already exists.")
+        tenant_id = (
+            UserProfile.objects.filter(user_id=self.instance.pk).values_list("tenant", flat=True).first()
+        )
+        taken = UserProfile.objects.filter(tenant_id=tenant_id, username=username.rpartition(":")[2])
+        if tenant_id is not None and taken.exclude(user_id=self.instance.pk).exists():
+            raise ValidationError("Another user of this tenant already has that name.")
         problem = personal_key_problem(user=self.instance, username=username)
         if problem:
             raise ValidationError(problem)
@@ -217,6 +268,9 @@ class TenantUserAdmin(TenantScopedAdminMixin, UserAdmin):
     tenant_field = "profile__tenant"
     form = _UserChangeForm
     add_form = _UserCreationForm
+    list_display = ["username", "profile__username", "profile__tenant", "email", "is_staff"]
+    list_select_related = ["profile__tenant"]
+    search_fields = ["username", "profile__username", "email", "first_name", "last_name"]
     _GRANTS = ("is_superuser", "is_staff", "groups", "user_permissions")
 
     def get_queryset(self, request):
@@ -231,8 +285,8 @@ class TenantUserAdmin(TenantScopedAdminMixin, UserAdmin):
         return fields if request.user.is_superuser else [*fields, *self._GRANTS]
 
 
-admin.site.unregister(get_user_model())
-admin.site.register(get_user_model(), TenantUserAdmin)
+admin.site.unregister(User)
+admin.site.register(User, TenantUserAdmin)
 
 
 def _superusers_only(app_label: str) -> None:

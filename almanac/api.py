@@ -19,6 +19,7 @@ from almanac.auth import acting_user, api_auth
 from almanac.errors import ApplicationError
 from almanac.jsonbody import StrictParser
 from almanac.selectors import user_group_keys, user_tenant
+from almanac.services.users import user_name
 from almanac.throttling import CallerRateThrottle
 
 log = logging.getLogger(__name__)
@@ -228,7 +229,7 @@ def whoami(request, user: str = ""):
     """Who a call acts for and which access groups that user is in right now."""
     person = acting_user(request, user)
     return {
-        "username": person.username,
+        "username": user_name(person),
         "email": person.email,
         "tenant": user_tenant(person).slug,
         "groups": user_group_keys(person),

@@ -8,6 +8,7 @@ from ninja.security import HttpBearer, SessionAuth
 
 from almanac import selectors
 from almanac.services.keys import agentkey_touch
+from almanac.services.users import user_name, user_resolve
 
 
 class AgentKeyAuth(HttpBearer):
@@ -62,7 +63,8 @@ def user_ref(request, ref: str | None) -> str | None:
 def acting_user(request, ref: str | None):
     """The user a call acts for: `ref` (the body's `user`, else the `user` query parameter).
 
-    Agent key: `ref` (username or e-mail) must name a user of the key's tenant, else 404.
+    Agent key: `ref` (a name in the key's tenant, or an e-mail) must name a user of that
+    tenant, else 404; the same name in another tenant is another person, never found here.
     Session: `ref` may be omitted or name the session user; naming anyone else is a 403.
     """
     ref = user_ref(request, ref)
@@ -70,12 +72,12 @@ def acting_user(request, ref: str | None):
     if key is not None:
         if not ref:
             raise HttpError(422, "'user' is required when calling with an agent key")
-        user = selectors.user_find_in_tenant(tenant=key.tenant, ref=ref)
+        user = user_resolve(tenant=key.tenant, ref=ref)
         if user is None:
             raise Http404("user not found")
         return user
     user = request.user
-    if ref and ref.strip() != user.username and ref.strip().upper() != (user.email or "").upper():
+    if ref and ref.strip() != user_name(user) and ref.strip().upper() != (user.email or "").upper():
         raise HttpError(403, "a session user may not act as someone else")
     if selectors.user_tenant(user) is None:
         raise Http404("user not found")

@@ -37,8 +37,8 @@ def load_company() -> DemoCompany:
     tenant, _ = tenant_create(slug="acme", name="Acme Corp 艾克米")
     company = DemoCompany(tenant=tenant)
     demo_users = [*(row[0] for row in USERS), "admin"]
-    mine = get_user_model().objects.filter(username__in=demo_users, profile__tenant=tenant)
-    existing = {user.username: user for user in mine}
+    mine = get_user_model().objects.filter(profile__username__in=demo_users, profile__tenant=tenant)
+    existing = {user.profile.username: user for user in mine.select_related("profile")}
     for username, email, depts, projects, title, display in USERS:
         company.users[username] = existing.get(username) or user_create(
             tenant=tenant,

@@ -65,15 +65,28 @@ class Project(models.Model):
 
 
 class UserProfile(models.Model):
+    """A person of one tenant. `username` is their name in that tenant (what agents send as
+    `user`, what they log in with); `auth.User.username` is the installation-wide handle,
+    the name itself or `<tenant>:<name>` when another tenant has that name too
+    (`almanac.services.users.user_handle`)."""
+
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="profiles")
+    username = models.CharField(max_length=150, help_text="the name in the tenant (unique there)")
     departments = models.ManyToManyField(Department, blank=True, related_name="members")
     projects = models.ManyToManyField(Project, blank=True, related_name="members")
     title = models.CharField(max_length=200, blank=True)
     display_name = models.CharField(max_length=200, blank=True)
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "username"], name="%(app_label)s_%(class)s_unique_username"
+            ),
+        ]
+
     def __str__(self) -> str:
-        return f"{self.user.username}@{self.tenant.slug}"
+        return f"{self.username}@{self.tenant.slug}"
 
 
 class AccessGroup(models.Model):

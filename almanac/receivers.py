@@ -10,10 +10,11 @@ the service opens its own, right after the user row is written.
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models.signals import post_save, pre_delete
+from django.db.models.signals import post_save, pre_delete, pre_save
 from django.dispatch import receiver
 
-from almanac.services.users import user_personal_key_sync, user_personal_keys_retire
+from almanac.models import UserProfile
+from almanac.services.users import profile_name_fill, user_personal_key_sync, user_personal_keys_retire
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="almanac.user_post_save")
@@ -26,3 +27,9 @@ def _user_saved(sender, instance, created, raw=False, update_fields=None, **kwar
 @receiver(pre_delete, sender=settings.AUTH_USER_MODEL, dispatch_uid="almanac.user_pre_delete")
 def _user_deleted(sender, instance, **kwargs) -> None:
     user_personal_keys_retire(user=instance)
+
+
+@receiver(pre_save, sender=UserProfile, dispatch_uid="almanac.profile_pre_save")
+def _profile_saving(sender, instance, raw=False, **kwargs) -> None:
+    if not raw:
+        profile_name_fill(profile=instance)

@@ -216,24 +216,8 @@ def where_sql(queryset) -> tuple[str, list] | None:
     return sql or "TRUE", list(params)
 
 
-# The two lookups every agent call starts with are raw statements (almanac.search.rows).
-
-
-def user_find_in_tenant(*, tenant: Tenant, ref: str):
-    """An active user of `tenant` by username or e-mail (case-insensitive), or None."""
-    ref = (ref or "").strip()
-    if not ref:
-        return None
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT {select_list(User, "u")} FROM {User._meta.db_table} u
-                JOIN {UserProfile._meta.db_table} p ON p.user_id = u.id
-                WHERE p.tenant_id = %s AND u.is_active AND (u.username = %s OR UPPER(u.email::text) = UPPER(%s))
-                ORDER BY u.username = %s DESC, u.id LIMIT 1""",
-            [tenant.pk, ref, ref, ref],
-        )
-        row = cursor.fetchone()
-    return instance(User, row) if row else None
+# The lookups every agent call starts with are raw statements (almanac.search.rows); the
+# other one, from `user` to a user, is `almanac.services.users.user_resolve`.
 
 
 def agentkey_for_secret(raw: str) -> AgentKey | None:
@@ -257,8 +241,8 @@ def agentkey_for_secret(raw: str) -> AgentKey | None:
 def group_members(*, tenant: Tenant, key: str) -> list[str]:
     return list(
         GroupMembership.objects.filter(group__tenant=tenant, group__key=key)
-        .values_list("user__username", flat=True)
-        .order_by("user__username")
+        .values_list("user__profile__username", flat=True)
+        .order_by("user__profile__username")
     )
 
 

@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
 from almanac.api import api, no_such_endpoint
+from almanac.login import LoginForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -12,7 +13,7 @@ urlpatterns = [
     re_path(r"^api/(?P<rest>[\s\S]*)$", no_such_endpoint),
     # Not django.contrib.auth.urls: its password reset sends mail, and no mail server is
     # configured (a reset request would fail); an administrator sets a forgotten password.
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
         "accounts/password_change/",

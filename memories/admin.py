@@ -22,6 +22,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from almanac.admin_mixins import ScopedHistoryAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
 from almanac.services.audit import audit_record
+from almanac.services.users import user_name
 from memories import services
 from memories.models import ConversationSession, Feedback, Memory, MemoryLink, SessionChunk, Turn
 from memories.selectors import SEARCH_FIELDS
@@ -42,7 +43,7 @@ def _visible_memories(request):
 
 def _row(memory: Memory) -> dict:
     row = {f: getattr(memory, f) for f in EXPORT_FIELDS}
-    row["owner"] = memory.owner.username if memory.owner else None
+    row["owner"] = user_name(memory.owner) if memory.owner else None
     for key in ("last_access", "occurred_at", "created_at", "updated_at"):
         row[key] = row[key].isoformat() if row[key] else None
     return row

@@ -1,25 +1,20 @@
-"""External identities: a person's handle in a source, linked to a user when known."""
+"""External identities: a person's handle in a source, linked to a user when known.
+
+Users are per tenant: every user is found through `almanac.services.users` within the
+source's tenant, and an identity links only to a user of its own tenant.
+"""
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.db.models import Q
-from django.db.models.functions import Lower
 
 from almanac.models import Tenant
+from almanac.services.users import users_by_email
 from connectors.models import ExternalIdentity
-
-User = get_user_model()
 
 
 def _user_by_email(*, tenant: Tenant, email: str):
-    if not email or "@" not in email:
-        return None
-    return (
-        User.objects.filter(profile__tenant=tenant, is_active=True, email__iexact=email)
-        .order_by("id")
-        .first()
-    )
+    return users_by_email(tenant=tenant, emails=[email]).get(email.lower())
 
 
 def identity_upsert(
@@ -60,14 +55,7 @@ def identity_upsert_many(*, tenant: Tenant, source_kind: str, people: list[tuple
             tenant=tenant, source_kind=source_kind, handle__in=[h for h, _, _ in people]
         )
     }
-    emails = {e for _, _, e in people if "@" in e}
-    by_email = {}
-    if emails:
-        found = User.objects.filter(profile__tenant=tenant, is_active=True).annotate(
-            email_lower=Lower("email")
-        )
-        for user in found.filter(email_lower__in=emails).order_by("id"):
-            by_email.setdefault(user.email_lower, user)
+    by_email = users_by_email(tenant=tenant, emails=[e for _, _, e in people])
     new = []
     for handle, name, email in people:
         user = by_email.get(email)
@@ -89,17 +77,7 @@ def identity_resolve(*, tenant: Tenant, source_kind: str, members: list[str]) ->
     """The users behind `members` (e-mails or handles), in three queries at most. Unknown ones
     are recorded with no user and contribute nothing: an unmatched handle is never granted
     anything."""
-    users = {}
-    emails = {m.lower() for m in members if "@" in m}
-    if emails:
-        found = (
-            User.objects.filter(profile__tenant=tenant, is_active=True)
-            .annotate(email_lower=Lower("email"))
-            .filter(email_lower__in=emails)
-            .order_by("id")
-        )
-        for user in found:
-            users.setdefault(user.email_lower, user)
+    users = users_by_email(tenant=tenant, emails=members)
     rest = [m for m in members if m.lower() not in users]
     if not rest:
         return list({u.pk: u for u in users.values()}.values())

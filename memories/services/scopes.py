@@ -6,6 +6,7 @@ from __future__ import annotations
 from almanac.errors import ApplicationError
 from almanac.models import Department, Project, UserProfile, key_part
 from almanac.selectors import user_group_keys
+from almanac.services.users import user_name
 from memories.models import Memory
 
 SCOPE_MODELS = {"dept": Department, "project": Project}
@@ -28,7 +29,7 @@ def scope_resolve(*, user, scope: str, scope_key: str | None) -> tuple[str, str]
     profile = UserProfile.objects.select_related("tenant").filter(user=user).first()
     if profile is None:
         raise ApplicationError("user has no tenant", status_code=404)
-    own = {Memory.Scope.USER: user.username, Memory.Scope.TENANT: profile.tenant.slug}
+    own = {Memory.Scope.USER: user_name(user), Memory.Scope.TENANT: profile.tenant.slug}
     if scope in own:
         # Only one key fits: another one is a mistake to report, not to silently replace.
         if scope_key and scope_key.strip().lower() not in {own[scope].lower(), key_part(own[scope])}:

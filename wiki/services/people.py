@@ -6,6 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from almanac.models import Project, Tenant, UserProfile
+from almanac.services.users import user_name
 from wiki import folding
 from wiki.models import Entity, Page
 from wiki.services.entities import entity_ensure
@@ -13,8 +14,8 @@ from wiki.services.sections import SectionDraft, section_write
 
 
 def _directory_text(user, profile: UserProfile) -> str:
-    name = profile.display_name or user.get_full_name() or user.username
-    lines = [f"{name} ({user.username}{', ' + user.email if user.email else ''})"]
+    name = profile.display_name or user.get_full_name() or profile.username
+    lines = [f"{name} ({profile.username}{', ' + user.email if user.email else ''})"]
     if profile.title:
         lines.append(f"Title: {profile.title}")
     departments = sorted(d.name for d in profile.departments.all())
@@ -31,8 +32,9 @@ def person_page_sync(*, user) -> Page | None:
     if profile is None or not user.is_active:
         return None
     tenant = profile.tenant
-    name = profile.display_name or user.get_full_name() or user.username
-    aliases = [a for a in {user.username, name} if a]
+    username = user_name(user)
+    name = profile.display_name or user.get_full_name() or username
+    aliases = [a for a in {username, name} if a]
     entity = Entity.objects.filter(tenant=tenant, kind=Entity.Kind.PERSON, user=user).first()
     if entity is None:
         # Two employees may share a name (王伟): the second gets a page of its own, titled
@@ -42,12 +44,12 @@ def person_page_sync(*, user) -> Page | None:
             .exclude(user=None)
             .exists()
         )
-        title = f"{name} ({user.username})" if taken else name
+        title = f"{name} ({username})" if taken else name
         entity = entity_ensure(tenant=tenant, kind=Entity.Kind.PERSON, name=title, aliases=aliases, user=user)
     page = Page.objects.select_for_update().get(entity=entity)
-    existing = page.sections.filter(thread_key=f"directory:{user.username}").first()
+    existing = page.sections.filter(thread_key=f"directory:{username}").first()
     draft = SectionDraft(
-        thread_key=f"directory:{user.username}",
+        thread_key=f"directory:{username}",
         container_key=tenant.group_key,
         container_name="directory",
         title=name,

@@ -6,7 +6,10 @@ from almanac.services.users import user_create
 
 
 class Command(BaseCommand):
-    help = "Create or update a user of a tenant; departments and projects are created on first use."
+    help = (
+        "Create or update a user of a tenant (names are per tenant: the same name in another tenant is "
+        "another person); departments and projects are created on first use."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("tenant")
@@ -37,5 +40,5 @@ class Command(BaseCommand):
         depts = ", ".join(d.name for d in profile.departments.all()) or "-"
         projects = ", ".join(p.name for p in profile.projects.all()) or "-"
         self.stdout.write(
-            f"user {user.username} in {tenant_obj.slug}: departments {depts}; projects {projects}"
+            f"user {profile.username} in {tenant_obj.slug}: departments {depts}; projects {projects}"
         )
