@@ -150,7 +150,7 @@ _db_options["options"] = f"{_db_options.get('options', '')} {_session_options}".
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
+    "almanac.login.TenantBackend",  # names are per tenant: ModelBackend, finding users per tenant
     "guardian.backends.ObjectPermissionBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
