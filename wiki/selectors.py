@@ -25,7 +25,9 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 from django.http import Http404
 
+from almanac.models import UserProfile
 from almanac.selectors import int_array, user_tenant
+from almanac.services.users import user_name
 from connectors.models import ExternalIdentity
 from wiki import folding, series
 from wiki.models import Entity, Page, PageSection, section_sources, summary_digest, visible_sections_sql
@@ -55,7 +57,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 def person_handles(user) -> list[str]:
     """The author handles of a user in events: username, e-mail, external identities."""
-    handles = {user.username.lower()}
+    handles = {user_name(user).lower()}
     if user.email:
         handles.add(user.email.lower())
     handles |= {
@@ -374,7 +376,7 @@ def _person_section_count(user) -> RawSQL:
     page, sections = Page._meta.db_table, PageSection._meta.db_table
     person = f"SELECT e.user_id FROM {entities} e WHERE e.id = {page}.entity_id"
     handles = f"""ARRAY(
-        SELECT lower(u.username) FROM {users} u WHERE u.id = ({person})
+        SELECT lower(p.username) FROM {UserProfile._meta.db_table} p WHERE p.user_id = ({person})
         UNION SELECT lower(u.email) FROM {users} u WHERE u.id = ({person}) AND u.email <> ''
         UNION SELECT lower(x.handle) FROM {ExternalIdentity._meta.db_table} x WHERE x.user_id = ({person}))"""
     return RawSQL(
