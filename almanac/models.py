@@ -72,7 +72,9 @@ class UserProfile(models.Model):
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="profiles")
-    username = models.CharField(max_length=150, help_text="the name in the tenant (unique there)")
+    username = models.CharField(
+        "name in tenant", max_length=150, help_text="the name in the tenant (unique there)"
+    )
     departments = models.ManyToManyField(Department, blank=True, related_name="members")
     projects = models.ManyToManyField(Project, blank=True, related_name="members")
     title = models.CharField(max_length=200, blank=True)

@@ -25,7 +25,10 @@ class Migration(migrations.Migration):
             model_name="userprofile",
             name="username",
             field=models.CharField(
-                default="", help_text="the name in the tenant (unique there)", max_length=150
+                default="",
+                help_text="the name in the tenant (unique there)",
+                max_length=150,
+                verbose_name="name in tenant",
             ),
             preserve_default=False,
         ),
