@@ -29,3 +29,166 @@ def test_outdated_summary_is_not_shown(api, vercel_world, push, settings):
     settings.WIKI_SUMMARY_ENABLED = False
     push(slack("Vercel churned", tags={"customer": "Vercel"}, minutes=50))
     assert api.get("/wiki/pages/vercel", user="bob").json()["summary"] == ""
+
+
+# --- the newest facts survive (wiki.services.summary, almanac.statements) -------------------
+
+import random  # noqa: E402
+
+import pytest  # noqa: E402
+
+from wiki.services import summary as page_summary  # noqa: E402
+
+
+def test_summary_keeps_the_newest_amount_with_date_and_author_and_marks_it_current(vercel_world, push):
+    push(
+        slack("Vercel quote: $195k/yr", tags={"customer": "Vercel"}, author="bob@acme.com", minutes=-60 * 24)
+    )
+    push(slack("Vercel agreed to $172,000 per year for 3 years", tags={"customer": "Vercel"}, minutes=60))
+    for n in range(25):  # chatter that would crowd the facts out of a plain extractive summary
+        push(slack(f"Thanks, see you at lunch number {n} with the Vercel folks", tags={"customer": "Vercel"}))
+    page = Page.objects.get(slug="vercel")
+    services.page_summarize(page_id=page.pk)
+    page.refresh_from_db()
+    line = next(x for x in page.summary.splitlines() if "$172,000 per year" in x)
+    assert "(current, 2026-11-30, alice) — was $195k/yr (2026-11-29, bob)" in line
+    assert "3 years" in line
+    assert all("$195k/yr" not in x for x in page.summary.splitlines() if x != line)
+
+
+def test_chinese_summary_marks_the_current_value():
+    contents = [
+        "[2026-10-01] bob@acme.com: 华为报价为每年30万元。谢谢大家\n"
+        "[2026-11-03] 王伟: 华为同意每年28万元，合同期限三年。\n[2026-11-04] 李娜: 好的，收到"
+    ]
+    text = page_summary.facts_summary(title="华为", contents=contents, max_tokens=200)
+    line = next(x for x in text.splitlines() if "28万元" in x)
+    assert "（当前，2026-11-03，王伟）— 此前：30万元（2026-10-01，bob）" in line
+    assert "三年" in line
+
+
+def test_an_older_value_restated_later_is_the_current_one():
+    contents = [
+        "[2026-10-01] a: Price is $100k/yr.\n[2026-10-02] b: Price is $90k/yr.\n[2026-10-03] c: Price is $100k/yr."
+    ]
+    text = page_summary.facts_summary(title="Acme", contents=contents, max_tokens=200)
+    assert text.splitlines()[0].startswith("- Price is $100k/yr. (current, 2026-10-03, c) — was $90k/yr")
+
+
+def test_closed_issue_and_owner_are_facts():
+    contents = [
+        "[2026-10-01] bob: Globex SSO: please enable SAML [closed]\n"
+        "[2026-10-02] bob: Owner is Bob.\n[2026-10-09] ann: Owner is now Alice."
+    ]
+    text = page_summary.facts_summary(title="Globex", contents=contents, max_tokens=200)
+    assert "- Globex SSO: please enable SAML [closed] (2026-10-01, bob)" in text
+    assert "- Owner is now Alice. (current, 2026-10-09, ann) — was Bob (2026-10-02, bob)" in text
+
+
+FILLER_EN = ["Thanks, talk soon!", "Lunch was great, see you next week.", "I will share the deck later today.",
+             "Can someone book a room?", "Great call everyone.", "Notes are in the shared doc."]  # fmt: skip
+FILLER_ZH = ["好的，收到。", "谢谢大家！", "会议纪要已经发到群里。", "下午我再跟进一下。", "大家辛苦了。"]
+
+
+def generated_page(seed: int) -> tuple[str, list[str], list[tuple[str, str, str]], list[str]]:
+    """A customer page: (title, section contents, the newest values as (shown, date, author),
+    the older values they replaced). English pages even, Chinese odd; facts and chatter
+    shuffled over three sections, each line dated."""
+    rng = random.Random(seed)
+    zh = seed % 2 == 1
+    name = f"客户{seed}" if zh else f"Customer{seed}"
+    days = iter(sorted(rng.sample(range(1, 28), 9)))
+    people = ["alice", "bob", "carol", "dave", "王伟", "李娜"]
+    old, new = rng.randrange(100, 200), rng.randrange(200, 300)
+    owners = (
+        rng.sample(["Alice", "Bob", "Carol", "Dave"], 2)
+        if not zh
+        else rng.sample(["张敏", "刘洋", "陈静"], 2)
+    )
+    years, discount = rng.randrange(2, 5), rng.randrange(5, 30)
+
+    def line(text):
+        return (f"[2026-11-{next(days):02d}]", rng.choice(people), text)
+
+    if zh:
+        facts = [
+            line(f"{name}报价为每年{old}万元。"),
+            line(f"负责人是{owners[0]}。"),
+            line(f"{name}同意每年{new}万元。"),
+            line(f"合同期限{years}年。"),
+            line(f"负责人改为{owners[1]}。"),
+            line(f"客户要求{discount}%的折扣。"),
+            line(f"续约日期：12月{years + 10}日。"),
+        ]
+        newest = [f"{new}万元", owners[1], f"{years}年", f"{discount}%", f"12月{years + 10}日"]
+        older = [f"{old}万元", owners[0]]
+    else:
+        facts = [
+            line(f"{name} quote: ${old}k/yr."),
+            line(f"Owner is {owners[0]}."),
+            line(f"{name} agreed to ${new},000 per year."),
+            line(f"Contract term: {years} years."),
+            line(f"Owner is now {owners[1]}."),
+            line(f"They asked for a {discount}% discount."),
+            line(f"Renewal date is 2026-12-{years + 10}."),
+        ]
+        newest = [
+            f"${new},000 per year",
+            owners[1],
+            f"{years} years",
+            f"{discount}%",
+            f"2026-12-{years + 10}",
+        ]
+        older = [f"${old}k/yr", owners[0]]
+    chatter = [(f"[2026-11-{d:02d}]", rng.choice(people), rng.choice(FILLER_ZH if zh else FILLER_EN))
+               for d in sorted(rng.choices(range(1, 28), k=12))]  # fmt: skip
+    lines = facts + chatter
+    rng.shuffle(lines)
+    sections = ["", "", ""]
+    for i, (date, who, text) in enumerate(sorted(lines)):
+        sections[i % 3] += f"{date} {who}: {text}\n"
+    by_value = {text: (date, who) for date, who, text in facts}
+    expected = [(v, *next(dw for t, dw in by_value.items() if v in t)) for v in newest]
+    return name, sections, expected, older
+
+
+def _retention(budget: int) -> tuple[float, int]:
+    kept = total = wrong = 0
+    for seed in range(20):
+        title, contents, expected, older = generated_page(seed)
+        text = page_summary.facts_summary(title=title, contents=contents, max_tokens=budget)
+        lines = text.splitlines()
+        for value, date, who in expected:
+            total += 1
+            kept += any(value in x and date.strip("[]") in x and who in x for x in lines)
+        for value in older:  # an older value only ever as what a newer one replaced
+            for x in lines:
+                if value in x:
+                    before = x.split(value)[0]
+                    wrong += not ("— was " in before or "— 此前：" in before)
+    return kept / total, wrong
+
+
+@pytest.mark.parametrize("budget", [200, 300])
+def test_newest_facts_survive_summaries_of_generated_pages(budget):
+    retention, wrong = _retention(budget)
+    assert retention >= 0.95, retention
+    assert wrong == 0
+
+
+def test_llm_summary_that_drops_a_current_fact_gives_way_to_the_offline_one(settings, monkeypatch, tenant):
+    settings.LLM_BASE_URL = "http://llm.invalid/v1"
+    contents = [
+        "[2026-10-01] bob: Globex quote: $195k/yr.\n[2026-11-03] alice: Globex agreed to $172,000 per year."
+    ]
+    offline = page_summary.facts_summary(title="Globex", contents=contents, max_tokens=200)
+    answers = {
+        "lost": "Globex pays $195k/yr.",  # the older value as current, the newest gone
+        "kept": "Globex agreed to $172,000 per year on 2026-11-03 (alice); previously $195k/yr.",
+    }
+    for name, answer in answers.items():
+        monkeypatch.setattr(page_summary, "skill_run", lambda answer=answer, **kwargs: {"summary": answer})
+        result = page_summary.page_summary_text(
+            tenant=tenant, title="Globex", contents=contents, max_tokens=200
+        )
+        assert result == (offline if name == "lost" else answer)
