@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import transaction
-from django.utils import timezone
 
 from memories import services
 from memories.models import Memory
+from memories.services.decay import memories_decay
 from memories.versions import UPGRADE_FIELDS, upgrade
 
 SCHEDULES = [
@@ -16,9 +16,6 @@ SCHEDULES = [
     {"name": "memories-compress", "func": "memories.tasks.memory_compress_task", "minutes": 24 * 60},
     {"name": "memories-upgrade", "func": "memories.tasks.memory_upgrade_task", "minutes": 60},
 ]
-
-DECAY_AFTER_DAYS = 180
-DECAY_BELOW_IMPORTANCE = 0.3
 
 
 def session_extract_task(session_id: int) -> dict:
@@ -32,18 +29,7 @@ def memory_touch_task(memory_ids: list[int], at: str) -> int:
 
 def memory_decay_task() -> int:
     """Archive active memories unused for 180 days with importance < 0.3 (kept, not retrieved)."""
-    cutoff = timezone.now() - timedelta(days=DECAY_AFTER_DAYS)
-    stale = Memory.objects.filter(status=Memory.Status.ACTIVE, importance__lt=DECAY_BELOW_IMPORTANCE).filter(
-        last_access__lt=cutoff
-    ) | Memory.objects.filter(
-        status=Memory.Status.ACTIVE,
-        importance__lt=DECAY_BELOW_IMPORTANCE,
-        last_access__isnull=True,
-        created_at__lt=cutoff,
-    )
-    return services.memory_set_status(
-        memories=stale, status=Memory.Status.ARCHIVED, user=None, reason="job:decay"
-    )
+    return memories_decay()
 
 
 def memory_compress_task() -> dict:

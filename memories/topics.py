@@ -48,13 +48,12 @@ _MIN_SHARING = 3
 
 
 def topic_terms(text: str, fact_key: str = "") -> tuple[frozenset[str], frozenset[str]]:
-    """(the names and key subject words of `text`, its other content words): what a topic
-    of memories can be named by. Numbers, dates, single Chinese characters, short Latin
-    words and words every topic uses are none."""
-    subjects = {w for w in fact_key.split() if not w.startswith("·")}
-    subjects |= {t for t in name_tokens(text)}
-    words = {t for t in segment(text) if _topical(t)}
-    return frozenset(t for t in subjects if _topical(t)), frozenset(words)
+    """(the names `text` mentions, its other content words and key subject words): what a
+    topic of memories can be named by. Numbers, dates, single Chinese characters, short
+    Latin words and words every topic uses are none."""
+    named = {t for t in name_tokens(text) if _topical(t)}
+    words = {t for t in segment(text) if _topical(t)} | {w for w in fact_key.split() if _topical(w)}
+    return frozenset(named), frozenset(words - named)
 
 
 def _topical(token: str) -> bool:
@@ -103,6 +102,8 @@ def _prefixes(line: str) -> list[str]:
             continue  # inside a Latin word or number
         if CJK.match(rest) and spans[p] - p < 2:
             continue  # a one-character word leans on the heading
+        if rest.lstrip()[:1].isdigit():
+            continue  # a number keeps the word it is of ("number 7", "第3条")
         if head.strip() and re.search(r"\w", head) and rest.strip(" ,，:：、-"):
             out.append(head)
     return out
@@ -151,7 +152,10 @@ def tokens_of(texts: list[str]) -> int:
 
 
 def covers(summary: str, texts: list[str]) -> list[int]:
-    """The indexes of `texts` that `summary` does not say (`summary_holds`); [] when it
-    says them all."""
-    terms = summary_terms(summary)
-    return [i for i, text in enumerate(texts) if not summary_holds(text, terms)]
+    """The indexes of `texts` that `summary` does not say: not held (`summary_holds`: their
+    facts, names, words and negation) or a number of theirs not attached to the same word
+    ("step 5" is not said by "step 1 … day 5"); [] when it says them all."""
+    terms, roles = summary_terms(summary), number_roles(summary)
+    return [
+        i for i, text in enumerate(texts) if not summary_holds(text, terms) or not number_roles(text) <= roles
+    ]

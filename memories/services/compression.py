@@ -1,14 +1,19 @@
 """Compression (DESIGN §5): many active memories on one topic become one summary memory.
 
 A topic is a group of active semantic memories of one scope (one acl key, so the summary
-is visible to exactly the readers of its originals) whose embeddings are close: each joins
-the first topic whose centroid it is at least MEMORY_TOPIC_SIMILARITY to, oldest first.
+is visible to exactly the readers of its originals; a user's private scope is theirs
+alone) about one thing: the memories naming one entity or key subject, else sharing one
+content word (`memories.topics.topic_terms`), the most specific such name first; then
+those whose embeddings are close to a topic join it, and the rest group by embedding
+(each joins the first topic whose centroid it is at least MEMORY_TOPIC_SIMILARITY to).
 A topic with more than MEMORY_COMPRESS_MIN members is cut into groups that fit one summary
-of MEMORY_COMPRESS_MAX_TOKENS (`summary_groups`); each is merged by the `compress` skill
-(LLM, or the extractive fallback) into one new memory. The originals the summary still
-says (`summary_holds`) become `compressed`, are linked to it (`compressed_into`) and can be
-restored for MEMORY_COMPRESSED_KEEP_DAYS, after which the daily job deletes those its
-summary still holds and puts the others back to active; the rest stay active throughout.
+of MEMORY_COMPRESS_MAX_TOKENS (`summary_groups`); each becomes one new memory when a
+summary shorter than the group (in tokens) says every one of its facts (`summary_for`):
+the LLM's (`compress` skill), checked for coverage, else the structured one
+(`memories.topics.structured_summary`: a heading and one short line per distinct fact).
+The originals the summary says (`summary_holds`) become `compressed`, are linked to it
+(`compressed_into`) and can be restored for MEMORY_COMPRESSED_KEEP_DAYS, after which the
+daily job deletes those its summary still holds and puts the others back to active.
 
 A summary says what its originals said, to the readers of their scope. When an original
 is deleted, purged, moved to another scope or rewritten, `summaries_release` makes its
@@ -18,6 +23,7 @@ summaries stop saying it in the same transaction (see there).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 import numpy as np
@@ -42,6 +48,7 @@ from memories.services.rows import (
     memory_row_delete,
     memory_set_status,
 )
+from memories.topics import covers, structured_summary, tokens_of, topic_terms
 from skills.services import SkillFailed, skill_run
 
 # The history reason of an original deleted after the keep period: its text then lives on
@@ -53,12 +60,6 @@ KEPT_REASON = "job:compressed-kept"
 
 def _size(text: str) -> int:
     return count_tokens(text) + 2  # and the line break and full stop it is joined with
-
-
-def _budget(texts: list[str]) -> int:
-    """A summary may be as long as what it folds in (a group fits COMPRESS_MAX_TOKENS):
-    with less, the extractive fallback would have to leave whole memories out."""
-    return max(1, min(settings.MEMORY_COMPRESS_MAX_TOKENS, sum(_size(t) for t in texts)))
 
 
 def summary_groups(memories: list[Memory]) -> list[list[Memory]]:
@@ -83,7 +84,77 @@ def summary_groups(memories: list[Memory]) -> list[list[Memory]]:
     return [group for group in groups if len(group) > 1]
 
 
-def topics(memories: list[Memory]) -> list[list[Memory]]:
+@dataclass
+class Topic:
+    """Memories of one scope about one thing; `term` names it ("" for one found by embedding)."""
+
+    term: str
+    memories: list[Memory] = field(default_factory=list)
+
+
+def topics(memories: list[Memory]) -> list[Topic]:
+    """The topics of one scope's memories (oldest first): by shared name or word
+    (`_term_topics`), then by embedding for the rest (`_vector_topics`)."""
+    named, rest = _term_topics(memories)
+    rest = _join_close(named, rest)
+    return named + [Topic(term="", memories=group) for group in _vector_topics(rest)]
+
+
+def _term_topics(memories: list[Memory]) -> tuple[list[Topic], list[Memory]]:
+    """Greedy: while a name (else a key subject or content word) is shared by more than
+    COMPRESS_MIN of the memories left, its memories are a topic. Names come first, the most
+    specific (fewest memories) first; then words, the most shared first."""
+    terms = {m.pk: topic_terms(m.content, m.fact_key) for m in memories}
+    found: list[Topic] = []
+    left = list(memories)
+    while True:
+        counts: Counter = Counter()
+        named: set[str] = set()
+        for memory in left:
+            subjects, words = terms[memory.pk]
+            counts.update(subjects | words)
+            named |= subjects
+        ranked = [
+            (0, n, -len(term), term) if term in named else (1, -n, -len(term), term)
+            for term, n in counts.items()
+            if n > settings.MEMORY_COMPRESS_MIN
+        ]
+        if not ranked:
+            return found, left
+        term = min(ranked)[3]
+        members = [m for m in left if term in terms[m.pk][0] or term in terms[m.pk][1]]
+        found.append(Topic(term=term, memories=members))
+        left = [m for m in left if m not in members]
+
+
+def _unit(memory: Memory) -> np.ndarray:
+    vector = np.asarray(memory.embedding, dtype=np.float32)
+    return vector / (np.linalg.norm(vector) or 1.0)
+
+
+def _join_close(named: list[Topic], rest: list[Memory]) -> list[Memory]:
+    """Memories close to a named topic (cosine to its centroid at least TOPIC_SIMILARITY)
+    join it, the closest; returns the others."""
+    if not named or not rest:
+        return rest
+    centroids = []
+    for topic in named:
+        total = np.sum([_unit(m) for m in topic.memories], axis=0)
+        centroids.append(total / (np.linalg.norm(total) or 1.0))
+    left = []
+    for memory in rest:
+        scores = [float(c @ _unit(memory)) for c in centroids]
+        best = int(np.argmax(scores))
+        if scores[best] >= settings.MEMORY_TOPIC_SIMILARITY:
+            named[best].memories.append(memory)
+        else:
+            left.append(memory)
+    for topic in named:
+        topic.memories.sort(key=lambda m: (m.created_at, m.pk))
+    return left
+
+
+def _vector_topics(memories: list[Memory]) -> list[list[Memory]]:
     """Greedy single pass, oldest first: a memory joins the first topic whose (running)
     centroid it is at least TOPIC_SIMILARITY to, else starts a new one."""
     groups: list[list[Memory]] = []
@@ -105,26 +176,81 @@ def topics(memories: list[Memory]) -> list[list[Memory]]:
     return groups
 
 
+@dataclass(frozen=True)
+class Summary:
+    """A summary of some memories that says all of them in fewer tokens: its text, how it
+    was made ("llm", "extractive": the `compress` skill with or without an LLM;
+    "structured") and the tokens of the memories and of the summary."""
+
+    text: str
+    method: str
+    tokens_before: int
+    tokens_after: int
+
+
+def summary_for(texts: list[str], *, tenant, reason: str, use_skill: bool = True) -> Summary | None:
+    """The summary of `texts` to write, or None when none is shorter than they are.
+
+    Only a summary that says every memory (`covers`: their numbers with what they are of,
+    dates, ids, names, words and negation) in fewer tokens than they take counts: the
+    `compress` skill's (`use_skill`) with an LLM, its abstractive summary when it passes;
+    else the shorter of the skill's offline extractive one and the structured one (a
+    heading and one line per distinct fact)."""
+    before = tokens_of(texts)
+    candidates = []
+    if use_skill and before > 1:
+        text = _skill_summary(texts, tenant=tenant, reason=reason, limit=before - 1)
+        missing = covers(text, texts) if text else list(texts)
+        if text and not missing and settings.LLM_BASE_URL and count_tokens(text) < before:
+            return Summary(text=text, method="llm", tokens_before=before, tokens_after=count_tokens(text))
+        if text and not missing:
+            candidates.append((text, "extractive"))
+        elif text and settings.LLM_BASE_URL:
+            log.info("compress: the LLM summary leaves out %s of %s memories", len(missing), len(texts))
+    candidates.append((structured_summary(texts), "structured"))
+    best = min(candidates, key=lambda c: count_tokens(c[0]))  # min() keeps the first of equals
+    after = count_tokens(best[0])
+    if after >= before:
+        return None
+    return Summary(text=best[0], method=best[1], tokens_before=before, tokens_after=after)
+
+
+def _skill_summary(texts: list[str], *, tenant, reason: str, limit: int) -> str:
+    budget = max(1, min(settings.MEMORY_COMPRESS_MAX_TOKENS, limit))
+    try:
+        out = skill_run(
+            name="compress",
+            input={"items": texts, "max_tokens": budget},
+            trigger=reason,
+            tenant=tenant,
+        )
+    except SkillFailed:
+        log.warning("compress skill failed: the structured summary instead")
+        return ""
+    return (out.get("summary") or "").strip()
+
+
 @transaction.atomic
-def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress") -> Memory | None:
+def memory_compress_topic(
+    *, memories: list[Memory], reason: str = "job:compress", topic: str = ""
+) -> Memory | None:
     """Merge `memories` (one scope) into one new memory; the originals become `compressed`.
 
-    None (nothing written) when any of them changed while the skill ran (deleted, moved to
-    another scope, rewritten, archived): the summary would say what that one no longer may,
-    where it no longer may. The next run compresses what is there then.
+    None (nothing written) when no summary is shorter than they are (`summary_for`), or
+    when any of them changed while the skill ran (deleted, moved to another scope,
+    rewritten, archived): the summary would say what that one no longer may, where it no
+    longer may. The next run compresses what is there then.
     """
     memories = sorted(memories, key=lambda m: (m.created_at, m.pk))
     first, texts = memories[0], [m.content for m in memories]
-    out = skill_run(
-        name="compress",
-        input={"items": texts, "max_tokens": _budget(texts)},
-        trigger=reason,
-        tenant=first.tenant,
-    )
-    summary = (out.get("summary") or "").strip()
+    made = summary_for(texts, tenant=first.tenant, reason=reason)
+    if made is None:
+        log.info("compress: no summary of %s memories is shorter than they are; nothing done", len(texts))
+        return None
+    summary = made.text
     terms = summary_terms(summary)
-    # Only what the summary still says is compressed; the rest stays active, unlinked (it is
-    # still listed in `compressed_from`: the summary may quote part of it).
+    # Only what the summary says is compressed (all of them, as checked; this guards what
+    # the check may miss); the rest stays active, unlinked.
     held = [m for m in memories if summary_holds(m.content, terms)]
     if not held:
         log.warning("compress: the summary of %s memories holds none of them; nothing done", len(memories))
@@ -161,7 +287,7 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
         content=summary,
         embedding=vector,
         importance=max(m.importance for m in memories),
-        meta={"source": "compression", "compressed_from": ids},
+        meta={"source": "compression", "compressed_from": ids, "method": made.method},
         history_user=None,
         reason=reason,
     )
@@ -173,7 +299,14 @@ def memory_compress_topic(*, memories: list[Memory], reason: str = "job:compress
         memory=merged,
         user=None,
         memory_id=merged.pk,
-        detail={"originals": len(held_ids), "kept_active": len(ids) - len(held_ids)},
+        detail={
+            "originals": len(held_ids),
+            "kept_active": len(ids) - len(held_ids),
+            "method": made.method,
+            "topic": topic,
+            "tokens_before": made.tokens_before,
+            "tokens_after": made.tokens_after,
+        },
         before="\n".join(m.content for m in held),
         after=summary,
     )
@@ -186,11 +319,15 @@ def _summary_owner(memories: list[Memory]) -> int | None:
     return max(owners, key=lambda pk: (owners[pk], max(m.created_at for m in memories if m.owner_id == pk)))
 
 
-def _crowded_scopes():
+def _crowded_scopes(*, tenant_id: int | None = None, acl_key: str | None = None):
     """(tenant id, acl key) of scopes with more active semantic memories than COMPRESS_MIN."""
+    rows = Memory.objects.filter(status=Memory.Status.ACTIVE, memory_type=Memory.Type.SEMANTIC)
+    if tenant_id is not None:
+        rows = rows.filter(tenant_id=tenant_id)
+    if acl_key is not None:
+        rows = rows.filter(acl=[acl_key])
     return (
-        Memory.objects.filter(status=Memory.Status.ACTIVE, memory_type=Memory.Type.SEMANTIC)
-        .annotate(key=RawSQL('"memories_memory"."acl"[1]', [], output_field=CharField()))
+        rows.annotate(key=RawSQL('"memories_memory"."acl"[1]', [], output_field=CharField()))
         .values("tenant_id", "key")
         .annotate(n=Count("id"))
         .filter(n__gt=settings.MEMORY_COMPRESS_MIN)
@@ -198,25 +335,67 @@ def _crowded_scopes():
     )
 
 
-def memories_compress() -> int:
-    """Compress every topic with more than COMPRESS_MIN members; returns how many summaries."""
-    made = 0
-    for tenant_id, key in list(_crowded_scopes()):
+@dataclass
+class Planned:
+    """One group compression takes on: its scope (acl key), topic, memories and the tokens
+    they cost; after a run, the summary written (None: nothing written)."""
+
+    tenant_id: int
+    acl_key: str
+    topic: str
+    memories: list[Memory]
+    tokens_before: int
+    tokens_after: int | None = None
+    method: str = ""
+    summary: Memory | None = None
+
+
+def compression_plan(*, tenant_id: int | None = None, acl_key: str | None = None) -> list[Planned]:
+    """The groups a run would compress now, each with its tokens; writes nothing."""
+    plan = []
+    for tenant, key in list(_crowded_scopes(tenant_id=tenant_id, acl_key=acl_key)):
         rows = list(
             Memory.objects.filter(
-                tenant_id=tenant_id,
+                tenant_id=tenant,
                 status=Memory.Status.ACTIVE,
                 memory_type=Memory.Type.SEMANTIC,
                 acl=[key],
             ).order_by("created_at", "id")
         )
         for topic in topics(rows):
-            if len(topic) <= settings.MEMORY_COMPRESS_MIN:
+            if len(topic.memories) <= settings.MEMORY_COMPRESS_MIN:
                 continue
-            for group in summary_groups(topic):
-                if memory_compress_topic(memories=group) is not None:
-                    made += 1
-    return made
+            for group in summary_groups(topic.memories):
+                before = tokens_of([m.content for m in group])
+                plan.append(Planned(tenant, key, topic.term, group, before))
+    return plan
+
+
+def memories_compress_run(
+    *, tenant_id: int | None = None, acl_key: str | None = None, dry_run: bool = False
+) -> list[Planned]:
+    """Compress every topic with more than COMPRESS_MIN members (of one tenant, one scope);
+    `dry_run`: only say what would be written (the structured summary's tokens: no LLM is
+    called and nothing is written)."""
+    plan = compression_plan(tenant_id=tenant_id, acl_key=acl_key)
+    for planned in plan:
+        texts = [m.content for m in planned.memories]
+        if dry_run:
+            made = summary_for(texts, tenant=None, reason="dry-run", use_skill=False)
+            if made is not None:
+                planned.tokens_after, planned.method = made.tokens_after, made.method
+            continue
+        planned.summary = memory_compress_topic(memories=planned.memories, topic=planned.topic)
+        if planned.summary is not None:
+            detail = planned.summary.meta
+            planned.method = detail.get("method", "")
+            planned.tokens_after = count_tokens(planned.summary.content)
+    return plan
+
+
+def memories_compress() -> int:
+    """Compress every topic with more than COMPRESS_MIN members; returns how many summaries."""
+    return sum(1 for planned in memories_compress_run() if planned.summary is not None)
 
 
 @transaction.atomic
@@ -255,7 +434,22 @@ def memory_restore(*, memories, user, reason: str = "admin:restore") -> int:
     return count
 
 
-def compressed_expire() -> int:
+def _expiring(tenant_id: int | None = None):
+    cutoff = timezone.now() - timedelta(days=settings.MEMORY_COMPRESSED_KEEP_DAYS)
+    rows = Memory.objects.filter(status=Memory.Status.COMPRESSED, updated_at__lt=cutoff)
+    return rows if tenant_id is None else rows.filter(tenant_id=tenant_id)
+
+
+def compressed_expiring(*, tenant_id: int | None = None) -> list[tuple[Memory, bool]]:
+    """The originals `compressed_expire` takes on now, each with what it would do: True,
+    delete it (a summary says it); False, put it back to active. Writes nothing."""
+    terms: dict[str, SummaryTerms] = {}
+    return [
+        (memory, _held(memory, terms)) for memory in _expiring(tenant_id).defer("embedding").order_by("pk")
+    ]
+
+
+def compressed_expire(*, tenant_id: int | None = None) -> int:
     """Delete originals compressed more than COMPRESSED_KEEP_DAYS ago whose summary still
     says them (`summary_holds`); returns how many.
 
@@ -263,10 +457,9 @@ def compressed_expire() -> int:
     rewritten since, or an LLM that left a fact out) goes back to active instead: deleting
     it would lose what it says.
     """
-    cutoff = timezone.now() - timedelta(days=settings.MEMORY_COMPRESSED_KEEP_DAYS)
     terms: dict[str, SummaryTerms] = {}  # summary text → summary_terms, for this run
     done = 0
-    expiring = Memory.objects.filter(status=Memory.Status.COMPRESSED, updated_at__lt=cutoff)
+    expiring = _expiring(tenant_id)
     for memory_id, tenant_id in expiring.values_list("pk", "tenant_id"):
         with transaction.atomic():
             lock_tenant_writes(tenant_id)
@@ -534,22 +727,11 @@ def expired_folded(meta: dict | None, *, transitive: bool = True) -> dict[int, s
 
 
 def _compress_texts(texts: list[str], *, summary: Memory, reason: str) -> str:
-    try:
-        out = skill_run(
-            name="compress",
-            input={"items": texts, "max_tokens": _budget(texts)},
-            trigger=reason,
-            tenant=summary.tenant,
-        )
-        text = (out.get("summary") or "").strip()
-    except SkillFailed:
-        log.warning(
-            "compress skill failed while rewriting summary %s: keeping its originals' text", summary.pk
-        )
-        text = ""
-    # These originals are gone: a summary that leaves out one of their facts would lose it.
-    # Their own text is kept instead, whole: losing it is the one thing not to do.
-    terms = summary_terms(text)
-    if text and all(summary_holds(t, terms) for t in texts):
+    """A summary of `texts` (originals that are gone, whose facts live on only here): the
+    skill's when it says every one of them in fewer tokens, else their own text, whole, as
+    they said it (losing any of it is the one thing not to do)."""
+    before = tokens_of(texts)
+    text = _skill_summary(texts, tenant=summary.tenant, reason=reason, limit=before - 1) if before > 1 else ""
+    if text and not covers(text, texts) and count_tokens(text) < before:
         return text
     return "\n".join(texts)[: settings.MEMORY_MAX_CONTENT_CHARS]

@@ -1,22 +1,42 @@
 """Compression (DESIGN §5): a crowded topic of one scope becomes one summary memory; the
 originals are compressed, linked, restorable, and deleted after the keep period."""
 
+import json
 from datetime import timedelta
+from io import StringIO
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 from django.utils import timezone
 
 from almanac.models import AuditEvent
+from almanac.search.tokens import count_tokens
 from memories import selectors, services
+from memories.facts import fact_signature, summary_holds, summary_terms
 from memories.models import Memory, MemoryLink
 from memories.services import compression
 from memories.tasks import memory_compress_task
+from memories.topics import tokens_of
+from skills.models import SkillRun
 from tests.memories.conftest import FILLER, at_cosine, on_topic, unit
+from tests.skills.conftest import ChatServer
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("offline_llm")]
 
 TOPIC = unit(40)
+
+
+@pytest.fixture
+def chat_llm(settings):
+    """The local OpenAI-compatible test server as the LLM (its replies: `.script`)."""
+    server = ChatServer()
+    server.thread.start()
+    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = server.url, "test-model", "sk-test"
+    settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES, settings.LLM_BACKOFF = 5.0, 1, 0.0
+    yield server
+    server.httpd.shutdown()
+    server.httpd.server_close()
 
 
 def _apollo(owner, n: int, **kw):
@@ -46,7 +66,12 @@ def test_a_crowded_topic_becomes_one_summary(alice, bob, charlie, settings):
     [summary] = Memory.objects.filter(meta__source="compression")
     assert summary.status == "active" and summary.scope == "project" and summary.scope_key == "apollo"
     assert summary.acl == originals[0].acl  # visible to exactly the originals' readers
-    assert "Apollo fact number" in summary.content
+    # A heading for the subject they share, one short line per fact, fewer tokens.
+    assert summary.content.startswith(
+        "Apollo fact:\nnumber 0: the release checklist item 0 is owned by team 0"
+    )
+    audit = AuditEvent.objects.get(action="memory.compress").detail
+    assert audit["method"] == "structured" and audit["tokens_after"] < audit["tokens_before"]
     assert set(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("status", flat=True)) == {
         "compressed"
     }
@@ -143,7 +168,7 @@ def test_restoring_the_last_linked_original_keeps_the_expired_ones_facts(alice, 
     summary.refresh_from_db()
     assert summary.status == "active"
     assert sorted(summary.meta["compressed_from"]) == sorted(m.pk for m in expired)
-    assert "Apollo fact number 1:" in summary.content and "Apollo fact number 0:" not in summary.content
+    assert "number 1:" in summary.content and "number 0:" not in summary.content
     hits = [h.memory.pk for h in selectors.memory_search(user=alice, query="Apollo fact number 7 checklist")]
     assert summary.pk in hits and kept.pk in hits
 
@@ -199,7 +224,8 @@ def test_rewriting_a_summary_gives_back_at_once_the_originals_it_no_longer_says(
     originals = _apollo(alice, settings.MEMORY_COMPRESS_MIN + 1)
     memory_compress_task()
     summary = Memory.objects.get(meta__source="compression")
-    kept = [line for line in summary.content.splitlines() if "number 1:" in line or "number 2:" in line]
+    lines = summary.content.splitlines()
+    kept = [lines[0]] + [line for line in lines if "number 1:" in line or "number 2:" in line]
     services.memory_update(memory=summary, user=alice, data={"content": "\n".join(kept)})
     status = dict(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("pk", "status"))
     held = {m.pk for m in originals if "number 1:" in m.content or "number 2:" in m.content}
@@ -208,25 +234,25 @@ def test_rewriting_a_summary_gives_back_at_once_the_originals_it_no_longer_says(
     assert originals[7].pk in hits  # found again at once, not after the expiry job
 
 
-def test_originals_an_inverting_summary_flips_are_not_compressed_nor_expired(alice, monkeypatch):
+def test_an_llm_summary_that_inverts_or_trims_a_fact_is_replaced_by_the_structured_one(alice, chat_llm):
     flipped = {
         "Alice does not eat pork": "Alice eats pork.",
         "Alice is allergic to peanuts, shellfish and sesame": "Alice is allergic to peanuts.",
     }
     originals = on_topic(alice, [*flipped, *FILLER])
-
-    def careless(*, name, input, **kw):  # an LLM that inverts one fact and trims another
-        return {"summary": "\n".join(flipped.get(item, item) for item in input["items"])}
-
-    monkeypatch.setattr(compression, "skill_run", careless)
+    # An LLM that inverts one fact and trims another (twice: the skill retries once).
+    careless = "\n".join(flipped.get(t, t) for t in [*flipped, *FILLER])
+    chat_llm.script = [json.dumps({"summary": careless})] * 2
     assert memory_compress_task()["summaries"] == 1
-    status = dict(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("pk", "status"))
-    assert [status[m.pk] for m in originals] == ["active"] * 2 + ["compressed"] * 21
-    Memory.objects.filter(pk__in=[m.pk for m in originals]).update(
-        updated_at=timezone.now() - timedelta(days=settings.MEMORY_COMPRESSED_KEEP_DAYS + 1)
-    )
-    assert memory_compress_task()["expired"] == 21
-    assert set(Memory.objects.filter(status="active").values_list("content", flat=True)) >= set(flipped)
+    summary = Memory.objects.get(meta__source="compression")
+    assert summary.meta["method"] == "structured" and "Alice eats pork" not in summary.content
+    assert "does not eat pork" in summary.content and "peanuts, shellfish and sesame" in summary.content
+    assert set(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("status", flat=True)) == {
+        "compressed"
+    }
+    _age([m.pk for m in originals])
+    assert memory_compress_task()["expired"] == len(originals)
+    assert set(Memory.objects.filter(status="active").values_list("pk", flat=True)) == {summary.pk}
 
 
 def test_the_offline_summary_still_holds_its_originals(alice):
@@ -285,18 +311,16 @@ def test_a_topic_larger_than_one_summary_is_split(alice, settings):
     assert _said_somewhere([f"V0{i:02d}" for i in range(24)]) == {f"V0{i:02d}" for i in range(24)}
 
 
-def test_originals_the_summary_leaves_out_stay_active(alice, monkeypatch):
+def test_an_llm_summary_that_leaves_memories_out_is_not_written(alice, chat_llm):
     originals = _vendors(alice)
-
-    def forgetful(*, name, input, **kw):  # an LLM that keeps only the first ten
-        return {"summary": "\n".join(input["items"][:10])}
-
-    monkeypatch.setattr(compression, "skill_run", forgetful)
+    forgetful = "\n".join(m.content for m in originals[:10])  # an LLM that keeps only the first ten
+    chat_llm.script = [json.dumps({"summary": forgetful})] * 2
     assert memory_compress_task()["summaries"] == 1
     summary = Memory.objects.get(meta__source="compression")
-    status = dict(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("pk", "status"))
-    assert [status[m.pk] for m in originals] == ["compressed"] * 10 + ["active"] * 14
-    assert MemoryLink.objects.filter(target=summary).count() == 10
+    assert summary.meta["method"] == "structured"
+    assert not Memory.objects.filter(pk__in=[m.pk for m in originals], status="active").exists()
+    assert MemoryLink.objects.filter(target=summary).count() == 24
+    assert all(f"V0{i:02d}" in summary.content for i in range(24))
 
 
 def test_expiry_keeps_originals_a_rewritten_summary_no_longer_says(alice):
@@ -330,3 +354,221 @@ def test_patching_a_compressed_original_active_unlinks_it(api, alice):
     response = api.patch(f"/memories/{originals[0].pk}", {"user": "alice", "status": "active"})
     assert response.status_code == 200 and response.json()["status"] == "active"
     assert not MemoryLink.objects.filter(source_id=originals[0].pk).exists()
+
+
+# --- Topics by what memories are about, summaries that are shorter and keep every fact ----
+
+# 24 distinct reimbursement rules (their embeddings are not close enough to make a topic).
+RULES_ZH = [
+    "报销单须在每月5日前提交。",
+    "单笔报销超过5000元需部门经理审批。",
+    "出差住宿报销标准为每晚500元。",
+    "出租车费用报销需要附行程单。",
+    "报销发票抬头必须是公司全称。",
+    "招待费报销需注明客户名称和人数。",
+    "报销款每月15日统一发放到工资卡。",
+    "电子发票报销需打印并签字。",
+    "国际差旅报销需财务总监张伟审批。",
+    "报销时餐费每人每天不超过150元。",
+    "报销需在费用发生后60天内提交。",
+    "高铁二等座以上的报销需VP批准。",
+    "报销系统每季度最后一周关闭。",
+    "培训费报销需附结业证书。",
+    "报销超过3万元需CFO李娜签字。",
+    "手机话费报销上限每月200元。",
+    "报销发票不能有涂改。",
+    "团建费用报销标准为每人300元。",
+    "报销单需要附上付款截图。",
+    "海外报销按当天汇率折算人民币。",
+    "报销的审批人是直属上级王强。",
+    "丢失发票的报销需填写情况说明。",
+    "报销的加班餐费须在晚上8点以后。",
+    "报销问题请联系财务部赵敏。",
+]
+RULES_EN = [
+    "Expense reports are due by the 5th of each month.",
+    "Expense claims over $5,000 need approval from a department manager.",
+    "Expense claims for hotels are capped at $200 per night.",
+    "Expense claims for taxis need a trip receipt.",
+    "Expense claims must show the full company name on the invoice.",
+    "Expense claims for client dinners must name the client and the number of guests.",
+    "Expense refunds are paid on the 15th with the salary.",
+    "Expense claims for international travel need approval from CFO Maria Lopez.",
+    "Expense claims for meals are capped at $50 per person per day.",
+    "Expense claims must be filed within 60 days of the purchase.",
+    "Expense claims for business class flights need VP approval.",
+    "Expense claims over $30,000 need sign-off from CEO Tom Baker.",
+    "Expense claims for phone bills are capped at $80 a month.",
+    "Expense claims for training need the completion certificate.",
+    "Expense claims in foreign currency use the exchange rate of the purchase day.",
+    "Expense claims for lost receipts need a signed explanation form.",
+    "Expense questions go to Dana Reyes in Finance.",
+    "Expense claims for team events are capped at $40 per person.",
+    "Expense claims need the payment screenshot attached.",
+    "Expense claims for overtime meals apply only after 8 pm.",
+    "Expense system closes in the last week of each quarter.",
+    "Expense claims for parking need the parking ticket.",
+    "Expense claims for software need IT approval from Raj Patel.",
+    "Expense claims for conferences are capped at $1,500 per year.",
+]
+# 22 near-identical ones: three rules said again and again, with reminders around them.
+NEAR_ZH = [
+    *("报销发票须在30天内提交。", "提醒：报销发票须在30天内提交。", "记得报销发票须在30天内提交哦。"),
+    *("再说一次，报销发票须在30天内提交。", "报销发票须在30天内提交！", "注意：报销发票须在30天内提交。"),
+    *("报销发票须在30天内提交，", "请注意：报销发票须在30天内提交。", "报销需附发票原件。"),
+    *("提醒一下，报销需附发票原件。", "报销需附发票原件哦。", "记得：报销需附发票原件。"),
+    *(
+        "再强调一下，报销需附发票原件。",
+        "报销需附发票原件！",
+        "报销审批人是王强。",
+        "提醒：报销审批人是王强。",
+    ),
+    *(
+        "注意，报销审批人是王强。",
+        "报销审批人是王强哦。",
+        "记住：报销审批人是王强。",
+        "重申一下，报销审批人是王强。",
+    ),
+    *("报销审批人是王强！", "再提醒一下：报销审批人是王强。"),
+]
+NEAR_EN = [
+    *("Receipts must be submitted within 30 days.", "Reminder: receipts must be submitted within 30 days."),
+    *("Remember, receipts must be submitted within 30 days.", "Receipts must be submitted within 30 days!"),
+    *(
+        "Note: receipts must be submitted within 30 days.",
+        "Again, receipts must be submitted within 30 days.",
+    ),
+    *("Just a reminder: receipts must be submitted within 30 days.", "Wang Qiang approves expense claims."),
+    *("Reminder: Wang Qiang approves expense claims.", "Note: Wang Qiang approves expense claims."),
+    *("Wang Qiang approves expense claims!", "Remember: Wang Qiang approves expense claims."),
+    *("FYI, Wang Qiang approves expense claims.", "Please note: Wang Qiang approves expense claims."),
+    *("Expense claims need the original invoice.", "Reminder: expense claims need the original invoice."),
+    *("Note: expense claims need the original invoice.", "Expense claims need the original invoice!"),
+    *(
+        "Remember: expense claims need the original invoice.",
+        "Again: expense claims need the original invoice.",
+    ),
+    *(
+        "Just a reminder, expense claims need the original invoice.",
+        "FYI: expense claims need the original invoice.",
+    ),
+]
+
+
+def _remember_all(owner, texts, **kw):
+    """Written as the API writes them: embedded by the configured encoder, not placed by hand."""
+    return [services.memory_create(owner=owner, content=text, **kw)[0] for text in texts]
+
+
+def _compressed_once(originals):
+    [summary] = Memory.objects.filter(meta__source="compression")
+    audit = AuditEvent.objects.get(action="memory.compress").detail
+    statuses = set(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("status", flat=True))
+    return summary, audit, statuses
+
+
+@pytest.mark.parametrize("rules", [RULES_ZH, RULES_EN], ids=["zh", "en"])
+def test_distinct_rules_on_one_subject_are_one_topic_and_every_fact_is_kept(alice, rules):
+    originals = _remember_all(alice, rules)
+    assert services.memories_compress() == 1
+    summary, audit, statuses = _compressed_once(originals)
+    assert statuses == {"compressed"} and audit["originals"] == 24
+    assert audit["method"] == "structured" and audit["tokens_after"] < audit["tokens_before"]
+    assert count_tokens(summary.content) == audit["tokens_after"]
+    terms = summary_terms(summary.content)
+    for rule in rules:  # every amount, date, owner and rule, as a reader can find it
+        assert summary_holds(rule, terms), rule
+        assert fact_signature(rule)[0] <= fact_signature(summary.content)[0], rule
+    for name in ("张伟", "李娜", "王强", "赵敏", "Maria Lopez", "Tom Baker", "Dana Reyes", "Raj Patel"):
+        assert name in summary.content or not any(name in r for r in rules)
+
+
+@pytest.mark.parametrize("texts", [NEAR_ZH, NEAR_EN], ids=["zh", "en"])
+def test_near_identical_memories_become_one_line_per_fact(alice, texts):
+    # Placed apart enough to pass the write's duplicate check (as they were found: all active).
+    originals = on_topic(alice, texts)
+    assert services.memories_compress() == 1
+    summary, audit, statuses = _compressed_once(originals)
+    assert statuses == {"compressed"}
+    assert len(summary.content.splitlines()) <= 4  # a heading at most, and three facts
+    assert audit["tokens_after"] * 4 < audit["tokens_before"]
+    for fact in (
+        "30",
+        "王强" if texts is NEAR_ZH else "Wang Qiang",
+        "发票原件" if texts is NEAR_ZH else "original invoice",
+    ):
+        assert fact in summary.content
+
+
+def test_an_llm_summary_that_says_every_fact_is_written(alice, chat_llm):
+    originals = on_topic(alice, NEAR_ZH)
+    chat_llm.script = [
+        json.dumps({"summary": "报销规定：发票须在30天内提交，需附发票原件；报销审批人是王强。"})
+    ]
+    assert services.memories_compress() == 1
+    summary, audit, statuses = _compressed_once(originals)
+    assert summary.content == "报销规定：发票须在30天内提交，需附发票原件；报销审批人是王强。"
+    assert audit["method"] == "llm" and statuses == {"compressed"}
+    assert audit["tokens_before"] == tokens_of(NEAR_ZH) and audit["tokens_after"] == count_tokens(
+        summary.content
+    )
+
+
+def test_an_abstractive_llm_summary_without_the_facts_is_rejected(alice, chat_llm):
+    originals = _remember_all(alice, RULES_ZH)
+    chat_llm.script = [json.dumps({"summary": "关于报销的全部流程要求：按规定提交并审批。"})] * 2
+    assert services.memories_compress() == 1
+    summary, audit, statuses = _compressed_once(originals)
+    assert audit["method"] == "structured" and "关于报销的全部流程要求" not in summary.content
+    assert statuses == {"compressed"} and "5000" in summary.content and "赵敏" in summary.content
+
+
+def test_private_memories_of_two_users_are_never_one_topic(alice, bob):
+    _remember_all(alice, RULES_EN[:12])
+    _remember_all(bob, RULES_EN[12:])
+    assert services.memories_compress() == 0  # 12 + 12: a topic of neither is crowded
+    assert not Memory.objects.exclude(status="active").exists()
+
+
+def _state():
+    return (
+        sorted(Memory.objects.values_list("pk", "status", "content")),
+        AuditEvent.objects.count(),
+        SkillRun.objects.count(),
+        MemoryLink.objects.count(),
+    )
+
+
+def test_compress_command_dry_run_writes_nothing_then_compresses(alice, tenant):
+    _remember_all(alice, RULES_ZH)
+    before = _state()
+    out = StringIO()
+    call_command("memories_compress", "--dry-run", "--tenant", tenant.slug, stdout=out)
+    assert _state() == before
+    text = out.getvalue()
+    assert (
+        "user:alice topic 报销: 24 memories" in text and "(structured)" in text and "nothing written" in text
+    )
+    out = StringIO()
+    call_command("memories_compress", "--user", "alice", stdout=out)
+    assert "1 summary(ies) written" in out.getvalue()
+    summary = Memory.objects.get(meta__source="compression")
+    audit = AuditEvent.objects.get(action="memory.compress").detail
+    assert (
+        f"{audit['tokens_before']} tokens → {audit['tokens_after']} tokens (structured) → memory #{summary.pk}"
+        in (out.getvalue())
+    )
+
+
+def test_decay_command_dry_run_lists_and_writes_nothing(alice, remember):
+    stale = remember(alice, "Old note about the Q1 offsite venue", importance=0.1)
+    fresh = remember(alice, "Note about the Q3 offsite venue", importance=0.1)
+    Memory.objects.filter(pk=stale.pk).update(created_at=timezone.now() - timedelta(days=200))
+    before = _state()
+    out = StringIO()
+    call_command("memories_decay", "--dry-run", stdout=out)
+    assert _state() == before
+    assert f"#{stale.pk} user:alice" in out.getvalue() and f"#{fresh.pk}" not in out.getvalue()
+    call_command("memories_decay", stdout=StringIO())
+    assert Memory.objects.get(pk=stale.pk).status == "archived"
+    assert Memory.objects.get(pk=fresh.pk).status == "active"
