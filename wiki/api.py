@@ -8,7 +8,7 @@ from ninja import Query, Router, Schema
 from pydantic import ConfigDict, Field
 
 from almanac.auth import acting_user
-from wiki import search, selectors, services
+from wiki import search, selectors, series, services
 from wiki.schemas import ConfirmIn, ConfirmOut, PageDetailOut, PageOut, WikiSearchIn, WikiSearchOut
 
 router = Router(tags=["wiki"])
@@ -87,6 +87,7 @@ def get_page(request, slug: str, user: str | None = None):
 def search_pages(request, payload: WikiSearchIn):
     user = acting_user(request, payload.user)
     results = search.page_search(user=user, query=payload.query, top_k=payload.top_k)
+    series.fold([h.section for r in results for h in r["hits"]], notes=False)  # a meeting series: one line
     pages = [r["page"] for r in results]
     selectors.page_statuses_apply(user=user, pages=pages)
     content = selectors.page_content_times(user=user, page_ids=[p.pk for p in pages])

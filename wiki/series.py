@@ -181,20 +181,22 @@ def _add_sources(section, extra: list) -> None:
         section.sources = [*section.sources, *(s for n in extra for s in n.sources)]
 
 
-def fold(sections: list, *, page_title: str = "", now: datetime | None = None) -> list:
-    """The sections with each recurring series as one line (and the notes of its meetings
-    under it, taken out of the list), in the order given. The objects are changed in place
-    (content, occurred_at, sources): pass what was read for this rendering only."""
+def fold(sections: list, *, page_title: str = "", now: datetime | None = None, notes: bool = True) -> list:
+    """The sections with each recurring series as one line (and, with `notes`, the notes of
+    its meetings under it, taken out of the list), in the order given. The objects are
+    changed in place (content, occurred_at, sources): pass what was read for this rendering
+    only."""
     now = now or datetime.now(UTC)
     series = [(s, occs) for s in sections if (occs := occurrences(s))]
     if not series:
         return sections
     page_words = set(segment(page_title or ""))
-    notes = [s for s in sections if (getattr(s, "container_key", "") or "").startswith(NOTES_PREFIX)]
+    pool = [s for s in sections if (getattr(s, "container_key", "") or "").startswith(NOTES_PREFIX)]
+    pool = pool if notes else []
     attached: set[int] = set()
     for section, occs in series:
         text, shown = series_text(section, occs, now=now)
-        mine = [n for n in _notes_for(section.title, occs, notes, page_words) if id(n) not in attached]
+        mine = [n for n in _notes_for(section.title, occs, pool, page_words) if id(n) not in attached]
         attached.update(id(n) for n in mine)
         for note in sorted(mine, key=lambda n: (n.occurred_at, n.id)):
             body = note.content.strip().replace("\n", "\n    ")

@@ -201,3 +201,22 @@ def test_cadence_from_starts_in_both_languages():
     # One moved meeting does not change what the series is.
     moved_one = [*weekly_starts[:2], weekly_starts[2] - timedelta(days=1), weekly_starts[3]]
     assert series.cadence(moved_one, zh=False) == "weekly on Tuesdays at 10:00 UTC"
+
+
+def test_search_hits_show_a_series_as_one_line(api, alice, bob, load):
+    load(weekly())
+    response = api.post("/wiki/search", {"user": "alice", "query": "Globex weekly sync"})
+    assert response.status_code == 200, response.content
+    (hit,) = [h for r in response.json()["results"] for h in r["sections"]]
+    assert "recurring meeting, weekly on Tuesdays" in hit["section"]["content"]
+    assert "When:" not in hit["section"]["content"]
+
+
+def test_summary_reads_a_series_as_one_line(tenant, alice, bob, load, settings):
+    from wiki.services import page_summarize
+
+    load(weekly())
+    page = Page.objects.get(slug="globex")
+    page_summarize(page_id=page.pk)  # if the compile has not made it already
+    page.refresh_from_db()
+    assert page.summary.count("Globex weekly sync") == 1

@@ -38,7 +38,9 @@ from wiki.models import Page, PageSection, summary_digest
 
 log = logging.getLogger(__name__)
 
-_ITEM = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\] ([^:\n]{1,300}): ?", re.MULTILINE)
+# A line the compiler wrote, maybe behind the container a context item tags it with
+# ("[slack #sales] [2026-11-30] alice@acme.com: …").
+_ITEM = re.compile(r"^(?:\[[^\]\n]{1,120}\] )?\[(\d{4}-\d{2}-\d{2})\] ([^:\n]{1,300}): ?", re.MULTILINE)
 _MARK = re.compile(r"\s*\[(closed|recalled)\]\s*$")
 # A fact line shows at most this much of the sentence around its values.
 FACT_CHARS = 160
