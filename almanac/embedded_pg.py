@@ -144,29 +144,106 @@ def socket_dir(server) -> str:
     return str(info.socket_dir)
 
 
+# The embedded server's two roles (docs/operations.md, "Database roles"). Local connections
+# are trusted (the socket is private to the data folder), so they need no passwords.
+SUPERUSER = "postgres"
+OWNER_ROLE = "almanac_owner"
+RUNTIME_ROLE = "almanac_app"
+# Set on the runtime role once both roles exist and template1 is prepared: one cheap query
+# per process start tells whether there is anything to do.
+ROLES_MARK = "almanac roles v1"
+
+
+def _connect(server, dbname: str = "postgres"):
+    import psycopg
+
+    return psycopg.connect(host=socket_dir(server), dbname=dbname, user=SUPERUSER, autocommit=True)
+
+
+def ensure_roles(server) -> None:
+    """Create the owner and runtime roles and prepare template1 (pgvector, the runtime role's
+    default privileges), so every database created from now on, the test database included,
+    starts ready for a non-superuser owner (pgvector is not a trusted extension)."""
+    from almanac.pgtools import grants_sql, literal, roles_sql
+
+    mark = f"SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = {literal(RUNTIME_ROLE)}"
+    with _connect(server) as conn:
+        if (conn.execute(mark).fetchone() or [None])[0] == ROLES_MARK:
+            return
+        # Serialise first-time setup between processes starting together.
+        conn.execute("SELECT pg_advisory_lock(hashtextextended('almanac_roles', 0))")
+        if (conn.execute(mark).fetchone() or [None])[0] == ROLES_MARK:
+            return
+        for statement in roles_sql(owner=OWNER_ROLE, runtime=RUNTIME_ROLE, owner_createdb=True):
+            conn.execute(statement)
+        with _connect(server, "template1") as template:
+            template.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            for statement in grants_sql(owner=OWNER_ROLE, runtime=RUNTIME_ROLE):
+                template.execute(statement)
+        conn.execute(f"COMMENT ON ROLE {RUNTIME_ROLE} IS {literal(ROLES_MARK)}")
+
+
+def database_ready(server, name: str) -> bool | None:
+    """True when `name` is owned by the owner role with nothing in it owned by another role;
+    None when there is no such database."""
+    import psycopg
+
+    try:
+        with _connect(server, name) as conn:
+            return conn.execute(
+                "SELECT pg_get_userbyid(datdba) = %s AND NOT EXISTS ("
+                " SELECT FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace"
+                " AND c.relkind IN ('r', 'p', 'v', 'm', 'S') AND pg_get_userbyid(c.relowner) <> %s)"
+                " FROM pg_database WHERE datname = current_database()",
+                [OWNER_ROLE, OWNER_ROLE],
+            ).fetchone()[0]
+    except psycopg.OperationalError as exc:
+        if "does not exist" in str(exc):
+            return None
+        raise
+
+
+def prepare_database(server, name: str) -> None:
+    """Bring a database created before the two roles existed (tables owned by the superuser)
+    under the owner role and give the runtime role its grants. Idempotent; a no-op when ready."""
+    from almanac.pgtools import grants_sql, ownership_sql
+
+    if database_ready(server, name) is not False:
+        return
+    with _connect(server, name) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        for statement in ownership_sql(owner=OWNER_ROLE, database=name):
+            conn.execute(statement)
+        for statement in grants_sql(owner=OWNER_ROLE, runtime=RUNTIME_ROLE, database=name):
+            conn.execute(statement)
+
+
 def ensure_database(server, name: str) -> None:
     import psycopg
 
-    with psycopg.connect(
-        host=socket_dir(server), dbname="postgres", user="postgres", autocommit=True
-    ) as conn:
+    ensure_roles(server)
+    with _connect(server) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
             # another process may create it between our check and our create
             with contextlib.suppress(psycopg.errors.DuplicateDatabase):
-                conn.execute(f'CREATE DATABASE "{name}"')
+                conn.execute(f'CREATE DATABASE "{name}" OWNER {OWNER_ROLE}')
+    prepare_database(server, name)
 
 
 def database_settings(pgdata: Path, name: str, tuning: dict[str, str] | None = None) -> dict:
+    """DATABASES for the embedded server: `default` connects as the runtime role, `owner` (the
+    one `migrate` uses) as the owner role, to the same database."""
     server = ensure_server(pgdata, tuning)
     ensure_database(server, name)
-    return {
+    default = {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": name,
-        "USER": "postgres",
+        "USER": RUNTIME_ROLE,
         "PASSWORD": "",
         "HOST": socket_dir(server),
         "PORT": "",
         "CONN_MAX_AGE": 60,
         "CONN_HEALTH_CHECKS": True,
     }
+    return {"default": default, "owner": {**default, "USER": OWNER_ROLE}}

@@ -97,15 +97,26 @@ TEMPLATES = [
 ]
 
 # --- Database: DATABASE_URL, or the embedded PostgreSQL in DATA_DIR/pg -------------
+# Two roles (docs/operations.md, "Database roles"): the app connects as the runtime role
+# (`default`: rows only, INSERT and SELECT on the audit log); `migrate`, `restore` and other
+# schema work connect as the owner role (`owner`). With DATABASE_URL, DATABASE_OWNER_URL
+# names the owner (unset: one role does both, without the least-privilege guarantee).
+# DATABASE_AS_OWNER=1 makes `default` the owner too, for an operator's one-off command
+# that changes the schema (e.g. `reembed` to another dimension).
 DATABASE_URL = envsecret("DATABASE_URL")
+DATABASE_OWNER_URL = envsecret("DATABASE_OWNER_URL")
 if DATABASE_URL:
     import dj_database_url
 
     try:
-        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+        DATABASES = {
+            alias: dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+            for alias, url in (("default", DATABASE_URL), ("owner", DATABASE_OWNER_URL or DATABASE_URL))
+        }
     except (ValueError, dj_database_url.UnknownSchemeError) as exc:  # never echo the URL: it holds a password
         raise ImproperlyConfigured(
-            f"DATABASE_URL is not a database URL ({type(exc).__name__}); expected postgres://user:pass@host:5432/db"
+            f"DATABASE_URL or DATABASE_OWNER_URL is not a database URL ({type(exc).__name__}); "
+            "expected postgres://user:pass@host:5432/db"
         ) from exc
 else:
     from almanac.embedded_pg import database_settings
@@ -116,11 +127,13 @@ else:
         "maintenance_work_mem": env("EMBEDDED_PG_MAINTENANCE_WORK_MEM", "256MB"),
         "random_page_cost": "1.1",
     }
-    DATABASES = {
-        "default": database_settings(
-            DATA_DIR / "pg", env("ALMANAC_DB_NAME", "almanac"), tuning=EMBEDDED_PG_SETTINGS
-        )
-    }
+    DATABASES = database_settings(DATA_DIR / "pg", env("ALMANAC_DB_NAME", "almanac"), tuning=EMBEDDED_PG_SETTINGS)
+# The role names `migrate` grants to (almanac.pgtools.grants_sql); equal names: one role.
+DATABASE_ROLES = {"runtime": DATABASES["default"].get("USER", ""), "owner": DATABASES["owner"].get("USER", "")}
+if envbool("DATABASE_AS_OWNER", False):
+    DATABASES["default"] = {**DATABASES["owner"]}
+# The owner alias is the same database: tests create one test database and reach it as both.
+DATABASES["owner"]["TEST"] = {"MIRROR": "default"}
 # Session settings every connection starts with (libpq `options`, so no per-query SET):
 # filtered HNSW scans keep going past rows the access filter rejects (pgvector >= 0.8
 # iterative scans) up to HNSW_MAX_SCAN_TUPLES, with an HNSW_EF_SEARCH-wide search; no JIT,
@@ -145,8 +158,9 @@ _session_options = (
     f"-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search={HNSW_EF_SEARCH} "
     f"-c hnsw.max_scan_tuples={HNSW_MAX_SCAN_TUPLES} -c jit=off"
 )
-_db_options = DATABASES["default"].setdefault("OPTIONS", {})
-_db_options["options"] = f"{_db_options.get('options', '')} {_session_options}".strip()
+for _db in DATABASES.values():
+    _db_options = _db.setdefault("OPTIONS", {})
+    _db_options["options"] = f"{_db_options.get('options', '')} {_session_options}".strip()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [

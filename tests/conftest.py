@@ -3,10 +3,60 @@ from django_q.conf import Conf
 
 from almanac.buffer import WriteBuffer
 from almanac.models import Tenant
+from almanac.pgtools import CREDENTIALS, connected_as_owner
 from almanac.services.keys import agentkey_create
 from almanac.services.tenancy import tenant_create
 from almanac.services.users import user_create
 from skills import registry
+
+_RUNTIME_CREDENTIALS: dict = {}
+
+
+def _log_in_as(credentials: dict) -> None:
+    from django.db import connections
+
+    connections["default"].close()
+    connections["default"].settings_dict.update(credentials)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """The test database is created and migrated as the owner role (as `migrate` does in
+    production); a test database an older checkout created as the superuser is handed to
+    the owner first (embedded server)."""
+    from django.conf import settings
+    from django.db import connections
+
+    if not settings.DATABASE_URL:
+        from almanac import embedded_pg
+
+        server = embedded_pg.ensure_server(settings.DATA_DIR / "pg")
+        embedded_pg.prepare_database(server, connections["default"].creation._get_test_db_name())
+    default = connections["default"].settings_dict
+    _RUNTIME_CREDENTIALS.update({k: default.get(k) for k in CREDENTIALS})
+    _log_in_as({k: settings.DATABASES["owner"].get(k) for k in CREDENTIALS})
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Then the whole suite runs as the runtime role: it proves the app works with least
+    privilege. A test that needs the owner uses the `owner` connection explicitly; flushes
+    between transactional tests (TRUNCATE is the owner's) run as the owner."""
+    from django.conf import settings
+    from django.core.management.commands import flush
+
+    _log_in_as(_RUNTIME_CREDENTIALS)
+    handle = flush.Command.handle
+
+    def handle_as_owner(self, **options):
+        with connected_as_owner(options["database"]):
+            return handle(self, **options)
+
+    flush.Command.handle = handle_as_owner
+    yield
+    flush.Command.handle = handle
+    # Without --reuse-db the test database is dropped next, by its owner.
+    _log_in_as({k: settings.DATABASES["owner"].get(k) for k in CREDENTIALS})
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -111,6 +111,26 @@ ALTER TABLE almanac_auditevent ENABLE TRIGGER almanac_audit_no_update;
 """
 
 
+# Whoever the default privileges let write rows (the runtime role) may still only INSERT and
+# SELECT here; only the owner keeps the rest. Role names are not known to a migration, so
+# every grantee other than the owner loses them.
+REVOKE_WRITES = """
+DO $$
+DECLARE g record;
+BEGIN
+    FOR g IN
+        SELECT DISTINCT a.grantee::regrole::text AS role
+        FROM pg_class c, aclexplode(c.relacl) a
+        WHERE c.oid = 'almanac_auditevent'::regclass AND a.grantee <> 0 AND a.grantee <> c.relowner
+    LOOP
+        EXECUTE format('REVOKE UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER ON almanac_auditevent FROM %s', g.role);
+    END LOOP;
+    REVOKE UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER ON almanac_auditevent FROM PUBLIC;
+END;
+$$;
+"""
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("almanac", "0005_container_visibility"),
@@ -140,6 +160,7 @@ class Migration(migrations.Migration):
         migrations.RunSQL(DIGEST, "DROP FUNCTION IF EXISTS almanac_audit_digest(bigint, bigint, bigint, text, text, text, text, jsonb, timestamptz, text);"),
         migrations.RunSQL(FILL, UNFILL),
         migrations.RunSQL(CHAIN, UNCHAIN),
+        migrations.RunSQL(REVOKE_WRITES, migrations.RunSQL.noop),
         migrations.AddConstraint(
             model_name="auditevent",
             constraint=models.UniqueConstraint(
