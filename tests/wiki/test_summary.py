@@ -192,3 +192,9 @@ def test_llm_summary_that_drops_a_current_fact_gives_way_to_the_offline_one(sett
             tenant=tenant, title="Globex", contents=contents, max_tokens=200
         )
         assert result == (offline if name == "lost" else answer)
+
+
+def test_a_change_within_one_sentence_keeps_the_later_value():
+    contents = ["[2026-11-03] alice: The yearly price went from $195k/yr to $172k/yr."]
+    text = page_summary.facts_summary(title="Globex", contents=contents, max_tokens=200)
+    assert text.endswith("(current, 2026-11-03, alice) — was $195k/yr (2026-11-03, alice)")

@@ -110,11 +110,16 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
         parts = sentences(body)
         kept = []
         for position, sentence in enumerate(parts):
-            said = [Said(s, date, _who(author), (date, number, position)) for s in statements(sentence)]
+            said = [
+                Said(
+                    s, date, _who(author), (date, number, position, index)
+                )  # "from $195k to $172k": the later
+                for index, s in enumerate(statements(sentence))
+            ]
             if mark and mark.group(1) == "closed" and position == 0:  # an issue's state
                 subject = sentence.split(":")[0][:80].lower()
                 shown = Statement(f"status:{subject}", "closed", "[closed]", "status")
-                said.append(Said(shown, date, _who(author), (date, number, position)))
+                said.append(Said(shown, date, _who(author), (date, number, position, len(said))))
             if said:
                 found.append(
                     (
@@ -129,11 +134,11 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
                 kept.append(sentence)
         if kept:
             rest.append(f"[{date}] {author}: " + " ".join(kept))
-    newest: dict[str, Said] = {}
+    by_key: dict[str, list[Said]] = {}
     for *_, said in found:
         for s in said:
-            if s.statement.key not in newest or s.order >= newest[s.statement.key].order:
-                newest[s.statement.key] = s
+            by_key.setdefault(s.statement.key, []).append(s)
+    newest = {key: max(values, key=lambda s: s.order) for key, values in by_key.items()}
     lines = []
     for date, author, sentence, order, said in found:
         current = [s for s in said if newest[s.statement.key] is s]
@@ -143,19 +148,19 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
         line.stale = [
             s
             for s in said
-            if s not in current and newest[s.statement.key].statement.value != s.statement.value
+            if newest[s.statement.key] is not s
+            and newest[s.statement.key].statement.value != s.statement.value
         ]
         for s in current:
             older = [
                 o
-                for *_, other in found
-                for o in other
-                if o.statement.key == s.statement.key
-                and o.statement.value != s.statement.value
-                and o.order < s.order
+                for o in by_key[s.statement.key]
+                if o.statement.value != s.statement.value and o.order < s.order
             ]
             if older:
                 line.was.append(max(older, key=lambda o: o.order))
+        said_was = {(w.statement.key, w.statement.value) for w in line.was}
+        line.stale = [s for s in line.stale if (s.statement.key, s.statement.value) not in said_was]
         lines.append(line)
     lines.sort(key=lambda line: line.order, reverse=True)
     return lines, rest
