@@ -26,6 +26,7 @@ from almanac.services.users import user_name
 from memories import services
 from memories.models import ConversationSession, Feedback, Memory, MemoryLink, SessionChunk, Turn
 from memories.selectors import SEARCH_FIELDS
+from memories.services.attribution import memories_mark_reviewed
 
 EXPORT_FIELDS = [
     "id", "owner", "memory_type", "scope", "scope_key", "content", "importance", "status", "access_count",
@@ -143,16 +144,16 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
     history_acl = True
     list_display = ["id", "short_content", "owner", "memory_type", "kind", "scope", "scope_key", "status",
                     "importance", "quality", "access_count", "last_access", "created_at"]  # fmt: skip
-    list_filter = ["memory_type", "kind", "scope", "status", "tenant", "created_at"]
+    list_filter = ["memory_type", "kind", "scope", "status", "needs_review", "tenant", "created_at"]
     search_fields = ["content", "owner__username", "owner__email", "scope_key"]
     list_select_related = ["owner"]
     raw_id_fields = ["owner"]
     fields = ["tenant", "owner", "memory_type", "kind", "content", "scope", "scope_key", "importance", "status",
-              "superseded_by", "fact_key", "quality", "occurred_at", "meta", "acl", "access_count", "last_access",
-              "schema_version", "created_at", "updated_at"]  # fmt: skip
+              "superseded_by", "fact_key", "needs_review", "quality", "occurred_at", "meta", "acl", "access_count",
+              "last_access", "schema_version", "created_at", "updated_at"]  # fmt: skip
     readonly_fields = ["tenant", "acl", "quality", "access_count", "last_access", "schema_version", "created_at",
-                       "updated_at", "superseded_by", "fact_key"]  # fmt: skip
-    actions = ["export_json", "export_csv", "archive", "reactivate", "restore", "purge"]
+                       "updated_at", "superseded_by", "fact_key", "needs_review"]  # fmt: skip
+    actions = ["export_json", "export_csv", "archive", "reactivate", "restore", "mark_reviewed", "purge"]
     date_hierarchy = "created_at"
 
     def get_readonly_fields(self, request, obj=None):
@@ -186,6 +187,11 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
     def delete_queryset(self, request, queryset):
         for memory in queryset:
             services.memory_delete(memory=memory, user=request.user, reason="admin")
+
+    @admin.action(description="Mark reviewed (scope checked)")
+    def mark_reviewed(self, request, queryset):
+        done = memories_mark_reviewed(memories=queryset, user=request.user)
+        self.message_user(request, f"{done} memories marked reviewed")
 
     @admin.action(description="Export selected as JSON")
     def export_json(self, request, queryset):

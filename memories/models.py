@@ -82,6 +82,9 @@ class Memory(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
     quality = models.FloatField(default=1.0)
+    # Kept private because it names a unit or the company its speaker may not write for
+    # (memories.services.attribution; the reason in meta["review"]): for a governor to look at.
+    needs_review = models.BooleanField(default=False)
     schema_version = models.PositiveSmallIntegerField(default=SCHEMA_VERSION)
     occurred_at = models.DateField(null=True, blank=True, help_text="for episodic memories: when it happened")
     meta = models.JSONField(default=dict, blank=True, help_text="source session, document, tags")
@@ -120,6 +123,12 @@ class Memory(models.Model):
                 fields=["tenant", "fact_key"],
                 condition=Q(status="active") & ~Q(fact_key=""),
                 name="memories_memory_active_key",
+            ),
+            # The review queue (admin filter "needs review").
+            models.Index(
+                fields=["tenant", "created_at"],
+                condition=Q(needs_review=True),
+                name="memories_memory_needs_review",
             ),
             # The upgrade job's batches.
             models.Index(fields=["schema_version", "id"], name="memories_memory_schema_version"),

@@ -19,26 +19,19 @@ from almanac.dates import year_problem
 from almanac.search.embeddings import embed
 from almanac.search.text import CJK, detect_lang
 from almanac.search.tokens import count_tokens
-from almanac.selectors import user_group_keys
 from memories.constants import (
     DEDUP_CANDIDATES,
-    DEPT_CUES_EN,
-    DEPT_CUES_ZH,
     JUNK_PHRASES,
     JUNK_WORDS,
     MIN_FACT_CHARS,
-    PERSONAL_CUES_EN,
-    PERSONAL_CUES_ZH,
-    PROJECT_CUES_EN,
-    PROJECT_CUES_ZH,
 )
 from memories.facts import reordered, same_facts
 from memories.models import ConversationSession, Memory, SessionChunk, Turn
 from memories.selectors import nearest
+from memories.services.attribution import scope_attribution
 from memories.services.common import log
 from memories.services.dates import parse_occurred
 from memories.services.memories import memory_create
-from memories.services.scopes import user_units
 from skills.builtin.fact_extract import RESOLVED_DATE, resolve_relative_dates
 from skills.builtin.text import is_filler
 from skills.services import skill_run
@@ -199,32 +192,6 @@ def is_junk(text: str) -> bool:
     return not rest
 
 
-def _unit_named(units: list, text: str):
-    low = text.lower()
-    return next((u for u in units if u.name.lower() in low or u.key.lower() in low), None)
-
-
-def attribute_scope(*, user, text: str) -> tuple[str, str | None]:
-    """ "我们项目组"/"our team" → project, "我们部门"/"our department" → dept, else (and if ambiguous) user."""
-    if PERSONAL_CUES_ZH.search(text) or PERSONAL_CUES_EN.search(text):
-        return Memory.Scope.USER, None
-    project_cue = any(c in text for c in PROJECT_CUES_ZH) or bool(PROJECT_CUES_EN.search(text))
-    dept_cue = any(c in text for c in DEPT_CUES_ZH) or bool(DEPT_CUES_EN.search(text))
-    if project_cue == dept_cue:
-        return Memory.Scope.USER, None
-    scope = Memory.Scope.PROJECT if project_cue else Memory.Scope.DEPT
-    keys = set(user_group_keys(user))
-    units = [u for u in user_units(user=user, scope=scope) if u.group_key in keys]
-    if not units:
-        return Memory.Scope.USER, None
-    # Of several projects (departments), the one the text names; none named is ambiguous:
-    # guessing would share the fact with another team's members.
-    unit = _unit_named(units, text) or (units[0] if len(units) == 1 else None)
-    if unit is None:
-        return Memory.Scope.USER, None
-    return scope, unit.key
-
-
 def skill_inputs(text: str, day: date) -> list[dict]:
     """The `fact_extract` inputs for a text said on `day`: one per chunk, its overlap with the
     chunk before it as `context` (read for references, not extracted again)."""
@@ -299,7 +266,7 @@ def _write_fact(*, session: ConversationSession, fact: dict, base: date, digest:
         occurred = _iso_date(fact.get("occurred_at")) or parse_occurred(text, base)
         if year_problem(occurred, "occurred_at"):
             occurred = None  # a year the service refuses (almanac.dates): the fact, undated
-    scope, scope_key = attribute_scope(user=session.user, text=text)
+    where = scope_attribution(user=session.user, text=text)
     importance = min(max(float(fact.get("importance") or 0.5), 0.0), 1.0)
     meta = {
         "source": "session",
@@ -307,18 +274,25 @@ def _write_fact(*, session: ConversationSession, fact: dict, base: date, digest:
         "chunk": digest[:16],
         "fact_type": fact.get("type"),
     }
-    _, duplicate = memory_create(
+    if where.review:
+        meta["review"] = where.review
+    memory, duplicate = memory_create(
         owner=session.user,
         content=text[: settings.MEMORY_MAX_CONTENT_CHARS],
         memory_type=memory_type,
-        scope=scope,
-        scope_key=scope_key,
+        scope=where.scope,
+        scope_key=where.scope_key,
         importance=importance,
         meta=meta,
         occurred_at=occurred,
         reason=f"session:{session.pk}",
         kind="preference" if fact.get("kind") == "preference" else None,  # else from meta.fact_type
+        key=fact.get("key") or None,
     )
+    if duplicate is None and where.review and not memory.needs_review:
+        memory.needs_review = True
+        memory._change_reason = f"session:{session.pk}"
+        memory.save(update_fields=["needs_review"])
     return duplicate is None
 
 
