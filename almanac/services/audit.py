@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
 from django.contrib.auth import get_user_model
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from almanac.models import (
     AccessGroup,
@@ -21,7 +27,8 @@ def audit_record(
     object_id="",
     detail: dict | None = None,
 ):
-    """Append one audit event (never content that a purge must remove)."""
+    """Append one audit event (never content that a purge must remove). The database
+    chains it: `seq`, `created_at`, `prev_digest` and `digest` come back from the insert."""
     from almanac.models import AuditEvent
 
     return AuditEvent.objects.create(
@@ -71,3 +78,93 @@ def access_audit(
                 **({"origin": origin} if origin else {}),
             },
         )
+
+
+# --- The hash chain (migration 0006_audit_chain; docs/operations.md, "Audit log") -------
+CHAIN_FIELDS = ("seq", "id", "tenant_id", "actor", "action", "object_type", "object_id")
+
+
+def audit_digest(*, values: dict, detail_text: str, created_at: datetime, prev_digest: str) -> str:
+    """sha256 of a row as the chain trigger computes it, recomputed here independently of
+    the database's function: each field as `<length>:<text>`, in the trigger's order."""
+    fields = [("" if values[name] is None else str(values[name])) for name in CHAIN_FIELDS]
+    fields += [detail_text, created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f"), prev_digest]
+    return hashlib.sha256("".join(f"{len(f)}:{f}" for f in fields).encode()).hexdigest()
+
+
+@dataclass
+class ChainReport:
+    tenant_id: int | None
+    rows: int = 0
+    head_seq: int = 0
+    head_digest: str = ""
+    problem: str = ""  # the first one found, or ""
+    problem_seq: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem
+
+
+def audit_chain_tenants() -> list[int | None]:
+    """The chains there are: one per tenant with audit rows, None for rows without a tenant."""
+    from almanac.models import AuditEvent
+
+    ids = set(AuditEvent.objects.values_list("tenant_id", flat=True).distinct())
+    return sorted(ids, key=lambda t: (t is not None, t or 0))
+
+
+def audit_chain_verify(*, tenant_id: int | None, batch: int = 5000) -> ChainReport:
+    """Walk one chain in `seq` order and report the first problem:
+    - forged: a row's digest is not the digest of its content (changed, or inserted around
+      the trigger);
+    - gap: a row does not follow the digest of the row before it and `seq` skips (rows deleted);
+    - reordered: a row follows the digest of another row than the one before it, or its
+      `seq` is not the next one, or its time is earlier than the row before it.
+    Rows deleted at the end of a chain leave no trace inside it: compare the head with a
+    copy kept elsewhere (`audit_verify --expect`)."""
+    from almanac.models import AuditEvent
+
+    report = ChainReport(tenant_id=tenant_id)
+    rows = (
+        AuditEvent.objects.filter(tenant_id=tenant_id)
+        if tenant_id is not None
+        else AuditEvent.objects.filter(tenant_id__isnull=True)
+    )
+    rows = rows.annotate(detail_text=Cast("detail", TextField())).order_by("seq", "id")
+    seen: set[str] = set()
+    previous_time = None
+    for row in rows.values(*CHAIN_FIELDS, "detail_text", "created_at", "prev_digest", "digest").iterator(
+        batch
+    ):
+        expected_seq = report.head_seq + 1
+        problem = _chain_problem(row, report.head_digest, expected_seq, previous_time, seen)
+        if problem:
+            report.problem, report.problem_seq = f"seq {row['seq']} (id {row['id']}): {problem}", row["seq"]
+            return report
+        seen.add(row["digest"])
+        report.rows, report.head_seq, report.head_digest = report.rows + 1, row["seq"], row["digest"]
+        previous_time = row["created_at"]
+    return report
+
+
+def _chain_problem(row: dict, head: str, expected_seq: int, previous_time, seen: set[str]) -> str:
+    digest = audit_digest(
+        values=row,
+        detail_text=row["detail_text"],
+        created_at=row["created_at"],
+        prev_digest=row["prev_digest"],
+    )
+    if digest != row["digest"]:
+        return "forged: its digest does not match its content"
+    if row["prev_digest"] != head:
+        if row["prev_digest"] in seen:
+            return "reordered: it follows an earlier row than the one before it"
+        if row["seq"] > expected_seq:
+            return f"gap: rows {expected_seq}..{row['seq'] - 1} are missing"
+        return "forged: it follows no row of this chain"
+    if row["seq"] != expected_seq:
+        return f"reordered: seq {row['seq']} where {expected_seq} was expected"
+    if previous_time is not None and row["created_at"] < previous_time:
+        return "reordered: its time is earlier than the row before it"
+    return ""

@@ -159,3 +159,118 @@ def test_the_revoke_action_says_what_it_did(client, root, tenant):
     )
     assert "1 key(s) revoked; 1 already revoked" in response.content.decode()
     assert AuditEvent.objects.filter(action="agentkey.revoke").count() == 2
+
+
+# --- The hash chain (manage.py audit_verify) ----------------------------------------------
+
+
+def _verify(*args) -> tuple[bool, str]:
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    try:
+        call_command("audit_verify", *args, stdout=out)
+    except CommandError:
+        return False, out.getvalue()
+    return True, out.getvalue()
+
+
+def test_each_tenant_has_its_own_chain(tenant, other_tenant):
+    a1 = audit_record(action="a", tenant=tenant, actor="alice", detail={"n": 1, "名": "中文"})
+    b1 = audit_record(action="b", tenant=other_tenant, actor="mallory")
+    a2 = audit_record(action="a", tenant=tenant, actor="alice")
+    assert (a1.seq, b1.seq, a2.seq) == (1, 1, 2)
+    assert (a1.prev_digest, a2.prev_digest) == ("", a1.digest)
+    ok, out = _verify("--tenant", "acme")
+    assert ok and f"tenant acme: ok, 2 rows, head 2:{a2.digest}" in out
+    assert _verify("--tenant", "acme", "--expect", f"1:{a1.digest}")[0]
+    assert not _verify("--tenant", "acme", "--expect", f"1:{b1.digest}")[0]  # another digest
+    assert not _verify("--tenant", "acme", "--expect", f"3:{a1.digest}")[0]  # a head that is gone
+
+
+@pytest.fixture
+def owner_sql():
+    """Run SQL as the owner role (committed): what a database administrator could do, and
+    what the chain must make visible."""
+    import psycopg
+
+    from almanac.pgtools import conninfo
+
+    def run(*statements):
+        with psycopg.connect(**conninfo(), autocommit=False) as conn:
+            conn.execute("ALTER TABLE almanac_auditevent DISABLE TRIGGER almanac_audit_no_update")
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("ALTER TABLE almanac_auditevent ENABLE TRIGGER almanac_audit_no_update")
+
+    return run
+
+
+def _chain(tenant, n=4):
+    return [
+        audit_record(action=f"step.{i}", tenant=tenant, actor="job", object_id=i) for i in range(1, n + 1)
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_audit_verify_passes_a_clean_chain_and_catches_a_rewritten_row(tenant, owner_sql):
+    rows = _chain(tenant)
+    assert _verify()[0]
+    owner_sql(f"UPDATE almanac_auditevent SET actor = 'someone else' WHERE id = {rows[1].pk}")
+    ok, out = _verify()
+    assert not ok and "FAILED at seq 2" in out and "forged" in out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_audit_verify_catches_a_deleted_row(tenant, owner_sql):
+    rows = _chain(tenant)
+    owner_sql(f"DELETE FROM almanac_auditevent WHERE id = {rows[2].pk}")
+    ok, out = _verify("--tenant", "acme")
+    assert not ok and "FAILED at seq 4" in out and "gap: rows 3..3 are missing" in out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_audit_verify_catches_a_back_dated_row_inserted_around_the_trigger(tenant, owner_sql):
+    rows = _chain(tenant, 2)
+    owner_sql(
+        "ALTER TABLE almanac_auditevent DISABLE TRIGGER almanac_audit_chain",
+        "INSERT INTO almanac_auditevent (tenant_id, actor, action, object_type, object_id, detail, created_at,"
+        f" seq, prev_digest, digest) VALUES ({tenant.pk}, 'x', 'memory.delete', '', '', '{{}}', '2001-01-01',"
+        f" 3, '{rows[1].digest}', '{'0' * 64}')",
+        "ALTER TABLE almanac_auditevent ENABLE TRIGGER almanac_audit_chain",
+    )
+    ok, out = _verify()
+    assert not ok and "FAILED at seq 3" in out and "forged" in out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_audit_verify_catches_a_truncated_tail_with_the_kept_head(tenant, owner_sql):
+    rows = _chain(tenant, 3)
+    kept = f"{rows[-1].seq}:{rows[-1].digest}"
+    owner_sql(f"DELETE FROM almanac_auditevent WHERE id = {rows[-1].pk}")
+    assert _verify("--tenant", "acme")[0]  # nothing inside the chain shows it...
+    ok, out = _verify("--tenant", "acme", "--expect", kept)  # ...the head kept elsewhere does
+    assert not ok and "rows were deleted" in out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_appends_make_one_chain(tenant):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection as thread_connection
+
+    def append(worker: int) -> None:
+        try:
+            for i in range(10):
+                with transaction.atomic():
+                    audit_record(action="concurrent", tenant=tenant, actor=f"w{worker}", object_id=i)
+        finally:
+            thread_connection.close()
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(append, range(4)))
+    seqs = sorted(AuditEvent.objects.filter(tenant=tenant).values_list("seq", flat=True))
+    assert seqs == list(range(1, 41))
+    assert _verify("--tenant", "acme")[0]
