@@ -12,22 +12,18 @@ import re
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef
 
 from almanac.search import lanes
 from context.cursor import Seen
 from context.items import Item
 from context.labels import day, single_line
 from memories.selectors import memory_search, session_window
-from wiki.matching import entities_in_text
-from wiki.models import Page, PageSection
-from wiki.search import relevant, section_ranking
+from wiki.models import PageSection
+from wiki.search import named_pages, rank_pages, section_ranking
 from wiki.selectors import page_texts_for_reader
 
 # Ids such as PRD-2024-013, INV_2025/07, #4521 are worth reporting as entities.
 _ID = re.compile(r"\b[A-Za-z]+[-_/][A-Za-z0-9]*\d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*\b|#\d+")
-# A page with sections matching the query gets its best score plus this much of the rest.
-_REST_WEIGHT = 0.3
 
 
 @dataclass
@@ -39,44 +35,12 @@ class Selection:
 
 
 def task_entities(*, user, tenant, task: str) -> tuple[list, dict[int, int], list[str]]:
-    """Wiki entities named in the task (names and aliases) whose page the user may see, their
+    """Wiki entities named in the task whose page the user may see (`named_pages`), their
     page ids ({entity id: page id}), and the names to report: theirs plus ids like
-    PRD-2024-013 written in the task.
-
-    An entity whose page shows the user nothing is dropped: its canonical name ("Nightingale
-    Holdings" for a task saying "nightingale") would tell them the page exists.
-    """
-
-    entities = list(entities_in_text(tenant=tenant, text=task))
-    pages: dict[int, int] = {}
-    if entities:
-        shown = PageSection.objects.visible_to(user).filter(page_id=OuterRef("pk"))
-        pages = dict(
-            Page.objects.filter(tenant=tenant, entity__in=[e.pk for e in entities])
-            .filter(Exists(shown))
-            .values_list("entity_id", "id")
-        )
-        entities = [e for e in entities if e.pk in pages]
+    PRD-2024-013 written in the task."""
+    entities, pages = named_pages(user=user, tenant_id=tenant.pk, text=task)
     names = list(dict.fromkeys([e.name for e in entities] + [m.group() for m in _ID.finditer(task)]))
-    return entities, {e.pk: pages[e.pk] for e in entities}, names
-
-
-def rank_pages(hits, entity_page_ids: list[int], seen_pages: set[int]) -> list[tuple[int, float]]:
-    """(page_id, score) best first: pages an entity names, then by aggregated section score."""
-
-    by_page: dict[int, list[float]] = {}
-    for hit in (hit for hit in hits if relevant(hit.breakdown)):
-        by_page.setdefault(hit.page_id, []).append(float(hit.score))
-    scored = {
-        pid: max(scores) + _REST_WEIGHT * (sum(scores) - max(scores)) for pid, scores in by_page.items()
-    }
-    named = [pid for pid in dict.fromkeys(entity_page_ids) if pid not in seen_pages]
-    rest = sorted(
-        (pid for pid in scored if pid not in seen_pages and pid not in named), key=lambda p: (-scored[p], p)
-    )
-    top = max(scored.values(), default=0.0)
-    # Named pages rank first; their score is the best score seen (or their own, if higher).
-    return [(pid, max(scored.get(pid, 0.0), top)) for pid in named] + [(pid, scored[pid]) for pid in rest]
+    return entities, pages, names
 
 
 def _where(section) -> str:

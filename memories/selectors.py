@@ -22,7 +22,7 @@ from almanac.search.fusion import rrf
 from almanac.search.query import query_forms
 from almanac.search.rows import instance, select_list
 from almanac.search.text import is_id, segment
-from almanac.selectors import access_snapshot, int_array, text_array, user_access
+from almanac.selectors import access_snapshot, int_array, text_array, user_access, where_sql
 from memories.models import CORPUS, ConversationSession, Memory, Turn
 
 SEARCH_TYPES = ("semantic", "episodic", "working")
@@ -218,10 +218,11 @@ def memory_search(
             # A form the encoder reads as noise ("ok thanks, bye") has no vector lane.
             vec_ids = [] if noisy else [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
             lanes.append(_Lanes(kq, vector, kw_ids, vec_ids))
+        visible = where_sql(qs)  # the hits are read through the same filter as the lanes
     fused_size = max(settings.MEMORY_RECALL_FUSED_SIZE, top_k)
     ranked = [ids for lane in lanes for ids in (lane.kw_ids, lane.vec_ids)]
     fused = rrf(*ranked, k=settings.MEMORY_RECALL_RRF_K)[:fused_size]
-    rows = _hit_rows([pk for pk, _ in fused], lanes)
+    rows = _hit_rows([pk for pk, _ in fused], lanes, visible=visible)
     hits = _rank(fused, rows, lanes=lanes, id_terms=_id_terms(query), noise=noise)
     if settings.MEMORY_RERANK:
         hits = import_string(settings.MEMORY_RERANK)(query, hits)
@@ -233,18 +234,28 @@ def memory_search(
 _HIT_FIELDS = tuple(f.attname for f in Memory._meta.concrete_fields if f.name not in SEARCH_FIELDS)
 
 
-def _hit_rows(ids: list[int], lanes: list[_Lanes]) -> dict[int, tuple[Memory, float, list[str]]]:
-    """{id: (memory, its best cosine similarity to a query form, the query terms it holds)}."""
-    if not ids:
+def _hit_rows(
+    ids: list[int], lanes: list[_Lanes], *, visible: tuple[str, list] | None
+) -> dict[int, tuple[Memory, float, list[str]]]:
+    """{id: (memory, its best cosine similarity to a query form, the query terms it holds)}
+    of the hits still `visible` (the lanes' access filter, `where_sql`): a memory changed,
+    hidden or revoked between the lanes and this read is no hit."""
+    if not ids or visible is None:
         return {}
     terms = sorted({t for lane in lanes for t in lane.keyword.terms})
-    similarity = ", ".join("1 - (m.embedding <=> %s::vector)" for _ in lanes)
+    m = Memory._meta.db_table  # no alias: `visible` names the table's columns by its name
+    similarity = ", ".join(f"1 - ({m}.embedding <=> %s::vector)" for _ in lanes)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {select_list(Memory, 'm', _HIT_FIELDS)}, GREATEST({similarity}), "
-            "ARRAY(SELECT k FROM jsonb_object_keys(m.tf) k WHERE k = ANY(%s::text[])) "
-            f"FROM {Memory._meta.db_table} m WHERE m.id = ANY(%s::bigint[])",
-            [*(vectors.vector_literal(lane.vector) for lane in lanes), text_array(terms), int_array(ids)],
+            f"SELECT {select_list(Memory, m, _HIT_FIELDS)}, GREATEST({similarity}), "
+            f"ARRAY(SELECT k FROM jsonb_object_keys({m}.tf) k WHERE k = ANY(%s::text[])) "
+            f"FROM {m} WHERE {m}.id = ANY(%s::bigint[]) AND ({visible[0]})",
+            [
+                *(vectors.vector_literal(lane.vector) for lane in lanes),
+                text_array(terms),
+                int_array(ids),
+                *visible[1],
+            ],
         )
         rows = cursor.fetchall()
     width = len(_HIT_FIELDS)

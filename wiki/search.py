@@ -7,20 +7,22 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
-from django.db.models import Max, QuerySet
+from django.db.models import Exists, Max, OuterRef, QuerySet
 
 from almanac.search import keyword, vectors
 from almanac.search.embeddings import embed_query, is_noise
 from almanac.search.fusion import rrf
+from almanac.search.query import query_forms
 from almanac.selectors import access_snapshot, user_access
 from wiki.constants import CORPUS
 from wiki.matching import entity_matcher
-from wiki.models import PageSection
+from wiki.models import Page, PageSection
 from wiki.selectors import TEXT_FIELDS, page_status_for
 
 LANE_SIZE = 50
 RRF_K = 60
-MAX_QUERY_CHARS = 4000
+# A page's score: its best relevant hit's plus this much of its other relevant hits'.
+PAGE_REST_WEIGHT = 0.3
 # A search hit: its text plus what `section_out`/`page_out` show of it and its page.
 _PAGE_FIELDS = (
     "id", "tenant_id", "entity_id", "slug", "kind", "title", "status", "status_container", "updated_at",
@@ -46,10 +48,15 @@ class RankedSection:
 
 
 def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tuple]:
-    """(id, BM25, page id, share of the query's weight the section holds), best first."""
+    """(id, BM25, page id, share of the query's weight the section holds), best first: the
+    BM25 top 50 that hold at least WIKI_MIN_KEYWORD_COVERAGE of the query's weight (a
+    section sharing only the query's commonest word is no keyword hit, and would otherwise
+    lift a far vector neighbour in the fusion)."""
     q = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=query)
     rows = keyword.top(visible, q, size=LANE_SIZE, extra=("page_id",), matched_terms=True)
-    return [(pk, score, page_id, q.coverage(terms)) for pk, score, page_id, terms in rows]
+    floor = settings.WIKI_MIN_KEYWORD_COVERAGE
+    scored = ((pk, score, page_id, q.coverage(terms)) for pk, score, page_id, terms in rows)
+    return [row for row in scored if row[3] >= floor]
 
 
 def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple]:
@@ -65,17 +72,20 @@ def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple]:
 def section_ranking(
     *, user, query: str, top_k: int = 50, exclude_section_ids: set[int] | None = None
 ) -> list[RankedSection]:
-    """Hybrid ranking of the sections the user may see: BM25 top 50 ‖ vector top 50 → RRF (k=60).
+    """Hybrid ranking of the sections the user may see: for each form of the query (the
+    whole text and, for a dialogue or a long text, its latest turn: `query_forms`), BM25
+    top 50 ‖ vector top 50 → RRF (k=60) of all the lanes.
 
     Stale sections are excluded (they wait for confirmation). `breakdown` has each lane's
-    rank and raw score and the fused score. No section row is read: the lanes return each
-    hit's page, which is all the context call needs to rank pages (it then reads its few
-    pages itself; reading the 50 hits cost it ~2 ms).
+    best rank, the best coverage and similarity over the forms, and the fused score. No
+    section row is read: the lanes return each hit's page, which is all the context call
+    needs to rank pages (it then reads its few pages itself; reading the 50 hits cost it
+    ~2 ms).
     """
-    query = (query or "").strip()[:MAX_QUERY_CHARS]
-    if not query or top_k <= 0:
+    forms = query_forms(query or "")
+    if not forms or top_k <= 0:
         return []
-    with access_snapshot():  # one membership lookup for both lanes
+    with access_snapshot():  # one membership lookup for all the lanes
         tenant_id = user_access(user)[0]
         if tenant_id is None:
             return []
@@ -83,39 +93,60 @@ def section_ranking(
         visible = PageSection.objects.visible_to(user)
         if exclude_section_ids:
             visible = visible.exclude(id__in=exclude_section_ids)
-        kw = _keyword_lane(visible, tenant_id=tenant_id, query=query)
-        vec = _vector_lane(visible, query=query)
-    fused = rrf([row[0] for row in kw], [row[0] for row in vec], k=RRF_K)[:top_k]
-    kw_rank = {i: (r, s, p, c) for r, (i, s, p, c) in enumerate(kw, start=1)}
-    vec_rank = {i: (r, d, p) for r, (i, d, p) in enumerate(vec, start=1)}
+        lanes = [
+            (_keyword_lane(visible, tenant_id=tenant_id, query=form), _vector_lane(visible, query=form))
+            for form in forms
+        ]
+    fused = rrf(*([row[0] for row in lane] for pair in lanes for lane in pair), k=RRF_K)[:top_k]
+    kw: dict[int, tuple] = {}  # id: (best rank, page id, best coverage)
+    vec: dict[int, tuple] = {}  # id: (best rank, page id, best similarity)
+    for kw_lane, vec_lane in lanes:
+        for rank, (pk, _, page_id, coverage) in enumerate(kw_lane, start=1):
+            best = kw.get(pk, (rank, page_id, coverage))
+            kw[pk] = (min(best[0], rank), page_id, max(best[2], coverage))
+        for rank, (pk, distance, page_id) in enumerate(vec_lane, start=1):
+            similarity = 1.0 - float(distance)
+            best = vec.get(pk, (rank, page_id, similarity))
+            vec[pk] = (min(best[0], rank), page_id, max(best[2], similarity))
     ranked = []
     for section_id, score in fused:
-        k, v = kw_rank.get(section_id), vec_rank.get(section_id)
+        k, v = kw.get(section_id), vec.get(section_id)
         breakdown = {
             # Ranks only, no raw BM25 score: its idf counts the whole tenant, hidden sections
             # too, so the score would tell how common a word is where the reader cannot look.
             "keyword_rank": k[0] if k else None,
-            "keyword_coverage": round(k[3], 4) if k else None,
+            "keyword_coverage": round(k[2], 4) if k else None,
             "vector_rank": v[0] if v else None,
-            "vector_similarity": round(1.0 - float(v[1]), 4) if v else None,
+            "vector_similarity": round(v[2], 4) if v else None,
             "rrf": round(score, 6),
         }
-        ranked.append(RankedSection(section_id, (k or v)[2], score, breakdown))
+        ranked.append(RankedSection(section_id, (k or v)[1], score, breakdown))
     return ranked
+
+
+def _read_hits(user, ranked: list[RankedSection]) -> list[SectionHit]:
+    """The ranked sections with their pages, read through the access filter again: a
+    section deleted, hidden or revoked between the lanes and this read is no hit."""
+    sections = (
+        PageSection.objects.visible_to(user)
+        .select_related("page")
+        .only(*HIT_FIELDS)
+        .in_bulk([r.id for r in ranked])
+    )
+    return [
+        SectionHit(section=sections[r.id], score=r.score, breakdown=r.breakdown)
+        for r in ranked
+        if r.id in sections
+    ]
 
 
 def section_search(
     *, user, query: str, top_k: int = 50, exclude_section_ids: set[int] | None = None
 ) -> list[SectionHit]:
     """`section_ranking` with each hit's section and page read (one query)."""
-    ranked = section_ranking(user=user, query=query, top_k=top_k, exclude_section_ids=exclude_section_ids)
-    sections = PageSection.objects.select_related("page").only(*HIT_FIELDS).in_bulk([r.id for r in ranked])
-    # A section deleted between the lanes and the read is no hit.
-    return [
-        SectionHit(section=sections[r.id], score=r.score, breakdown=r.breakdown)
-        for r in ranked
-        if r.id in sections
-    ]
+    return _read_hits(
+        user, section_ranking(user=user, query=query, top_k=top_k, exclude_section_ids=exclude_section_ids)
+    )
 
 
 def relevant(breakdown: dict | None) -> bool:
@@ -131,31 +162,87 @@ def relevant(breakdown: dict | None) -> bool:
     return similarity is not None and similarity >= settings.CONTEXT_MIN_VECTOR_SIMILARITY
 
 
+def named_pages(*, user, tenant_id: int, text: str) -> tuple[list, dict[int, int]]:
+    """Wiki entities named in `text` (names and aliases) whose page shows the user at least
+    one section, in order of mention, and {entity id: page id}.
+
+    An entity whose page shows the user nothing is dropped: its canonical name ("Nightingale
+    Holdings" for a text saying "nightingale") would tell them the page exists.
+    """
+    entities = entity_matcher(tenant_id).find(text)
+    if not entities:
+        return [], {}
+    shown = PageSection.objects.visible_to(user).filter(page_id=OuterRef("pk"))
+    pages = dict(
+        Page.objects.filter(tenant_id=tenant_id, entity__in=[e.pk for e in entities])
+        .filter(Exists(shown))
+        .values_list("entity_id", "id")
+    )
+    return [e for e in entities if e.pk in pages], pages
+
+
+def rank_pages(
+    ranked: list[RankedSection], named_page_ids: list[int] = (), seen_pages: set[int] = frozenset()
+) -> list[tuple[int, float]]:
+    """(page id, score) best first, the one page ranking of wiki search and the context call:
+    pages the query names by entity first (in the order it names them), then the pages of
+    relevant section hits by their best hit's fused score plus PAGE_REST_WEIGHT of their
+    other hits' (a page with one exact hit is not outranked by a page with many weak ones).
+    A hit below the relevance floor (`relevant`) counts for nothing; pages in `seen_pages`
+    (returned by an earlier pass) are left out."""
+    by_page: dict[int, list[float]] = {}
+    for hit in ranked:
+        if relevant(hit.breakdown):
+            by_page.setdefault(hit.page_id, []).append(float(hit.score))
+    scored = {
+        pid: max(scores) + PAGE_REST_WEIGHT * (sum(scores) - max(scores)) for pid, scores in by_page.items()
+    }
+    named = [pid for pid in dict.fromkeys(named_page_ids) if pid not in seen_pages]
+    rest = sorted(
+        (pid for pid in scored if pid not in seen_pages and pid not in named), key=lambda p: (-scored[p], p)
+    )
+    top = max(scored.values(), default=0.0)
+    # Named pages rank first; their score is the best score seen (or their own, if higher).
+    return [(pid, max(scored.get(pid, 0.0), top)) for pid in named] + [(pid, scored[pid]) for pid in rest]
+
+
 def page_search(*, user, query: str, top_k: int = 10) -> list[dict]:
-    """Pages ranked by their best relevant section hits (sum of the page's top-3 section RRF
-    scores), as the context call ranks them: a page whose only hits are far vector
-    neighbours does not outrank the page that has the word."""
-    hits = [h for h in section_search(user=user, query=query, top_k=LANE_SIZE * 2) if relevant(h.breakdown)]
-    grouped: dict[int, list[SectionHit]] = {}
+    """Pages ranked as the context call ranks them (`rank_pages`), each with its relevant
+    section hits, best first."""
+    tenant_id = user_access(user)[0]
+    if tenant_id is None or top_k <= 0:
+        return []
+    ranked = section_ranking(user=user, query=query, top_k=LANE_SIZE * 2)
+    if not ranked:
+        return []  # a blank or noise query names no page either
+    entities, pages = named_pages(user=user, tenant_id=tenant_id, text=query)
+    order = rank_pages(ranked, [pages[e.pk] for e in entities])[:top_k]
+    wanted = {pid for pid, _ in order}
+    hits = _read_hits(user, [r for r in ranked if r.page_id in wanted and relevant(r.breakdown)])
+    by_page: dict[int, list[SectionHit]] = {}
     for hit in hits:
-        grouped.setdefault(hit.section.page_id, []).append(hit)
-    ranked = sorted(
-        grouped.values(), key=lambda hs: (-sum(h.score for h in hs[:3]), hs[0].section.page.slug)
-    )[:top_k]
+        by_page.setdefault(hit.section.page_id, []).append(hit)
+    # A named page with no hit of its own is read on its own.
+    bare = Page.objects.in_bulk([pid for pid in wanted if pid not in by_page])
     # A page's `updated_at` as this reader sees it: its newest visible section, never a
     # private section's change (one query for all the pages), and the status as it sees it.
     seen = {
         page_id: (at, containers)
         for page_id, at, containers in PageSection.objects.visible_to(user)
-        .filter(page_id__in=[hs[0].section.page_id for hs in ranked])
+        .filter(page_id__in=wanted)
         .order_by()
         .values("page_id")
         .annotate(newest=Max("updated_at"), containers=ArrayAgg("container_key", distinct=True))
         .values_list("page_id", "newest", "containers")
     }
-    for hs in ranked:
-        page = hs[0].section.page
-        at, containers = seen.get(page.pk, (None, ()))
-        page.visible_updated_at = at or max(h.section.updated_at for h in hs)
+    results = []
+    for pid, score in order:
+        page_hits = by_page.get(pid, [])
+        page = page_hits[0].section.page if page_hits else bare.get(pid)
+        if page is None or pid not in seen:  # gone, or nothing of it visible any more
+            continue
+        at, containers = seen[pid]
+        page.visible_updated_at = at
         page.visible_status = page_status_for(page, containers)
-    return [{"page": hs[0].section.page, "score": sum(h.score for h in hs[:3]), "hits": hs} for hs in ranked]
+        results.append({"page": page, "score": score, "hits": page_hits})
+    return results

@@ -17,6 +17,9 @@ LONG_QUERY_CHARS = 300
 # The latest turn is widened with the turns before it up to this many characters: a short
 # "and how about that?" needs what it refers to.
 LATEST_MIN_CHARS = 40
+# Each form is searched (and embedded) at most this long: the same text for the memory
+# recall and the wiki search of one context call, so the encoder runs once for both.
+MAX_QUERY_CHARS = 4000
 
 
 def turns(text: str) -> list[tuple[str, str]]:
@@ -52,6 +55,18 @@ def latest_turn(text: str) -> str | None:
 
 
 def query_forms(text: str) -> list[str]:
-    """The query itself, then its latest turn when it has one worth searching apart."""
+    """The query itself, then its latest turn when it has one worth searching apart, each
+    stripped and cut at MAX_QUERY_CHARS (the latest turn is taken from the whole text, so a
+    long dialogue keeps its end); none for a blank query."""
+    text = (text or "").strip()
+    if not text:
+        return []
     latest = latest_turn(text)
-    return [text, latest] if latest else [text]
+    lines = turns(text)
+    # A dialogue is searched without its speaker labels: "用户：" / "Assistant:" on every
+    # line are words of every query and no part of what it is about.
+    whole = "\n".join(said for _, said in lines) if any(role for role, _ in lines) else text
+    forms = [whole[:MAX_QUERY_CHARS].strip()]
+    if latest and latest[:MAX_QUERY_CHARS] != forms[0]:
+        forms.append(latest[:MAX_QUERY_CHARS].strip())
+    return forms

@@ -20,7 +20,9 @@
    (server, PostgreSQL and this client) over the calls answered (Linux /proc/stat). With
    closed-loop clients, latency is mostly queueing once the cores are busy; the CPU per call
    is what sizing depends on: calls/s per core = 1000 / cpu_ms_per_call. It is also split
-   by part (web server processes, PostgreSQL processes, this client).
+   by part (web server processes, the PostgreSQL backends of this database, this client);
+   their sum, `own_cpu_ms_per_call`, is the figure to compare when the machine does other
+   work at the same time (the whole-machine figure then counts that work too).
 """
 
 from __future__ import annotations
@@ -132,24 +134,37 @@ def cpu_times() -> tuple[float, float] | None:
     return (user + nice + system + irq + softirq) / ticks, sum(fields) / ticks
 
 
-def cpu_by_part(server: subprocess.Popen) -> dict[str, float]:
-    """CPU seconds so far of the web server (its processes), PostgreSQL and this client."""
+def cpu_by_part(server: subprocess.Popen) -> dict:
+    """CPU seconds so far of the web server (its processes), of each PostgreSQL backend
+    connected to this database ({pid: seconds}: the cluster's other databases may be busy
+    with other work on a shared machine) and of this client."""
     import psutil
+    from django.db import connection
 
-    def used(proc: psutil.Process) -> float:
+    def used(pid: int) -> float:
         try:
-            times = proc.cpu_times()
+            times = psutil.Process(pid).cpu_times()
             return times.user + times.system
         except psutil.Error:
             return 0.0
 
     web = psutil.Process(server.pid)
-    parts = {"web": used(web) + sum(used(p) for p in web.children(recursive=True))}
-    parts["postgres"] = sum(
-        used(p) for p in psutil.process_iter(["name"]) if "postgres" in (p.info["name"] or "")
-    )
-    parts["client"] = used(psutil.Process())
+    parts: dict = {"web": used(web.pid) + sum(used(p.pid) for p in web.children(recursive=True))}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        parts["postgres"] = {pid: used(pid) for (pid,) in cursor.fetchall()}
+    parts["client"] = used(os.getpid())
     return parts
+
+
+def cpu_spent(before: dict, after: dict) -> dict[str, float]:
+    """CPU seconds per part between two `cpu_by_part` readings (a backend that started in
+    between counts whole)."""
+    spent = {part: after[part] - before[part] for part in ("web", "client")}
+    spent["postgres"] = sum(s - before["postgres"].get(pid, 0.0) for pid, s in after["postgres"].items())
+    return spent
 
 
 def call(client, user: str, task: str, max_tokens: int, since: float, out: list, errors: list) -> None:
@@ -368,10 +383,12 @@ def main() -> None:
         report["cpu_ms_per_call"] = round(busy / len(results) * 1000, 1)
         report["cores_busy"] = round(busy / wall, 2)
         report["cores"] = os.cpu_count()
+        spent = cpu_spent(parts_before, parts_after)
         report["cpu_ms_per_call_by_part"] = {
-            part: round((parts_after[part] - parts_before[part]) / len(results) * 1000, 1)
-            for part in parts_after
+            part: round(seconds / len(results) * 1000, 1) for part, seconds in spent.items()
         }
+        # This run's own processes only: the figure to compare on a machine doing other work.
+        report["own_cpu_ms_per_call"] = round(sum(spent.values()) / len(results) * 1000, 1)
     if errors:
         report["first_errors"] = errors[:3]
     print(json.dumps(report, indent=2, ensure_ascii=False))

@@ -220,3 +220,16 @@ def test_chinese_and_english_find_each_other_without_a_shared_word(alice, corpus
     )
     hits = [h.memory.content for h in search(alice, "鲍勃喜欢几点开会？", top_k=3)]
     assert "Bob prefers meetings after 10am." in hits
+
+
+def test_a_memory_hidden_between_the_lanes_and_the_read_is_no_hit(alice, corpus, monkeypatch):
+    target = corpus["Bob prefers meetings after 10am."]
+    assert target.pk in {h.memory.pk for h in search(alice, "when does Bob like meetings")}
+    fuse = selectors.rrf
+
+    def hide_then_fuse(*lanes, **kw):  # the memory is rescoped while the lanes' results are fused
+        Memory.objects.filter(pk=target.pk).update(acl=["user:nobody"])
+        return fuse(*lanes, **kw)
+
+    monkeypatch.setattr(selectors, "rrf", hide_then_fuse)
+    assert target.pk not in {h.memory.pk for h in search(alice, "when does Bob like meetings")}
