@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
 
@@ -400,7 +401,20 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
     audited = _audit_texts_scrub(
         tenant_id=memory.tenant_id, memory_ids={memory_id, *expired}, texts=texts | summary_texts
     )
-    counts = {"history_rows": history + scrubbed, "skill_runs": runs, "audit_texts": audited}
+    # 6. What other logs kept of it: the admin's "Recent actions" (the first 60 characters
+    #    of a memory edited there) and django-q's task log (arguments and results).
+    said = texts | summary_texts
+    logged = _admin_log_scrub(memory_ids={memory_id, *expired}, texts=said)
+    tasks = _task_log_scrub(texts={text for text in said if _specific(text)})
+    # 7. Caches hold copies nobody can list by content: emptied once the purge commits.
+    transaction.on_commit(cache.clear)
+    counts = {
+        "history_rows": history + scrubbed,
+        "skill_runs": runs,
+        "audit_texts": audited,
+        "admin_log": logged,
+        "task_log": tasks,
+    }
     memory_audit(
         action="memory.purge",
         memory=memory,
@@ -409,6 +423,37 @@ def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
         detail={"reason": reason, **counts},
     )
     return counts
+
+
+def _admin_log_scrub(*, memory_ids: set[int], texts: set[str]) -> int:
+    """Admin log entries of `memory_ids`, and any entry whose text quotes one of `texts`
+    (its first 60 characters, as a memory's name is shown there), lose that text."""
+    from django.contrib.admin.models import LogEntry
+    from django.contrib.contenttypes.models import ContentType
+
+    kind = ContentType.objects.get_for_model(Memory)
+    ids = [str(pk) for pk in memory_ids]
+    which = Q(content_type=kind, object_id__in=ids)
+    for text in texts:
+        if _specific(text):
+            which |= Q(object_repr__contains=text[:60]) | Q(change_message__contains=text[:60])
+    rows = LogEntry.objects.filter(which).exclude(object_repr=PURGED, change_message="")
+    return rows.update(object_repr=PURGED, change_message="")
+
+
+def _task_log_scrub(*, texts: set[str]) -> int:
+    """django-q's log of finished tasks keeps their arguments and results (pickled, so no
+    query can search them): the entries that quote one of `texts` are deleted."""
+    from django_q.models import Task
+
+    if not texts:
+        return 0
+    quoting = []
+    for task in Task.objects.only("id", "args", "kwargs", "result").iterator(chunk_size=500):
+        seen = repr((task.args, task.kwargs, task.result))
+        if any(text in seen or repr(text)[1:-1] in seen for text in texts):
+            quoting.append(task.pk)
+    return Task.objects.filter(pk__in=quoting).delete()[0]
 
 
 def _audit_texts_scrub(*, tenant_id: int, memory_ids: set[int], texts: set[str]) -> int:

@@ -43,7 +43,7 @@ def test_purge_removes_the_text_everywhere_and_audits_without_it(alice, secret):
     assert not Memory.objects.filter(pk=memory_id).exists()
     texts = _history_texts(memory_id)
     assert len(texts) == 3 and set(texts) == {"[purged]"}  # created, updated, deleted
-    assert counts == {"history_rows": 3, "skill_runs": 1, "audit_texts": 2}  # create, update
+    assert counts == {"history_rows": 3, "skill_runs": 1, "audit_texts": 2, "admin_log": 0, "task_log": 0}
     assert not any("X1234567" in json.dumps([r.input, r.output, r.error]) for r in SkillRun.objects.all())
     # The audit events keep their digests; the texts beside them are gone.
     assert not MemoryAuditText.objects.filter(before__contains="X1234567").exists()
@@ -155,3 +155,108 @@ def test_purge_redacts_the_runs_that_quote_it(api, alice, ended_session, turn, n
     assert quoting(needle)  # the premise: the extraction run quotes it
     assert api.delete(f"/memories/{memory.pk}", user="alice", purge="true").status_code == 204
     assert quoting(needle) == []
+
+
+# --- Purged everywhere: every text column of every table, found by information_schema -------
+
+NEEDLE = "QX-9917-ZEBRA"
+TEXT_TYPES = ("text", "character varying", "character", "json", "jsonb", "ARRAY", "tsvector", "USER-DEFINED")
+
+
+def _tables_holding(needle: str) -> list[str]:
+    """Every (table.column) of the database whose text holds `needle`: all text, varchar,
+    json, array and tsvector columns of every table, listed by information_schema."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.table_name, c.column_name FROM information_schema.columns c"
+            " JOIN information_schema.tables t USING (table_schema, table_name)"
+            " WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'"
+            " AND (c.data_type = ANY(%s) AND (c.data_type <> 'USER-DEFINED' OR c.udt_name <> 'vector'))",
+            [list(TEXT_TYPES)],
+        )
+        columns = cursor.fetchall()
+        assert len(columns) > 100  # the premise: the whole schema, not a hand list
+        found = []
+        for table, column in columns:
+            cursor.execute(f'SELECT count(*) FROM "{table}" WHERE "{column}"::text ILIKE %s', [f"%{needle}%"])
+            if cursor.fetchone()[0]:
+                found.append(f"{table}.{column}")
+    return found
+
+
+def _task_log_holding(needle: str) -> list[int]:
+    """django-q's task log keeps arguments and results pickled (base64): decoded here."""
+    from django_q.models import Task
+
+    return [t.pk for t in Task.objects.all() if needle.lower() in repr((t.args, t.kwargs, t.result)).lower()]
+
+
+def _cache_holding(needle: str) -> bool:
+    from django.core.cache import caches
+
+    store = getattr(caches["default"], "_cache", {})
+    return any(needle.lower().encode() in bytes(value).lower() for value in store.values())
+
+
+@pytest.mark.usefixtures("_tasks_run_inline")
+def test_a_purged_memory_is_in_no_table(
+    api, client, alice, tenant, settings, django_capture_on_commit_callbacks
+):
+    from django.core.cache import cache
+    from django_q.tasks import async_task
+
+    from almanac.services.users import user_create
+
+    settings.LLM_BASE_URL = ""
+    text = f"Vault door code {NEEDLE} opens the archive room on floor 3"
+    # 1. Created through the API, by an agent acting for alice.
+    created = api.post("/memories", {"user": "alice", "content": text, "memory_type": "semantic"})
+    assert created.status_code == 201, created.content
+    memory_id = created.json()["id"]
+    # 2. Edited in the admin (the admin log keeps its first 60 characters).
+    root = user_create(tenant=tenant, username="root", is_admin=True, password="pw-12345678")
+    client.force_login(root)
+    page = client.get(f"/admin/memories/memory/{memory_id}/change/")
+    form = page.context["adminform"].form
+    data = {name: form[name].value() for name in form.fields}
+    data = {k: v for k, v in data.items() if v is not None}
+    data["content"] = f"{text}; the spare key is in {NEEDLE}-B"
+    changed = client.post(f"/admin/memories/memory/{memory_id}/change/", data)
+    assert changed.status_code == 302, (
+        changed.context["adminform"].form.errors if changed.context else changed
+    )
+    # 3. Skills ran over it: directly, and as a queued task (the task log keeps args and result).
+    skill_run(name="fact_extract", input={"text": f"User: {text}"}, trigger="admin", tenant=tenant)
+    async_task(
+        "skills.services.skill_run",
+        q_options={"task_name": "summarize:adhoc"},
+        name="summarize",
+        input={"text": text, "max_tokens": 50},
+        tenant=tenant,
+    )
+    cache.set("recent-note", {"said": text})  # something cached what it said
+    # 4. It was searched for (keyword statistics, search columns).
+    found = api.post("/memories/search", {"user": "alice", "query": NEEDLE, "top_k": 3}).json()
+    assert memory_id in [hit["memory"]["id"] for hit in found["results"]]
+    before = _tables_holding(NEEDLE)
+    assert {
+        "memories_memory.content",
+        "memories_historicalmemory.content",
+        "django_admin_log.object_repr",
+        "skills_skillrun.input",
+    } <= set(before), before
+    assert _task_log_holding(NEEDLE) and _cache_holding(NEEDLE)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        purged = client.post(
+            "/admin/memories/memory/",
+            {"action": "purge", "_selected_action": [memory_id], "post": "yes"},
+            follow=True,
+        )
+    assert "1 memories purged" in purged.content.decode()
+    assert _tables_holding(NEEDLE) == []
+    assert _task_log_holding(NEEDLE) == []
+    assert not _cache_holding(NEEDLE)
+    assert AuditEvent.objects.filter(action="memory.purge", object_id=str(memory_id)).exists()
