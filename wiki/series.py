@@ -10,8 +10,9 @@ when none has happened yet), and the meeting-notes sections of the same page dat
 one of its occurrences, whose title shares a word with the series' (beyond the page's
 own name), move under it.
 
-An occurrence's time is its source's `occurred_at`; its `ref` is `<uid>/<recurrence id>`,
-with `@<start>` when it was moved (`connectors.importers.calendar`), which marks it.
+An occurrence is an item of the calendar thread, its time its source's `occurred_at`; its
+`ref` is `<uid>/<recurrence id>`, with `@<start>` when it was moved
+(`connectors.importers.calendar`), which marks it.
 Works on model instances (`PageSection`) and on the plain rows of `page_texts_for_reader`
 alike; nothing here reads the database.
 """
@@ -42,17 +43,18 @@ class Occurrence:
 
 def occurrences(section) -> list[Occurrence]:
     """The occurrences of a series section, by start (empty for anything else: a section of
-    another source, or a calendar event that does not recur)."""
+    another source, or a calendar event that does not recur). Every item of a calendar
+    thread is an occurrence (the ICS importer's or pushed ones alike); two at one time are one."""
     if not (getattr(section, "container_key", "") or "").startswith(SERIES_PREFIX):
         return []
     found: dict[datetime, bool] = {}
     for source in section.sources:
         ref, when = source.get("ref") or "", source.get("occurred_at")
-        if "/" not in ref or not when:
-            continue  # not an occurrence of a recurring event
+        if not when:
+            continue
         start = when if isinstance(when, datetime) else datetime.fromisoformat(str(when))
         start = start.astimezone(UTC)
-        found[start] = found.get(start, False) or "@" in ref.rpartition("/")[2]
+        found[start] = found.get(start, False) or ("/" in ref and "@" in ref.rpartition("/")[2])
     if len(found) < 2:
         return []
     return [Occurrence(start, moved) for start, moved in sorted(found.items())]
