@@ -92,17 +92,19 @@ def literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def roles_sql(*, owner: str, runtime: str, owner_createdb: bool = False) -> list[str]:
+def roles_sql(*, owner: str, runtime: str, owner_createdb: bool | None = None) -> list[str]:
     """Create the two roles when missing and set their attributes (idempotent; cluster-wide).
-    Passwords are not set here: the operator's secret store owns them."""
+    `owner_createdb` None leaves the owner's CREATEDB as it is (the test suite's owner
+    creates the test database). Passwords are not set here."""
     statements = []
-    for role, extra in ((owner, "CREATEDB" if owner_createdb else "NOCREATEDB"), (runtime, "NOCREATEDB")):
+    createdb = {None: "", True: "CREATEDB", False: "NOCREATEDB"}[owner_createdb]
+    for role, extra in ((owner, createdb), (runtime, "NOCREATEDB")):
         statements.append(
             f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {literal(role)}) "
             f"THEN CREATE ROLE {ident(role)} LOGIN; END IF; END $$"
         )
         statements.append(
-            f"ALTER ROLE {ident(role)} WITH LOGIN NOSUPERUSER NOCREATEROLE NOREPLICATION NOBYPASSRLS {extra}"
+            f"ALTER ROLE {ident(role)} WITH LOGIN NOSUPERUSER NOCREATEROLE NOREPLICATION NOBYPASSRLS {extra}".strip()
         )
     return statements
 

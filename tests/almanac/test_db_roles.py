@@ -2,12 +2,20 @@
 no table, is no superuser, and may only INSERT and SELECT on the audit log."""
 
 import pytest
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from almanac.models import AuditEvent
 from almanac.services.audit import audit_record
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(
+        settings.DATABASE_ROLES["runtime"] == settings.DATABASE_ROLES["owner"],
+        reason="one role does both (DATABASE_URL without DATABASE_OWNER_URL)",
+    ),
+]
+RUNTIME, OWNER = settings.DATABASE_ROLES["runtime"], settings.DATABASE_ROLES["owner"]
 
 REFUSED = [
     "TRUNCATE almanac_auditevent",
@@ -50,8 +58,6 @@ def test_the_runtime_role_is_no_superuser_and_owns_nothing():
             "SELECT count(*) FROM pg_database WHERE datname = current_database() AND pg_get_userbyid(datdba) = current_user"
         )
         owns_database = cursor.fetchone()[0]
-    from django.conf import settings
-
     assert user == settings.DATABASE_ROLES["runtime"] != settings.DATABASE_ROLES["owner"]
     assert (superuser, createrole, bypassrls, owned, owns_database) == (False, False, False, 0, 0)
 
@@ -84,3 +90,27 @@ def test_a_forged_insert_is_chained_and_stamped_now(tenant):
         seq, prev_digest, digest, created_at = cursor.fetchone()
     assert (seq, prev_digest) == (2, first.digest) and digest != "f00" and len(digest) == 64
     assert created_at >= first.created_at
+
+
+def test_db_roles_prints_its_sql_without_changing_anything(capsys):
+    from django.core.management import call_command
+
+    call_command("db_roles", "--print")
+    printed = capsys.readouterr().out
+    assert f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "public" TO "{RUNTIME}";' in printed
+    assert f'ALTER DEFAULT PRIVILEGES FOR ROLE "{OWNER}" IN SCHEMA "public" GRANT' in printed
+    assert "REVOKE UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER ON" in printed
+
+
+def test_db_roles_is_idempotent_and_keeps_the_runtime_role_in_its_place(capsys):
+    from django.core.management import call_command
+
+    call_command("db_roles")
+    call_command("db_roles")
+    assert "ready in database" in capsys.readouterr().out
+    test_the_runtime_role_reads_and_writes_rows_of_every_table()
+    test_the_runtime_role_is_no_superuser_and_owns_nothing()
+    if not settings.DATABASE_URL:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT rolcreatedb FROM pg_roles WHERE rolname = %s", [OWNER])
+            assert cursor.fetchone() == (True,)  # the embedded owner still creates test databases
