@@ -119,11 +119,8 @@ def _description(text: str, title: str) -> str:
         text = text[len(title) + 1 :]
     elif title and text == title:
         return ""
-    kept = [
-        line.strip()
-        for line in text.splitlines()
-        if line.strip() and not line.startswith(("When: ", "Location: ", "Attendees: "))
-    ]
+    lines = [line.strip() for line in text.splitlines()]
+    kept = [line for line in lines if line and not line.startswith(("When: ", "Location: ", "Attendees: "))]
     return " ".join(kept)[:DESCRIPTION_CHARS]
 
 

@@ -220,3 +220,27 @@ def test_summary_reads_a_series_as_one_line(tenant, alice, bob, load, settings):
     page_summarize(page_id=page.pk)  # if the compile has not made it already
     page.refresh_from_db()
     assert page.summary.count("Globex weekly sync") == 1
+
+
+def test_pushed_occurrences_of_one_calendar_thread_fold_too(api, alice, bob, push):
+    for start in STARTS:
+        push(
+            {
+                "source": "calendar",
+                "external_id": f"g-7_{start:%Y%m%d}",
+                "kind": "calendar_event",
+                "occurred_at": start.isoformat(),
+                "container": {
+                    "key": "calendar:event:g-7",
+                    "name": "Globex weekly sync",
+                    "members": ["alice@acme.com"],
+                },
+                "thread_key": "calendar:event:g-7",
+                "author": "alice@acme.com",
+                "title": "Globex weekly sync",
+                "text": f"When: {start:%Y-%m-%d %H:%M}",
+                "tags": {"customer": "Globex"},
+            }
+        )
+    (section,) = _page(api)["sections"]
+    assert section["content"].count("\n") == 0 and "weekly on Tuesdays at 10:00 UTC" in section["content"]
