@@ -7,6 +7,7 @@ import re
 
 from almanac.search.text import NON_USER_ROLES
 from skills.builtin import text as T
+from skills.builtin.claims import PREFERENCE, claim, key_normalize
 from skills.builtin.dates import RECURRING, find_date, parse_iso
 from skills.registry import BaseSkill, register
 
@@ -38,6 +39,9 @@ OUTPUT_SCHEMA = {
                     "importance": {"type": "number", "minimum": 0, "maximum": 1},
                     "occurred_at": {"type": ["string", "null"], "pattern": r"^\d{4}-\d{2}-\d{2}$"},
                     "kind": {"enum": ["preference"]},  # a standing wish or rule ("以后…都…", "from now on…")
+                    # What it states one value of (subject + attribute), as memories store it
+                    # (skills.builtin.claims): a newer value of the same key supersedes it.
+                    "key": {"type": "string", "minLength": 1, "maxLength": 200},
                 },
                 "required": ["text", "type", "importance", "occurred_at"],
                 "additionalProperties": False,
@@ -65,13 +69,16 @@ work, team, project or company. Rules:
   otherwise null; write the resolved date into the sentence too ("上周五（2025-03-14）…").
 - kind: "preference" for a standing wish or rule ("以后报销都走电子流程", "from now on, always
   …", "I prefer …"); leave it out otherwise.
+- key: when the item states ONE value of one thing (an amount, a date, an owner, a status,
+  a preference), name that thing as "subject.attribute" ("客户C.合同金额", "Apollo.owner",
+  "me.seat"), the same every time that thing is mentioned; leave it out otherwise.
 - "Context" is earlier conversation: use it to resolve references, extract nothing from it.
 - Skip greetings, thanks, small talk, questions and what the assistant said.
 Reply with JSON only, no prose: {"facts": [{"text": "...", "type": "...", "importance": 0.0, "occurred_at": null}]}
 
 Example (session date 2025-03-20):
 我喜欢靠窗的座位。上周五我们和 Acme 开会，确定合同金额 30 万元。Thanks!
-{"facts": [{"text": "我喜欢靠窗的座位。", "type": "preference", "importance": 0.6, "occurred_at": null, "kind": "preference"},
+{"facts": [{"text": "我喜欢靠窗的座位。", "type": "preference", "importance": 0.6, "occurred_at": null, "kind": "preference", "key": "我.座位"},
  {"text": "上周五（2025-03-14）我们和 Acme 开会，确定合同金额为 30 万元。", "type": "event", "importance": 0.9, "occurred_at": "2025-03-14"}]}"""
 
 # --- Offline, rule-based ---------------------------------------------------------------
@@ -84,14 +91,6 @@ _PREFERENCE = re.compile(
     r"\b(?:always|never|usually|generally|normally)\s+(?:want|use|ask|drink|eat|take|go|write|read|work|reply|answer)|"
     r"喜欢|讨厌|偏好|习惯|更爱|爱吃|不吃|最爱|倾向|宁愿|宁可|受不了|过敏|素食|口味|爱喝|不喝|希望|"
     r"(?:总是|一般|通常|从不|从来不|向来)(?:用|喝|吃|要|写|看|坐|选|去)",
-    re.IGNORECASE,
-)
-# A standing rule or wish: "以后报销都走电子流程", "从现在开始，所有合同都要…", "from now on, always …",
-# "Please always book …", "Going forward, I'd like …".
-_STANDING = re.compile(
-    r"(?:以后|今后|往后|之后|从今往后)[^，。；！？,;]*(?:都|一律|统一|全部|总是)|从现在(?:开始|起)|(?:一律|统一)(?:用|走|使用|按|发)|"
-    r"\b(?:from now on|going forward|from here on|in (?:the )?future|moving forward)\b|"
-    r"^(?:please\s+)?(?:always|never)\b|\b(?:always|never)\b[^.!?]*\bfor me\b|\bi'?d (?:like|prefer|rather)\b",
     re.IGNORECASE,
 )
 _NOT_PREFERENCE = re.compile(
@@ -201,7 +200,7 @@ def _classify(sentence: str, date) -> str | None:
         return None
     # "我一周三次健身", "We meet every Monday": a habit or routine, not a dated event
     event_cue = bool(_EVENT.search(sentence)) and not RECURRING.search(sentence)
-    if _STANDING.search(sentence):
+    if PREFERENCE.search(sentence):
         return "preference"
     if _DECISION.search(sentence):
         return "decision"
@@ -241,7 +240,7 @@ def _fact_of(raw: str, session_date, subject: str | None = None) -> dict | None:
     sentence = _clean(raw)
     if not sentence or T.is_filler(sentence):
         return None
-    if _REQUEST.match(sentence) and not (_PREFERENCE.search(sentence) or _STANDING.search(sentence)):
+    if _REQUEST.match(sentence) and not (_PREFERENCE.search(sentence) or PREFERENCE.search(sentence)):
         return None  # a request to the assistant, not something about the user
     if subject:
         sentence = T.with_subject(sentence, subject)
@@ -261,6 +260,15 @@ def _fact_of(raw: str, session_date, subject: str | None = None) -> dict | None:
     }
     if kind == "preference":
         fact["kind"] = "preference"
+    return _keyed(fact)
+
+
+def _keyed(fact: dict) -> dict:
+    """`fact` with the key of the one value it states (`claim`), as memories store it; an
+    event has none (it happens again, it is not replaced)."""
+    found = claim(fact["text"]) if fact["type"] != "event" else None
+    if found is not None and found.key:
+        fact["key"] = found.key
     return fact
 
 
@@ -387,12 +395,18 @@ def _normalize_fact(item, base=None) -> dict | None:
         return None
     kind = str(item.get("type") or "fact").strip().lower()
     kind = _TYPE_ALIASES.get(kind, kind if kind in FACT_TYPES else "fact")
-    return {
+    fact = {
         "text": text.strip(),
         "type": kind,
         "importance": _importance_of(item.get("importance", 0.5)),
         "occurred_at": _date_of(item.get("occurred_at") or item.get("date"), text, kind, base),
     }
+    # The model's name for the thing, spelt as the offline path spells keys ("客户C.合同金额"
+    # and "客户C合同金额30万元" meet at "c 合同 客户 金额").
+    key = key_normalize(item["key"]) if isinstance(item.get("key"), str) else ""
+    if key and kind != "event":
+        fact["key"] = key
+    return fact
 
 
 @register

@@ -321,3 +321,31 @@ def test_a_paragraph_said_twice_is_extracted_once_on_the_first_run(alice, ended_
     digests = list(SessionChunk.objects.filter(session=session).values_list("digest", flat=True))
     assert len(digests) == len(set(digests)) == result["new"]
     assert "I always prefer concise bullet-point answers." in by_content(alice)
+
+
+def test_a_key_the_llm_names_meets_the_key_read_offline(alice, ended_session, settings):
+    """Said in Chinese offline, corrected in English through an LLM that names the key:
+    one thing, so the newer value supersedes the older."""
+    import json
+
+    from tests.skills.conftest import ChatServer
+
+    settings.LLM_BASE_URL = ""
+    services.session_extract(session_id=ended_session(alice, ["客户C合同金额30万元。"]).pk)
+    older = Memory.objects.get(owner=alice)
+    assert older.fact_key
+    server = ChatServer()
+    server.thread.start()
+    try:
+        settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_MAX_RETRIES = server.url, "test-model", 0
+        text = "Client C's contract value is now 500k CNY."
+        fact = {"text": text, "type": "fact", "importance": 0.9, "occurred_at": None, "key": "客户C.合同金额"}
+        server.script = [json.dumps({"facts": [fact]})]
+        services.session_extract(session_id=ended_session(alice, [text]).pk)
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
+    newer = Memory.objects.get(owner=alice, content=text)
+    older.refresh_from_db()
+    assert newer.fact_key == older.fact_key
+    assert (older.status, older.superseded_by_id) == ("superseded", newer.pk)

@@ -1,6 +1,7 @@
 """The fact_extract skill's offline path (skills.builtin.fact_extract): what is a fact, of
 which type, dated when."""
 
+import json
 import re
 from datetime import date
 
@@ -286,3 +287,54 @@ def test_the_context_is_read_for_references_not_extracted():
         },
     )
     assert [f["text"] for f in out["facts"]] == ["Acme wants a 12% discount."]
+
+
+# --- Keys: what a fact states one value of, named alike offline and by an LLM -------------
+
+
+@pytest.mark.parametrize(
+    ("text", "llm_key"),
+    [
+        ("客户C合同金额30万元。", "客户C.合同金额"),
+        ("Apollo的负责人是王伟。", "Apollo.负责人"),
+        ("The owner of Apollo is Maria Lopez.", "Apollo.owner"),
+        ("The Zephyr budget is $40k.", "Zephyr.budget"),
+    ],
+)
+def test_offline_and_llm_paths_name_the_same_key(text, llm_key, chat_server, settings):
+    from skills.builtin.claims import claim
+
+    expected = claim(text).key
+    assert expected
+    chat_server.script = [
+        json.dumps({"facts": [{"text": text, "type": "fact", "importance": 0.8, "key": llm_key}]})
+    ]
+    [by_llm] = skill_run(name="fact_extract", input={"text": f"User: {text}"})["facts"]
+    settings.LLM_BASE_URL = ""
+    [offline] = skill_run(name="fact_extract", input={"text": f"User: {text}"})["facts"]
+    assert by_llm["key"] == offline["key"] == expected
+
+
+def test_an_event_has_no_key_and_a_plain_statement_none_either(settings):
+    settings.LLM_BASE_URL = ""
+    facts = extract_offline(
+        "用户：上周五我们和 Acme 开会，确定合同金额 30 万元。\n用户：我在上海办公室工作。", date(2025, 3, 20)
+    )
+    assert [f.get("key") for f in facts] == [None, None]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后报销都走电子流程。",
+        "从现在开始，所有合同都要法务审核。",
+        "From now on, always cc me on invoices.",
+        "I prefer aisle seats.",
+    ],
+)
+def test_a_standing_wish_is_a_preference_to_the_extractor_and_to_memories(text):
+    from skills.builtin.claims import kind_infer
+
+    [fact] = extract_offline(f"User: {text}")
+    assert (fact["type"], fact["kind"]) == ("preference", "preference")
+    assert kind_infer(content=text, meta={}, memory_type="semantic") == "preference"

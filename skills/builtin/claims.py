@@ -1,0 +1,311 @@
+"""What one memory states a value of, read without the database or an LLM: its *claim*
+(key = subject + attribute, value), an explicit correction ("不是30万，是50万", "not 30k,
+it's 50k") and its kind (preference, decision, ...).
+
+"客户C合同金额30万元" and "客户C合同金额调整为50万元" have one key (客户 c 合同 金额) and two
+values (300000·cny, 500000·cny): the newer supersedes the older (memories.services.supersede).
+A key is built from the words left when the values (numbers with their units, dates, an
+owner's name, a status, a preference's object) and the words that only say "changed"
+(调整为, 改为, now, actually, moved to) are taken out: restatements share it, other
+subjects do not. Conservative on purpose: a text that states no value, or says too much
+to be about one thing, has no claim (superseding the wrong memory hides a fact).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from almanac.search.text import segment
+from skills.builtin.facts import (
+    CALENDAR_WORDS,
+    NEGATION_WORDS_ZH,
+    NUMBER_WITH_UNIT,
+    ZH_RELATIVE_DATE,
+    fact_signature,
+    is_negated,
+)
+
+# A text of more words than this states more than one thing: no claim.
+MAX_KEY_TOKENS = 12
+MAX_KEY_CHARS = 200
+
+# Words that say a value changed or is being corrected, not what it is about.
+_CHANGE_WORDS = (
+    "调整 调整为 改为 改成 改 变更 更新 更改 变为 变成 换成 换 现在 目前 已经 最新 其实 更正 纠正 实际上 实际 应该 "
+    "改到 推迟 推迟到 提前 提前到 延期 延期到 延后 为 是 成 到 了 由 新 "
+    "actually actual now currently current moved move changed change updated update correction correct "
+    "corrected revised revise adjusted adjust increased decreased raised lowered pushed postponed "
+    "rescheduled delayed set become became instead meant new"
+)
+_CORRECTION = [
+    re.compile(
+        r"不是(?P<old>[^，,。；;！!？?]+?)[，,、\s]*(?:而|应该|应当|其实)?是(?P<new>[^，,。；;！!？?]+)"
+    ),
+    re.compile(
+        r"\bnot (?P<old>[^,;.!?]+?),?\s+(?:but rather|but|rather|it'?s|it is|it was|but it'?s)\s+"
+        r"(?P<new>[^,;!?]+?)(?:[.;!?]|$)",
+        re.IGNORECASE,
+    ),
+]
+# A bare "actually ..." / "其实 ..." / "更正：..." is a correction of whatever had this key.
+_CORRECTION_CUE = re.compile(r"^\s*(?:actually|correction|i meant|更正|纠正|其实|说错了)\b", re.IGNORECASE)
+
+_NAME = r"[A-Z][\w.'-]*(?:\s[A-Z][\w.'-]*)?"
+_ZH_NAME = r"[^，,。；;：:\s的]{2,10}?"
+_ZH_STOP = r"(?=[，,。；;！!？?\s]|$)"
+# (attribute, pattern with a `subj` and a `val` group): who owns something, its status.
+_ATTRIBUTES = [
+    ("owner", re.compile(rf"^(?P<subj>.+?)的?(?:负责人|对接人|主管|牵头人|owner)(?:是|为|改为|换成|变成|变为|调整为|现在是|：|:)\s*(?P<val>{_ZH_NAME}){_ZH_STOP}")),
+    ("owner", re.compile(rf"^(?P<subj>.+?)(?:改|现在|今后|以后|目前)?由(?P<val>{_ZH_NAME})(?:来)?负责")),
+    ("owner", re.compile(r"^(?P<val>[^，,。；;\s]{2,4}?)(?:现在|目前|开始|来)?负责(?P<subj>[^，,。；;]+)$")),
+    ("owner", re.compile(rf"^(?:the\s+)?(?:owner|lead|manager|point of contact) (?:of|for) (?P<subj>.+?) (?:is|is now|now is|has become|changed to|became|will be) (?P<val>{_NAME})", re.I)),
+    ("owner", re.compile(rf"^(?P<subj>.+?)(?:'s)? (?:owner|lead|manager|point of contact) (?:is|is now|now is|has become|changed to|became|will be) (?P<val>{_NAME})")),
+    ("owner", re.compile(rf"^(?P<subj>.+?) is (?:now )?(?:owned|led|run|handled|managed) by (?P<val>{_NAME})")),
+    ("owner", re.compile(rf"^(?P<val>{_NAME}) (?:now )?(?:owns|leads|runs|manages|is responsible for|is in charge of) (?P<subj>.+)")),
+    ("status", re.compile(r"^(?P<subj>.+?)的?状态(?:是|为|改为|变为|变成|已|：|:)\s*(?P<val>[^，,。；;]+)")),
+    ("status", re.compile(r"^(?P<subj>.+?)(?:'s)? status (?:is|is now|changed to|became|:)\s*(?P<val>[\w -]+)", re.I)),
+    ("rule", re.compile(r"^(?:以后|今后|从今以后|从现在起)[，,]?(?P<subj>[^，,。；;]+?)都(?P<val>[^，,。；;]+)")),
+    ("prefer", re.compile(r"^(?P<subj>.*?)(?:更|比较|最)?(?:喜欢|偏好|倾向于?|习惯)(?P<val>[^，,。；;]+)")),
+    ("prefer", re.compile(r"^(?P<subj>.+?)\s+(?:prefers?|likes?|favou?rs?|would rather have)\s+(?P<val>[^,;.!?]+)", re.I)),
+]  # fmt: skip
+
+# A preference: a standing wish or rule ("以后报销都走电子流程", "从现在开始…", "一律用…",
+# "from now on, always …", "Please always book …", "Going forward, I'd like …") or one the
+# speaker states ("我更喜欢…", "I prefer …", "Alice prefers …"). The one definition: the
+# extractor types such a fact `preference` and `kind_infer` gives it kind preference.
+PREFERENCE = re.compile(
+    r"(?:以后|今后|往后|之后|从今以后|从今往后|从现在起)[^，。；！？,;]{0,30}?(?:都|一律|统一|全部|总是)|从现在(?:开始|起)|"
+    r"(?:一律|统一)(?:用|走|使用|按|发)|我(?:更|比较|最)?(?:喜欢|偏好|倾向|习惯)|请(?:总是|一律|统一)|"
+    r"\b(?:from now on|going forward|from here on|in (?:the )?future|moving forward)\b|"
+    r"^(?:please\s+)?(?:always|never)\b|\bplease always\b|\b(?:always|never)\b[^.!?]*\bfor me\b|"
+    r"\bi'?d (?:like|prefer|rather)\b|\bi (?:prefer|like|love|hate|dislike|would rather)\b|\bprefers?\b|"
+    r"\balways (?:use|send|book|write|reply|cc|call)\b",
+    re.IGNORECASE,
+)
+_DECISION = [
+    re.compile(r"决定|已定|敲定|拍板|定下来|达成一致"),
+    re.compile(r"\b(?:we|they|the team|management|[A-Z]\w+) (?:decided|agreed)\b|\bdecision\b", re.I),
+]
+_CLAUSE = [re.compile(r"第[一二三四五六七八九十百\d]+条|条款"), re.compile(r"\bclause\b|\bsection \d", re.I)]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """`key` (normalized subject + attribute), `value` (what it says that is), and for an
+    explicit correction `old` (the value it says was wrong: with no subject of its own, it
+    corrects the memory of its scope that says that value)."""
+
+    key: str
+    value: frozenset[str]
+    old: frozenset[str] = frozenset()
+
+    @property
+    def correction(self) -> bool:
+        return bool(self.old)
+
+
+@functools.cache
+def _change_tokens() -> frozenset[str]:
+    return frozenset(_CHANGE_WORDS.split()) | frozenset(segment(_CHANGE_WORDS))
+
+
+def _key_tokens(text: str, *, identifiers: bool = False) -> list[str]:
+    """The words of `text` that name what it is about: no amounts, dates, negations or
+    change words. `identifiers`: numbers without a unit and ids ("review number 3",
+    "PRD-2024-013") stay: they say which thing, not how much."""
+    text = ZH_RELATIVE_DATE.sub(" ", _strip_amounts(text) if identifiers else NUMBER_WITH_UNIT.sub(" ", text))
+    change = _change_tokens()
+    return [
+        t
+        for t in segment(text)
+        if t not in change
+        and t not in NEGATION_WORDS_ZH
+        and t not in CALENDAR_WORDS
+        and (identifiers or (not re.search(r"\d", t) and not _numeral(t)))
+    ]
+
+
+def _strip_amounts(text: str) -> str:
+    """`text` without its numbers that have a unit, currency or magnitude (30万元, $50k, 3 pm)."""
+    return NUMBER_WITH_UNIT.sub(
+        lambda m: " " if (m.group("pre") or m.group("mag") or m.group("unit")) else m.group(0), text
+    )
+
+
+def _numeral(token: str) -> bool:
+    return bool(re.fullmatch(r"[一二三四五六七八九十百千万两零]+", token))
+
+
+def key_normalize(text: str) -> str:
+    """A key as stored: its words (segmented, stemmed, change words out), sorted, and the
+    attribute it names ("·owner"). An extractor's key ("客户C.合同金额") and one read from the
+    text meet here; a key already stored so (what `claim` and `fact_extract` give) stays as it is."""
+    text = unicodedata.normalize("NFKC", text or "").strip()
+    if _stored(text):
+        return text[:MAX_KEY_CHARS]
+    subject, _, last = text.rpartition(".")
+    attribute = _KEY_ATTRIBUTES.get(last.strip().lower()) if subject else None
+    if attribute:  # "Apollo.owner", "Apollo.负责人": the attribute as `claim` marks it
+        tokens = _key_tokens(subject.replace(".", " ").replace("_", " "))
+        return _key(tokens, attribute) if tokens else ""
+    tokens = _key_tokens(text.replace(".", " ").replace("_", " "))
+    return " ".join(sorted(set(tokens)))[:MAX_KEY_CHARS]
+
+
+# An extractor's last key part that names one of `_ATTRIBUTES`' attributes.
+_KEY_ATTRIBUTES = {
+    **dict.fromkeys(["owner", "lead", "manager", "负责人", "对接人", "主管", "牵头人"], "owner"),
+    **dict.fromkeys(["status", "state", "状态"], "status"),
+    **dict.fromkeys(["rule", "规则"], "rule"),
+}
+
+
+def _stored(key: str) -> bool:
+    words, _, attribute = key.partition(" ·")
+    if key.startswith("·") or (attribute and not attribute.isalpha()):
+        return False
+    tokens = words.split(" ")
+    if tokens != sorted(set(tokens)) or "." in words or "_" in words:
+        return False
+    return all(_key_tokens(t, identifiers=True) == [t] for t in tokens)
+
+
+def _values(text: str) -> frozenset[str]:
+    facts, negated = fact_signature(text)
+    return facts | ({"¬"} if negated else frozenset())
+
+
+def _words(text: str) -> frozenset[str]:
+    change = _change_tokens()
+    return frozenset(t for t in segment(text) if t not in change)
+
+
+def _attribute_claim(text: str) -> Claim | None:
+    for attribute, pattern in _ATTRIBUTES:
+        match = pattern.search(text)
+        if not match:
+            continue
+        subject, value = match.group("subj").strip(" ，,:："), match.group("val").strip()
+        words = _words(value)
+        if attribute == "prefer":
+            # The thing preferred is the value; its head word (the last: "window seats",
+            # "靠窗的座位") is what the preference is about: "prefers tea" does not replace
+            # "prefers aisle seats".
+            tokens = [t for t in segment(value) if t not in _change_tokens()]
+            if len(tokens) < 2:
+                return None
+            subject, words = f"{subject} {tokens[-1]}", frozenset(tokens[:-1])
+        tokens = _key_tokens(subject)
+        if not tokens or not words:
+            return None
+        negated = {"¬"} if is_negated(text) else set()
+        return Claim(key=_key(tokens, attribute), value=frozenset(words) | negated)
+    return None
+
+
+def _key(tokens: list[str], attribute: str = "") -> str:
+    words = sorted(set(tokens))
+    return (" ".join(words) + (f" ·{attribute}" if attribute else ""))[:MAX_KEY_CHARS]
+
+
+def claim(text: str) -> Claim | None:
+    """The one value `text` states, and of what; None when it states none or too much."""
+    text = unicodedata.normalize("NFKC", (text or "").strip())
+    if not text:
+        return None
+    for pattern in _CORRECTION:
+        match = pattern.search(text)
+        if match:
+            rest = text[: match.start()] + " " + text[match.end() :]
+            new, old = _values(match.group("new")), _values(match.group("old"))
+            if not new or not old:  # "not X, it's Y" of words, not values: not read
+                new, old = _words(match.group("new")), _words(match.group("old"))
+            tokens = _key_tokens(rest)
+            if len(tokens) > MAX_KEY_TOKENS or not new or new == old:
+                return None
+            return Claim(key=_key(tokens) if tokens else "", value=new, old=old)
+    body = _CORRECTION_CUE.sub("", text).strip(" ,，:：")
+    found = _attribute_claim(body)
+    if found is not None:
+        return found
+    return _value_claim(body)
+
+
+def _value_claim(text: str) -> Claim | None:
+    """An amount (with its unit), a date or a time of day, and what it is of. A number
+    without a unit, or an id, alone is no value: "review number 3" and "review number 4",
+    "ticket PRD-1 is about login" and "PRD-2 …" are two things, not one changed; next to a
+    date word it is one ("March 12")."""
+    facts = _values(text)
+    dated = any(not re.search(r"\d", v) and v != "¬" for v in facts)
+    value = frozenset(v for v in facts if dated or "·" in v or v == "¬")
+    if not value - {"¬"} or (dated and _bare_numbers(text) > 1):
+        return None
+    tokens = _key_tokens(text, identifiers=not dated)
+    if not tokens or len(tokens) > MAX_KEY_TOKENS:
+        return None
+    return Claim(key=_key(tokens), value=value)
+
+
+def _bare_numbers(text: str) -> int:
+    """How many numbers without a unit `text` has: with two ("fact number 3: orchard 111",
+    "moved from March 12 to March 19") which is the value is anyone's guess."""
+    return sum(
+        1
+        for m in NUMBER_WITH_UNIT.finditer(text)
+        if not (m.group("pre") or m.group("mag") or m.group("unit")) and m.group("num")[0].isdigit()
+    )
+
+
+def same_value(first: frozenset[str], second: frozenset[str]) -> bool:
+    """Do two values say the same? Amounts compare without their unit when one side has
+    none ("不是30万，是50万" names 500000 where the memory it corrects says 500000·cny)."""
+    if first == second:
+        return True
+    return _amounts(first) == _amounts(second) and (_unitless(first) or _unitless(second))
+
+
+def holds_value(values: frozenset[str], wanted: frozenset[str]) -> bool:
+    """Does a memory's `values` include every one of `wanted` (a correction's old value)?"""
+    return bool(wanted) and _amounts(wanted) <= _amounts(values)
+
+
+def _amounts(values: frozenset[str]) -> frozenset[str]:
+    return frozenset(v.split("·")[0] for v in values)
+
+
+def _unitless(values: frozenset[str]) -> bool:
+    return not any("·" in v for v in values)
+
+
+def claim_value(text: str, key: str = "") -> frozenset[str]:
+    """What `text` says the value of its key is: its claim's value, else (a key named by
+    the extractor for a text this module cannot read) its facts, else its words."""
+    found = claim(text)
+    if found is not None and (not key or found.key == key or not found.key):
+        return found.value
+    values = _values(text)
+    if values - {"¬"}:
+        return values
+    return _words(text) - frozenset(key.split())
+
+
+def kind_infer(*, content: str, meta: dict | None, memory_type: str) -> str:
+    """The memory's kind where its origin or text makes it clear, else "fact": a compression
+    summary, an episodic memory (event), the extractor's fact type, then the text's own cues
+    (以后…都…, "from now on", "I prefer" → preference; 决定, "we decided" → decision; 第5条,
+    "clause" → clause)."""
+    meta = meta or {}
+    if meta.get("source") == "compression":
+        return "summary"
+    if memory_type == "episodic":
+        return "event"
+    if meta.get("fact_type") in {"preference", "decision", "event", "clause"}:
+        return meta["fact_type"]
+    for kind, patterns in (("preference", [PREFERENCE]), ("decision", _DECISION), ("clause", _CLAUSE)):
+        if any(p.search(content or "") for p in patterns):
+            return kind
+    return "fact"
