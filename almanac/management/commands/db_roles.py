@@ -53,12 +53,14 @@ class Command(BaseCommand):
             self.stdout.write(";\n".join(statements) + ";")
             return
         try:
-            with psycopg.connect(**_admin_conninfo(admin_url, database), autocommit=True) as conn:
-                with conn.transaction():
-                    for statement in statements:
-                        conn.execute(statement)
-                    if set_passwords:
-                        _set_passwords(conn)
+            with (
+                psycopg.connect(**_admin_conninfo(admin_url, database), autocommit=True) as conn,
+                conn.transaction(),
+            ):
+                for statement in statements:
+                    conn.execute(statement)
+                if set_passwords:
+                    _set_passwords(conn)
         except psycopg.Error as exc:
             raise CommandError(f"db_roles failed, nothing was changed: {exc}".strip()) from exc
         self.stdout.write(f"roles {owner} (owner) and {runtime} (runtime) ready in database {database}")
