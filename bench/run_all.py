@@ -38,6 +38,8 @@ def steps(quick: bool) -> list[tuple[str, list[str]]]:
         ("almanac_bench_ctx", [PY, "bench/memories/touch.py", "--batches", "20" if quick else "60"]),
         # retrieval quality (en + zh dev sets); loads its data once, --quick asks a quarter
         ("almanac_bench_quality", [PY, "bench/quality/run.py"] + (["--quick"] if quick else [])),
+        # reliability: kill -9 under writes, access churn, hostile input (exit 1 on any loss/leak/5xx)
+        ("almanac_chaos", [PY, "bench/chaos/run.py", "--minutes", "1" if quick else "5"]),
     ]
 
 
