@@ -77,7 +77,12 @@ def acting_user(request, ref: str | None):
             raise Http404("user not found")
         return user
     user = request.user
-    if ref and ref.strip() != user_name(user) and ref.strip().upper() != (user.email or "").upper():
+    named = ref.strip() if ref else ""
+    if (
+        named
+        and named not in (user_name(user), user.username)
+        and named.upper() != (user.email or "").upper()
+    ):
         raise HttpError(403, "a session user may not act as someone else")
     if selectors.user_tenant(user) is None:
         raise Http404("user not found")

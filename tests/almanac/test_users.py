@@ -119,6 +119,7 @@ def test_each_tenant_s_key_sees_its_own_alice_s_memories(client, tenant, other_t
 def test_a_session_user_names_themselves_by_their_name(client, alice, globex_alice):
     client.force_login(globex_alice)
     assert client.get("/api/v1/me", {"user": "alice"}).json()["tenant"] == "globex"
+    assert client.get("/api/v1/me", {"user": "globex:alice"}).json()["username"] == "alice"  # the handle
     assert client.get("/api/v1/me", {"user": "alice@acme.com"}).status_code == 403
 
 
