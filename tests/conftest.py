@@ -59,6 +59,29 @@ def django_db_setup(django_db_setup, django_db_blocker):
     _log_in_as({k: settings.DATABASES["owner"].get(k) for k in CREDENTIALS})
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "db_owner: the test runs as the database owner role (it changes the schema)"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    # Before any fixture opens the test's transaction: the connection is reopened as the owner.
+    if item.get_closest_marker("db_owner") and _RUNTIME_CREDENTIALS:
+        from django.conf import settings
+
+        _log_in_as({k: settings.DATABASES["owner"].get(k) for k in CREDENTIALS})
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    if item.get_closest_marker("db_owner") and _RUNTIME_CREDENTIALS:
+        _log_in_as(_RUNTIME_CREDENTIALS)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _tasks_run_inline():
     # django-q2 reads SYNC once at import; tests run background tasks inline.

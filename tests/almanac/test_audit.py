@@ -195,11 +195,15 @@ def owner_sql():
     """Run SQL as the owner role (committed): what a database administrator could do, and
     what the chain must make visible."""
     import psycopg
+    from django.conf import settings
 
     from almanac.pgtools import conninfo
 
+    owner = settings.DATABASES["owner"]
+    as_owner = {**conninfo(), "user": owner["USER"], "password": owner.get("PASSWORD") or ""}
+
     def run(*statements):
-        with psycopg.connect(**conninfo(), autocommit=False) as conn:
+        with psycopg.connect(**as_owner, autocommit=False) as conn:
             conn.execute("ALTER TABLE almanac_auditevent DISABLE TRIGGER almanac_audit_no_update")
             for statement in statements:
                 conn.execute(statement)

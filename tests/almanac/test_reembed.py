@@ -8,7 +8,8 @@ from memories.models import Memory
 from memories.selectors import memory_search
 from memories.services.memories import memory_create
 
-pytestmark = pytest.mark.django_db
+# Retyping a column is schema work: the owner role's (the app's runtime role may not).
+pytestmark = [pytest.mark.django_db, pytest.mark.db_owner]
 
 
 def test_reembed_same_dimension_keeps_search_working(alice):

@@ -73,11 +73,7 @@ def _admin_conninfo(admin_url: str | None, database: str) -> dict:
         db = dj_database_url.parse(admin_url)
         given = {"host": db["HOST"], "port": db["PORT"], "user": db["USER"], "password": db["PASSWORD"]}
         return {"dbname": db["NAME"] or database, **{k: str(v) for k, v in given.items() if v}}
-    if not settings.DATABASE_URL:
-        from almanac.embedded_pg import SUPERUSER
-
-        return {**conninfo(alias="owner"), "user": SUPERUSER}
-    return conninfo(alias="owner")
+    return conninfo()  # the embedded server's superuser, or the owner
 
 
 def _set_passwords(conn) -> None:

@@ -11,6 +11,7 @@ privileges for later ones; INSERT and SELECT only on the audit log): idempotent,
 
 from django.conf import settings
 from django.core.management.commands.migrate import Command as MigrateCommand
+from django.db import connections
 
 from almanac.pgtools import connected_as_owner, runtime_grant
 
@@ -19,6 +20,12 @@ class Command(MigrateCommand):
     help = f"{MigrateCommand.help} Runs as the owner role; then grants the runtime role its privileges."
 
     def handle(self, *args, **options):
+        if not settings.DATABASE_URL:
+            # What a restore (or an older install) left owned by the superuser goes to the owner.
+            from almanac import embedded_pg
+
+            server = embedded_pg.ensure_server(settings.DATA_DIR / "pg")
+            embedded_pg.prepare_database(server, connections[options["database"]].settings_dict["NAME"])
         with connected_as_owner(options["database"]) as connection:
             super().handle(*args, **options)
             roles = settings.DATABASE_ROLES

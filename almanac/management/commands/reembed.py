@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from almanac.embedding_columns import column_restore, column_retype, current_dimension, embedded_models
+from almanac.pgtools import connected_as_owner
 from almanac.search.embeddings import embed
 
 
@@ -15,6 +16,10 @@ class Command(BaseCommand):
     def handle(self, batch, **options):
         if batch < 1:
             raise CommandError(f"--batch must be 1 or more, not {batch}")
+        with connected_as_owner():  # retyping a column is the owner role's work
+            self._handle(batch)
+
+    def _handle(self, batch):
         dim = settings.EMBEDDING_DIM
         for model, field in embedded_models():
             with transaction.atomic():
