@@ -1,10 +1,11 @@
 """Retrieval-quality benchmark: dev sets (a) English conversations, (b) Chinese dialogue
-memories, (c) company questions over imported exports. See bench/quality/README.md.
+memories, (c) company questions over imported exports, (d) a generated company's exports
+in three arrival orders. See bench/quality/README.md.
 
     ALMANAC_DB_NAME=almanac_bench_quality .venv/bin/python bench/quality/run.py            # load once, then query
     ALMANAC_DB_NAME=almanac_bench_quality .venv/bin/python bench/quality/run.py --reload   # rebuild the data
     ... run.py --quick       # a subset of the questions (the data is the same)
-    ... run.py --sets a,b    # only some sets
+    ... run.py --sets a,b    # only some sets (the results file keeps the others' last numbers)
 
 Calls only public entry points (memories.services.memory_create, memories.selectors
 memory_search / nearest, almanac.search.keyword, the import_* commands, wiki_compile,
@@ -45,7 +46,7 @@ from almanac.search import keyword  # noqa: E402
 from almanac.search.embeddings import embed, embed_query  # noqa: E402
 from almanac.services.tenancy import tenant_create  # noqa: E402
 from almanac.services.users import user_create  # noqa: E402
-from bench.quality import company, conversations, dialogues_zh  # noqa: E402
+from bench.quality import company, company_orders, conversations, dialogues_zh  # noqa: E402
 from memories.models import CORPUS, Memory  # noqa: E402
 from memories.selectors import SEARCH_TYPES, memory_search, nearest  # noqa: E402
 from memories.services import memory_create  # noqa: E402
@@ -474,7 +475,7 @@ def report(results: dict) -> str:
         out.append(table("(a) English long conversations: evidence recall", results["a"]))
     if "b" in results:
         out.append(table("(b) Chinese dialogue memories: target recall", results["b"]))
-    if "c" in results:
+    if "c" in results and "tasks" in results["c"]:
         c = results["c"]
         out.append(
             f"\n(c) Company context ({c['tasks']} tasks, max_tokens=1500)\n"
@@ -486,7 +487,9 @@ def report(results: dict) -> str:
             "  nothing to find: "
             + "; ".join(f"{n['task'][:32]!r}: {n['items']} items, {n['pages']} pages, {n['warnings']} warnings" for n in c["nothing_tasks"])
         )  # fmt: skip
-    if "nonsense" in results:
+    if "d" in results:
+        out.append(company_orders.report(results["d"]))
+    if results.get("nonsense", {}).get("queries"):
         out.append("\nNonsense queries (results returned):")
         for row in results["nonsense"]["queries"]:
             rest = ", ".join(f"{k}={v}" for k, v in row.items() if k not in ("lang", "query"))
@@ -505,11 +508,27 @@ def code_version() -> str:
     return git("rev-parse", "--short", "HEAD") + (" + uncommitted ranking changes" if dirty else "")
 
 
+def keep_earlier(results: dict, path: Path, sets: str) -> None:
+    """A run of some sets keeps the other sets' last numbers in the results file, and
+    `code_by_set` says which commit measured each."""
+    old = json.loads(path.read_text()) if path.exists() else {}
+    code_by_set = old.get("code_by_set") or {k: old.get("code") for k in "abc" if k in old}
+    for key in "abcd":
+        if key in sets:
+            code_by_set[key] = results["code"]
+        elif key in old:
+            results[key] = old[key]
+            results.setdefault("seconds", {}).setdefault(key, old.get("seconds", {}).get(key))
+    if "nonsense" not in results and "nonsense" in old:
+        results["nonsense"] = old["nonsense"]
+    results["code_by_set"] = code_by_set
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reload", action="store_true", help="rebuild the data of the chosen sets")
     parser.add_argument("--quick", action="store_true", help="a quarter of the questions")
-    parser.add_argument("--sets", default="abc", help="which sets: any of a, b, c (default abc)")
+    parser.add_argument("--sets", default="abcd", help="which sets: any of a, b, c, d (default abcd)")
     parser.add_argument(
         "--out", default=None, help="results file (default bench/quality/results.json; quick: none)"
     )
@@ -526,12 +545,15 @@ def main() -> None:
     timings = {}
     for key, fn in (("a", lambda: run_a(data_a, manifest["a"], args.quick)),
                     ("b", lambda: run_b(data_b, manifest["b"], args.quick)),
-                    ("c", lambda: run_c(args.quick))):  # fmt: skip
+                    ("c", lambda: run_c(args.quick)),
+                    ("d", lambda: company_orders.run(quick=args.quick, reload=args.reload, no_touch=_no_touch(),
+                                                     details=args.details))):  # fmt: skip
         if key in sets:
             started = time.perf_counter()
             results[key] = fn()
             timings[key] = round(time.perf_counter() - started, 1)
-    results["nonsense"] = run_nonsense(sets)
+    if set(sets) & set("abc"):
+        results["nonsense"] = run_nonsense(sets)
     results["seconds"] = timings
     log(report(results))
     log(f"\nquery pass: {timings}s")
@@ -559,6 +581,7 @@ def main() -> None:
             ]
     out = args.out or (None if args.quick else str(Path(__file__).with_name("results.json")))
     if out:
+        keep_earlier(results, Path(out), sets)
         Path(out).write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n")
         log(f"wrote {out}")
 
