@@ -21,9 +21,9 @@ from context.cursor import Seen, cursor_decode, cursor_encode
 from context.items import Fit, Item
 from context.selection import Selection, select
 from memories.services import memory_touch_later
-from skills.services import SkillFailed, skill_resolve, skill_run
 from wiki.models import PageSection
 from wiki.selectors import stale_section_count
+from wiki.services.summary import page_summary_text
 
 log = logging.getLogger(__name__)
 
@@ -116,10 +116,10 @@ def summary_cache_key(item: Item, target: int, lang: str, keep: list[str]) -> st
 
 
 def page_summarizer(*, tenant, lang: str, keep: list[str]):
-    """summarize(item, target) for the fitter: the summarize skill, cached per page version."""
+    """summarize(item, target) for the fitter: the wiki's page summary, cached per page
+    version and reader."""
 
     keep = sorted(set(keep))[:50]
-    prepared = []  # the skill and its row, looked up once per call, on the first cache miss
 
     def summarize(item: Item, target: int) -> str | None:
         # Cache-friendly inputs: the target rounded down to a step (the summary still fits),
@@ -135,22 +135,18 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
         summary = _cached(key)
         if summary is not None:
             return summary
-        data = {"text": item.text, "max_tokens": target, "title": item.title, "lang": lang, "keep": present}
-        try:
-            if not prepared:
-                prepared.append(skill_resolve("summarize"))
-            # Its run log is written in a batch off the request path (skills.services).
-            summary = skill_run(
-                name="summarize",
-                input=data,
-                trigger="context",
-                tenant=tenant,
-                log_later=True,
-                prepared=prepared[0],
-            )["summary"]
-        except (SkillFailed, ApplicationError):
-            log.warning("summarize failed for page %s; the page is left out", item.id, exc_info=True)
-            return None
+        # The wiki's page summary: its fact lines (amounts, dates, owners, states, decisions)
+        # newest first with date and author, the newest value of a thing marked current;
+        # an LLM's summary only if it keeps them (wiki.services.summary).
+        summary = page_summary_text(
+            tenant=tenant,
+            title=item.title,
+            contents=[item.text],
+            max_tokens=target,
+            keep=present,
+            trigger="context",
+            log_later=True,
+        )
         summary = (summary or "").strip()
         if not summary or count_tokens_by_line(summary) > target:  # by line: from the memos
             return None  # the skill broke its contract: leave the page out rather than cut it

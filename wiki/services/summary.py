@@ -182,9 +182,10 @@ def fact_line_text(line: FactLine, *, zh: bool) -> str:
     return head
 
 
-def facts_summary(*, title: str, contents: list[str], max_tokens: int) -> str:
+def facts_summary(*, title: str, contents: list[str], max_tokens: int, keep: list[str] | None = None) -> str:
     """Offline: the fact lines, newest first, as many as fit; the rest of the page, summarized
-    extractively, in what is left."""
+    extractively, in what is left (sentences naming a word of `keep` first: the context call
+    passes the task's entities)."""
     lines, rest = page_facts(contents)
     zh = is_cjk(title + "".join(line.text for line in lines[:5]))
     out, used = [], 0
@@ -196,7 +197,7 @@ def facts_summary(*, title: str, contents: list[str], max_tokens: int) -> str:
             used += cost
     left = max_tokens - used - 1
     if rest and left >= 16:
-        extra = extractive_summary("\n".join(rest), left, title=title)
+        extra = extractive_summary("\n".join(rest), left, keep=keep, title=title)
         if extra and count_tokens("\n".join([*out, extra])) <= max_tokens:
             out.append(extra)
     return "\n".join(out)
@@ -230,9 +231,21 @@ def facts_retained(summary: str, lines: list[FactLine], *, must: list[Said] | No
     return True
 
 
-def page_summary_text(*, tenant, title: str, contents: list[str], max_tokens: int) -> str:
-    """The summary of a page made of these section contents (see the module's steps 2–3)."""
-    offline = facts_summary(title=title, contents=contents, max_tokens=max_tokens)
+def page_summary_text(
+    *,
+    tenant,
+    title: str,
+    contents: list[str],
+    max_tokens: int,
+    keep: list[str] | None = None,
+    trigger: str = "wiki.page",
+    log_later: bool = False,
+) -> str:
+    """The summary of a page made of these section contents (see the module's steps 2–3);
+    `keep`: words whose sentences go first (the context call: the task's entities);
+    `trigger` and `log_later` go to the LLM's skill run (the context call logs it off the
+    request path)."""
+    offline = facts_summary(title=title, contents=contents, max_tokens=max_tokens, keep=keep)
     if not settings.LLM_BASE_URL:
         return offline
     lines, _ = page_facts(contents)
@@ -244,13 +257,14 @@ def page_summary_text(*, tenant, title: str, contents: list[str], max_tokens: in
             "Facts, newest first. Keep each with its date and author; where one is marked current, "
             "say the older value only as what it was:\n" + facts + "\n\nThe page:\n" + text
         )
-    keep = [s.statement.shown[:200] for line in lines for s in line.current][:100]
+    keep = [*(keep or []), *(s.statement.shown[:200] for line in lines for s in line.current)][:100]
     try:
         output = skill_run(
             name="summarize",
             input={"text": text, "max_tokens": max_tokens, "title": title, "keep": keep},
-            trigger="wiki.page",
+            trigger=trigger,
             tenant=tenant,
+            log_later=log_later,
         )
     except Exception:
         log.exception("summarizing page %r failed; the offline summary is used", title)
