@@ -27,6 +27,7 @@ from memories.facts import (
     summary_terms,
     without_reminder,
 )
+from skills.builtin.text import names
 
 # Words that name no topic: modal verbs and other words rules of every topic use.
 _GENERIC = (
@@ -51,7 +52,10 @@ def topic_terms(text: str, fact_key: str = "") -> tuple[frozenset[str], frozense
     """(the names `text` mentions, its other content words and key subject words): what a
     topic of memories can be named by. Numbers, dates, single Chinese characters, short
     Latin words and words every topic uses are none."""
-    named = {t for t in name_tokens(text) if _topical(t)}
+    # A name whole ("客户c", "maria lopez": its parts, 客户 and c, name nothing) and the
+    # capitalised words of the text.
+    found = name_tokens(text) | {" ".join(name.lower().split()) for name in names(text)}
+    named = {t for t in found if _topical(t)}
     words = {t for t in segment(text) if _topical(t)} | {w for w in fact_key.split() if _topical(w)}
     return frozenset(named), frozenset(words - named)
 
@@ -98,8 +102,8 @@ def _prefixes(line: str) -> list[str]:
     out = []
     for p in sorted(p for p in spans if 0 < p <= _MAX_HEADING_CHARS):
         head, rest = line[:p], line[p:]
-        if head[-1].isalnum() and rest[:1].isalnum() and head[-1].isascii() and rest[:1].isascii():
-            continue  # inside a Latin word or number
+        if head[-1].isalnum() and rest[:1].isalnum() and (head[-1].isascii() or rest[:1].isascii()):
+            continue  # inside a Latin word, a number or a name such as 客户C
         if CJK.match(rest) and spans[p] - p < 2:
             continue  # a one-character word leans on the heading
         if rest.lstrip()[:1].isdigit():
@@ -130,8 +134,8 @@ def _heading(lines: list[str]) -> str:
 
 
 def _title(head: str) -> str:
-    head = head.strip(" ,，:：、-")
-    return head + ("：" if CJK.search(head[-1:]) else ":")
+    head = head.strip(" ,，:：、-").removesuffix("的")  # 客户C的 → 客户C：
+    return head + ("：" if CJK.search(head) else ":")
 
 
 def structured_summary(texts: list[str]) -> str:

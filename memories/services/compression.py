@@ -248,10 +248,9 @@ def memory_compress_topic(
         log.info("compress: no summary of %s memories is shorter than they are; nothing done", len(texts))
         return None
     summary = made.text
-    terms = summary_terms(summary)
-    # Only what the summary says is compressed (all of them, as checked; this guards what
-    # the check may miss); the rest stays active, unlinked.
-    held = [m for m in memories if summary_holds(m.content, terms)]
+    # Only what the summary says is compressed (`covers`); the rest stays active, unlinked.
+    missing = set(covers(summary, texts))
+    held = [m for i, m in enumerate(memories) if i not in missing]
     if not held:
         log.warning("compress: the summary of %s memories holds none of them; nothing done", len(memories))
         transaction.set_rollback(True)  # nor its run log: see below

@@ -216,7 +216,7 @@ def fact_signature(text: str) -> tuple[frozenset[str], bool]:
 # A name: a Latin word with a capital ("signed with Acme", "Alice prefers", GitHub, SOC),
 # wherever it stands: a summary that drops the first word of a memory may drop its subject.
 # Chinese names cannot be told from other words without NER.
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*")
+_LATIN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9'-]*")  # not the tail of an id: 9144MA5F
 
 
 def _names(text: str) -> set[str]:
@@ -248,6 +248,9 @@ def number_roles(text: str) -> frozenset[tuple[str, str]]:
     for match in _NUMBER_UNIT.finditer(text):
         if not (any(match.group("pre", "mag", "unit")) or match.group("num").isascii()):
             continue  # a bare Chinese numeral is part of a word as often (一起, 三星)
+        begins = match.start("pre") if match.group("pre") else match.start("num")
+        if begins and re.match(r"[A-Za-z]", text[begins - 1]):
+            continue  # inside an id ("MA5F", "v2"): the id is the fact, compared whole
         before = segment(text[max(0, match.start() - _ROLE_WINDOW) : match.start()])
         role = next((t for t in reversed(before) if not re.search(r"\d", t)), "")
         pairs.add((role, _number_fact(match, text)))

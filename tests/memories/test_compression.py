@@ -17,7 +17,7 @@ from memories.facts import fact_signature, summary_holds, summary_terms
 from memories.models import Memory, MemoryLink
 from memories.services import compression
 from memories.tasks import memory_compress_task
-from memories.topics import tokens_of
+from memories.topics import covers, tokens_of
 from skills.models import SkillRun
 from tests.memories.conftest import FILLER, at_cosine, on_topic, unit
 from tests.skills.conftest import ChatServer
@@ -572,3 +572,42 @@ def test_decay_command_dry_run_lists_and_writes_nothing(alice, remember):
     call_command("memories_decay", stdout=StringIO())
     assert Memory.objects.get(pk=stale.pk).status == "archived"
     assert Memory.objects.get(pk=fresh.pk).status == "active"
+
+
+CLIENT_C = [
+    *(
+        "客户C的合同金额是30万元。",
+        "客户C的对接人是王伟。",
+        "客户C要求每月5日前开票。",
+        "客户C的付款周期是60天。",
+    ),
+    *(
+        "客户C总部在深圳南山区。",
+        "客户C的采购负责人是李娜。",
+        "客户C明年预算增加20%。",
+        "客户C偏好邮件沟通。",
+    ),
+    *(
+        "客户C的续约日期是2027年3月1日。",
+        "客户C使用我们的Apollo系统。",
+        "客户C的发票抬头是深圳某某科技有限公司。",
+    ),
+    *("客户C有200名员工。", "客户C的技术对接人是赵敏。", "客户C要求7x24小时支持。", "客户C上季度投诉过2次。"),
+    *("客户C的合同编号是HT-2026-031。", "客户C的CEO是陈刚。", "客户C计划在6月扩容到500个账号。"),
+    *(
+        "客户C的结算币种是人民币。",
+        "客户C的税号是91440300MA5F。",
+        "客户C每季度做一次业务回顾。",
+        "客户C要求数据存储在境内。",
+    ),
+]
+
+
+def test_memories_naming_one_client_are_one_topic_under_its_name(alice):
+    originals = _remember_all(alice, CLIENT_C)
+    assert services.memories_compress() == 1
+    summary, audit, statuses = _compressed_once(originals)
+    assert statuses == {"compressed"} and audit["topic"] == "客户c"
+    assert "\n客户C：\n合同金额是30万元\n" in summary.content and "\n税号是91440300MA5F" in summary.content
+    assert audit["tokens_after"] < audit["tokens_before"]
+    assert not covers(summary.content, CLIENT_C)
