@@ -484,7 +484,7 @@ def _mail_intro(co, c, i, when, am, pool) -> None:
 
 def _weekly(co, c, i, first, am, support, pool) -> None:
     start = first.replace(hour=8 + i % 5, minute=0)
-    moved_from = pool.fresh(lambda r: start + timedelta(weeks=5), stamp)
+    moved_from = pool.fresh(lambda r: start + timedelta(weeks=r.randint(3, 8)), stamp)
     moved_to = pool.fresh(
         lambda r: moved_from + timedelta(days=r.choice([-1, 1]), hours=r.choice([-2, 3])), stamp
     )
@@ -506,7 +506,9 @@ def _weekly(co, c, i, first, am, support, pool) -> None:
 
 
 def _qbr_moved(co, c, i, when, am, pool) -> None:
-    old = pool.fresh(lambda r: when.replace(hour=10 + i % 4, minute=0), stamp)
+    old = pool.fresh(
+        lambda r: when.replace(hour=10 + i % 4, minute=0) + timedelta(days=r.randint(0, 9)), stamp
+    )
     new = pool.fresh(lambda r: old + timedelta(days=r.choice([-2, -1, 2, 3]), hours=r.choice([-1, 2])), stamp)
     fin = co.by_role("finance")[0]
     summary = {"en": f"{c.name} quarterly business review", "zh": f"{c.name} 季度业务回顾"}[am.lang]
@@ -584,10 +586,10 @@ def _note(co, name, title, when, attendees, body, customer=None, project=None, p
 
 def _company_story(co: Company, rng: random.Random, pool: Pool) -> None:
     people = co.people
-    allhands = START + timedelta(days=rng.randint(50, 70))
-    allhands = allhands.replace(hour=16, minute=5)
+    allhands = pool.fresh(lambda r: (START + timedelta(days=r.randint(50, 70))).replace(hour=16, minute=5),
+                          lambda d: day(d, "en") + " at 4pm")  # fmt: skip
     ceo_ish = co.by_role("head_sales")[0]
-    ah = pool.fresh(lambda r: day(allhands, "en") + " at 4pm")
+    ah = day(allhands, "en") + " at 4pm"
     co.slack.append(("general", allhands - timedelta(days=6), ceo_ish.login,
                      f"All-hands on {ah}: Q4 numbers and the roadmap for {', '.join(co.repos)}.", None))  # fmt: skip
     co.facts_company = {"allhands": ("slack", ah)}
@@ -610,11 +612,10 @@ def _company_story(co: Company, rng: random.Random, pool: Pool) -> None:
                             attendees=[p.login for p in eng[1:]], categories="", rrule="FREQ=WEEKLY;BYDAY=MO,TH;COUNT=24",
                             snapshots=(0, 1)))  # fmt: skip
     # a retro note naming no customer or project
-    weekday = rng.randrange(5)
     retro = START + timedelta(days=rng.randint(30, 60))
-    decision = pool.fresh(lambda r: f"releases move to {WEEKDAYS_EN[weekday]}s")
+    decision = pool.fresh(lambda r: f"releases move to {r.choice(WEEKDAYS_EN)}s")
     _note(co, f"{retro:%Y-%m-%d}-retro.md", "Engineering retro", retro, [p.login for p in eng],
-          f"## Summary\nRelease process retro.\n\n## Decisions\n- {decision[0].upper() + decision[1:]}, never Fridays before a holiday.\n\n"
+          f"## Summary\nRelease process retro.\n\n## Decisions\n- Agreed: {decision}, except in the week before a public holiday.\n\n"
           "## Action items\n- [ ] Update the release calendar.")  # fmt: skip
     co.facts_company["retro"] = ("notes", decision)
     # a private thread between finance and the head of sales
