@@ -83,10 +83,32 @@ def says(line: str, other: str) -> bool:
     return not reordered(line, other)
 
 
+_HEADING = re.compile(r"^(?P<head>[^\n]{1,40})[:：]$")
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of a memory, each whole: a summary's lines under a heading ("客户C：",
+    "Expense claims:") get their heading back ("客户C合同金额是30万元"), so a summary folded
+    into a newer one is merged line by line, not as one long line."""
+    out, head = [], ""
+    for line in (part.strip() for part in text.splitlines()):
+        if not line:
+            continue
+        match = _HEADING.match(line)
+        if match:
+            head = match.group("head").strip()
+            continue
+        if head:
+            joiner = "" if CJK.search(head[-1:]) or CJK.search(line[:1]) else " "
+            line = head + joiner + line
+        out.append(line)
+    return out or [text]
+
+
 def distinct_lines(texts: list[str]) -> list[str]:
     """One line per distinct fact, in the order of `texts`: of lines that say each other the
     shortest stays (the first of equals); a line another one says in full goes."""
-    lines = [summary_line(t) for t in texts]
+    lines = [summary_line(line) for t in texts for line in _lines(t)]
     kept: list[int] = []
     for i in sorted(range(len(lines)), key=lambda i: (count_tokens(lines[i]), i)):
         if lines[i] and not any(says(lines[k], lines[i]) for k in kept):
@@ -139,15 +161,16 @@ def _title(head: str) -> str:
 
 
 def structured_summary(texts: list[str]) -> str:
-    """The memories of one topic as a heading (the subject most of them open with) and one
-    short line per distinct fact; lines that do not open with the subject come first."""
-    lines = distinct_lines(texts)
-    head = _heading(lines)
-    if not head:
-        return "\n".join(lines)
-    under = [line for line in lines if head in _prefixes(line)]
-    other = [line for line in lines if line not in under]
-    return "\n".join([*other, _title(head), *(_factored(line, head) for line in under)])
+    """The memories of one topic as one short line per distinct fact, the leading subjects
+    that several lines share written once each as a heading over them ("报销：", "客户C：",
+    "Expense claims:"); lines under no heading come first."""
+    rest = distinct_lines(texts)
+    blocks: list[str] = []
+    while head := _heading(rest):
+        under = [line for line in rest if head in _prefixes(line)]
+        rest = [line for line in rest if line not in under]
+        blocks += [_title(head), *(_factored(line, head) for line in under)]
+    return "\n".join([*rest, *blocks])
 
 
 def tokens_of(texts: list[str]) -> int:

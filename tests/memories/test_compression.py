@@ -17,7 +17,7 @@ from memories.facts import fact_signature, summary_holds, summary_terms
 from memories.models import Memory, MemoryLink
 from memories.services import compression
 from memories.tasks import memory_compress_task
-from memories.topics import covers, tokens_of
+from memories.topics import covers, structured_summary, tokens_of
 from skills.models import SkillRun
 from tests.memories.conftest import FILLER, at_cosine, on_topic, unit
 from tests.skills.conftest import ChatServer
@@ -611,3 +611,11 @@ def test_memories_naming_one_client_are_one_topic_under_its_name(alice):
     assert "\n客户C：\n合同金额是30万元\n" in summary.content and "\n税号是91440300MA5F" in summary.content
     assert audit["tokens_after"] < audit["tokens_before"]
     assert not covers(summary.content, CLIENT_C)
+
+
+def test_a_summary_folded_into_a_newer_one_is_merged_line_by_line():
+    first = structured_summary(RULES_EN[:20])
+    second = structured_summary([first, *RULES_EN[20:], "Expense claims for gifts are capped at $100."])
+    assert not covers(second, RULES_EN) and second.count("Expense claims:") == 1
+    assert "for gifts are capped at $100" in second.splitlines()
+    assert max(len(line) for line in second.splitlines()) < 80  # no line holding a whole summary

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
+from django.db.models import Q
 
-from almanac.models import Tenant
+from almanac.models import Tenant, UserProfile
 from memories.models import Memory
 
 
@@ -19,14 +19,19 @@ def tenant_id_of(slug: str | None) -> int | None:
 
 
 def private_scope_of(username: str, tenant_id: int | None) -> str | None:
-    """The acl key of the user's own (private) memories; None when they have none."""
-    users = get_user_model().objects.filter(username=username)
+    """The acl key of the user's own (private) memories; None when they have none. The
+    name is the one in the tenant (`UserProfile.username`), or the login handle."""
+    profiles = UserProfile.objects.filter(Q(username=username) | Q(user__username=username))
     if tenant_id is not None:
-        users = users.filter(profile__tenant_id=tenant_id)
-    found = list(users[:2])
+        profiles = profiles.filter(tenant_id=tenant_id)
+    found = list(profiles.values_list("user_id", flat=True).distinct()[:2])
     if not found:
         raise CommandError(f"no user {username!r}" + (" in that tenant" if tenant_id else ""))
     if len(found) > 1:
         raise CommandError(f"more than one user {username!r}: give --tenant")
-    acl = Memory.objects.filter(owner=found[0], scope=Memory.Scope.USER).values_list("acl", flat=True).first()
+    acl = (
+        Memory.objects.filter(owner_id=found[0], scope=Memory.Scope.USER)
+        .values_list("acl", flat=True)
+        .first()
+    )
     return acl[0] if acl else None
