@@ -146,7 +146,6 @@ def socket_dir(server) -> str:
 
 # The embedded server's two roles (docs/operations.md, "Database roles"). Local connections
 # are trusted (the socket is private to the data folder), so they need no passwords.
-SUPERUSER = "postgres"
 OWNER_ROLE = "almanac_owner"
 RUNTIME_ROLE = "almanac_app"
 # Set on the runtime role once both roles exist and template1 is prepared: one cheap query
@@ -157,7 +156,9 @@ ROLES_MARK = "almanac roles v1"
 def _connect(server, dbname: str = "postgres"):
     import psycopg
 
-    return psycopg.connect(host=socket_dir(server), dbname=dbname, user=SUPERUSER, autocommit=True)
+    from almanac.pgtools import EMBEDDED_SUPERUSER
+
+    return psycopg.connect(host=socket_dir(server), dbname=dbname, user=EMBEDDED_SUPERUSER, autocommit=True)
 
 
 def ensure_roles(server) -> None:

@@ -74,9 +74,7 @@ def conninfo(database: str | None = None, role: str = "owner") -> dict[str, str]
         **{option: options.get(option) for option in _LIBPQ_OPTIONS},
     }
     if role == "owner" and not settings.DATABASE_URL:
-        from almanac.embedded_pg import SUPERUSER
-
-        given["user"], given["password"] = SUPERUSER, ""
+        given["user"], given["password"] = EMBEDDED_SUPERUSER, ""
     return {k: str(v) for k, v in given.items() if v not in (None, "")}
 
 
@@ -89,6 +87,7 @@ def libpq_env(database: str | None = None) -> dict[str, str]:
 
 
 # --- The two roles (docs/operations.md, "Database roles") ------------------------------
+EMBEDDED_SUPERUSER = "postgres"  # initdb's bootstrap superuser on the embedded server
 # The owner role owns every table and runs the migrations; the runtime role, the one the app
 # connects as, reads and writes rows and nothing else: it owns nothing (so it cannot ALTER,
 # DROP, TRUNCATE or disable a trigger), is no superuser (so it cannot set
