@@ -32,6 +32,14 @@ class Command(BaseCommand):
 
     def handle(self, addr, no_worker, **options):
         check_free(addr)
+        roles = settings.DATABASE_ROLES
+        if roles["runtime"] == roles["owner"]:
+            self.stderr.write(
+                f"warning: the app connects as {roles['owner'] or 'the database owner'}, who may rewrite the "
+                "audit log: set DATABASE_OWNER_URL and run `manage.py db_roles` (docs/operations.md, "
+                '"Database roles")'
+            )
+        # As the owner role; the web server and the worker then connect as the runtime role.
         call_command("migrate", interactive=False, verbosity=0)
         call_command("setup_schedules", verbosity=0)
         manage = [sys.executable, "manage.py"]
