@@ -118,3 +118,20 @@ def test_extraction_of_a_company_wide_rule_by_an_admin_reaches_everyone(boss, ch
     memory = Memory.objects.get(owner=boss)
     assert memory.acl == [tenant.group_key]
     assert [h.memory.pk for h in selectors.memory_search(user=charlie, query="报销系统")] == [memory.pk]
+
+
+def test_the_admin_lists_the_review_queue_and_clears_it(client, li, bob, boss, ended_session):
+    """bob is in Apollo: the project exists."""
+    services.session_extract(
+        session_id=ended_session(li, ["Our team decided to move the Apollo launch to May 12."]).pk
+    )
+    services.session_extract(session_id=ended_session(li, ["Zeus 的上线推迟到5月12日。"]).pk)
+    marked = Memory.objects.get(owner=li, needs_review=True)
+    client.force_login(boss)
+    queue = client.get("/admin/memories/memory/?needs_review__exact=1").context["cl"].queryset
+    assert [m.pk for m in queue] == [marked.pk]
+    response = client.post(
+        "/admin/memories/memory/", {"action": "mark_reviewed", "_selected_action": [marked.pk]}, follow=True
+    )
+    assert "1 memories marked reviewed" in response.content.decode()
+    assert not Memory.objects.filter(needs_review=True).exists()
