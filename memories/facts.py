@@ -3,6 +3,7 @@ extractor (`fact_extract`) reads it too. Memories' modules name it from here."""
 
 from skills.builtin.facts import (
     CALENDAR_WORDS,
+    KEPT_WORDS_SHARE,
     NEGATION_WORDS_ZH,
     NUMBER_WITH_UNIT,
     ZH_RELATIVE_DATE,
@@ -22,6 +23,7 @@ from skills.builtin.facts import (
 )
 
 __all__ = [
+    "KEPT_WORDS_SHARE",
     "CALENDAR_WORDS",
     "NEGATION_WORDS_ZH",
     "NUMBER_WITH_UNIT",

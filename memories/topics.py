@@ -19,6 +19,7 @@ from almanac.search.text import CJK, segment, word_spans
 from almanac.search.tokens import count_tokens
 from memories.facts import (
     CALENDAR_WORDS,
+    KEPT_WORDS_SHARE,
     codes,
     name_tokens,
     number_roles,
@@ -109,10 +110,18 @@ def distinct_lines(texts: list[str]) -> list[str]:
     """One line per distinct fact, in the order of `texts`: of lines that say each other the
     shortest stays (the first of equals); a line another one says in full goes."""
     lines = [summary_line(line) for t in texts for line in _lines(t)]
+    # `says` needs nine in ten of a line's words in the other: checked first, from sets
+    # made once (a topic's lines are compared pairwise).
+    words = [set(segment(without_reminder(line))) for line in lines]
+    terms = [summary_terms(line).terms for line in lines]
+
+    def might_say(k: int, i: int) -> bool:
+        return len(words[i] & terms[k]) >= KEPT_WORDS_SHARE * len(words[i])
+
     kept: list[int] = []
     for i in sorted(range(len(lines)), key=lambda i: (count_tokens(lines[i]), i)):
-        if lines[i] and not any(says(lines[k], lines[i]) for k in kept):
-            kept = [k for k in kept if not says(lines[i], lines[k])] + [i]
+        if lines[i] and not any(might_say(k, i) and says(lines[k], lines[i]) for k in kept):
+            kept = [k for k in kept if not (might_say(i, k) and says(lines[i], lines[k]))] + [i]
     return [lines[i] for i in sorted(kept)]
 
 
