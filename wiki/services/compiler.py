@@ -19,7 +19,7 @@ import hashlib
 import logging
 import traceback
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
@@ -278,8 +278,25 @@ def _work(items: list[Item]) -> tuple[str, bool | None, object]:
     return "", None, None
 
 
+@dataclass
+class Batch:
+    """What a batch compile reads once instead of once per thread: the tenant's entity
+    matcher (entities made in this process are seen at once; made elsewhere, within
+    `matcher_age` seconds) and the containers' observed visibility."""
+
+    matcher_age: float = 30.0
+    visibility: dict[str, bool | None] = field(default_factory=dict)
+
+    def container_visibility(self, *, tenant_id: int, keys) -> dict[str, bool]:
+        missing = [k for k in keys if k not in self.visibility]
+        if missing:
+            found = container_visibility(tenant_id=tenant_id, keys=missing)
+            self.visibility.update({k: found.get(k) for k in missing})
+        return {k: self.visibility[k] for k in keys if self.visibility[k] is not None}
+
+
 def thread_plan(
-    *, tenant, thread_key: str, items: list[Item]
+    *, tenant, thread_key: str, items: list[Item], batch: Batch | None = None
 ) -> dict[int, tuple[Entity, list[SectionDraft]]]:
     """page entity id → (entity, drafts): one draft per source container of the thread.
 
@@ -287,12 +304,14 @@ def thread_plan(
     container's draft on an entity's page only if that container's items named the entity
     or its readers may know the name: a private container's tag must not title a page
     that a public container's draft makes visible to the whole tenant."""
-    matcher = entity_matcher(tenant.pk, max_age=0)  # entities made by other workers count
+    # entities made by other workers count
+    matcher = entity_matcher(tenant.pk, max_age=batch.matcher_age if batch else 0)
     live = [i for i in items if not i.deleted]
     by_container: dict[str, list[Item]] = defaultdict(list)
     for item in live:
         by_container[item.first("container_key")].append(item)
-    visibility = container_visibility(tenant_id=tenant.pk, keys=[key for key in by_container if key])
+    keys = [key for key in by_container if key]
+    visibility = (batch or Batch()).container_visibility(tenant_id=tenant.pk, keys=keys)
     entities: dict[int, Entity] = {}
     named_by: dict[int, set[str]] = defaultdict(set)  # entity → containers whose items named it
     for item in live:
@@ -365,7 +384,7 @@ def page_status_apply(*, page: Page, drafts: list[SectionDraft], before: dict[st
     return True
 
 
-def thread_rebuild(*, event: Event, thread_key: str | None = None) -> set[int]:
+def thread_rebuild(*, event: Event, thread_key: str | None = None, batch: Batch | None = None) -> set[int]:
     """Steps 1–5 of a compile, inside the caller's transaction; returns the changed page ids.
 
     1. lock the thread, 2. read its items from the inbox, 3. resolve their entities,
@@ -376,7 +395,7 @@ def thread_rebuild(*, event: Event, thread_key: str | None = None) -> set[int]:
     thread_key = thread_key or thread_of(event)
     _lock_thread(tenant.pk, thread_key)
     items = thread_items(event=event, thread_key=thread_key)
-    plan = thread_plan(tenant=tenant, thread_key=thread_key, items=items)
+    plan = thread_plan(tenant=tenant, thread_key=thread_key, items=items, batch=batch)
     existing = list(PageSection.objects.filter(tenant=tenant, thread_key=thread_key))
     page_ids = {s.page_id for s in existing} | set(
         Page.objects.filter(entity_id__in=plan).values_list("id", flat=True)
@@ -571,7 +590,11 @@ def compile_batch(event_ids: list[int]) -> int:
                 .exclude(state=Event.State.COMPILED)
                 .order_by("occurred_at", "id")
             )
-            changed = _batch_rebuild([e for e in events if e.kind not in NO_CONTENT])
+            content = [e for e in events if e.kind not in NO_CONTENT]
+            batch = Batch()
+            _batch_tags(content, batch=batch)
+            named_first = relinks_take()  # before any thread of the batch was rebuilt
+            threads, changed = _batch_rebuild(content, batch=batch)
             _enqueue_summaries(changed)
             Event.objects.filter(id__in=[e.id for e in events]).update(
                 state=Event.State.COMPILED, compiled_at=timezone.now(), error=""
@@ -581,11 +604,27 @@ def compile_batch(event_ids: list[int]) -> int:
         log.exception("batch compile of %s events failed: compiling them one by one", len(event_ids))
         relinks_take()
         return sum(1 for event_id in event_ids if compile_event(event_id) == Event.State.COMPILED)
+    _relink_notes(named_first, skip=threads)  # the batch's own threads saw those entities
     _relink_notes(notes)
     return len(events)
 
 
-def _batch_rebuild(events: list[Event]) -> set[int]:
+def _batch_tags(events: list[Event], *, batch: Batch) -> None:
+    """The entities the batch's tags name, made (or named where they are) before any thread
+    is rebuilt, so a thread of the batch that names one in its text links to it at once
+    instead of being relinked after the batch."""
+    for event in events:
+        if not event.tags or event.kind == K.MESSAGE_DELETED:
+            continue
+        tenant, key = event.tenant, event.container_key
+        public = batch.container_visibility(tenant_id=tenant.pk, keys=[key]).get(key, event.container_public)
+        matcher = entity_matcher(tenant.pk, max_age=batch.matcher_age)
+        named_in = tenant.group_key if public or not key else key
+        entities_from_tags(tenant=tenant, tags=event.tags, matcher=matcher, named_in=named_in)
+
+
+def _batch_rebuild(events: list[Event], *, batch: Batch) -> tuple[set[str], set[int]]:
+    """Rebuild each thread of the events (and each they left) once; (thread keys, pages changed)."""
     threads: dict[tuple[int, str], Event] = {}
     for event in events:
         key = thread_of(event)
@@ -596,21 +635,21 @@ def _batch_rebuild(events: list[Event]) -> set[int]:
         _lock_thread(tenant_id, key)
     changed: set[int] = set()
     for (_, key), event in sorted(threads.items()):
-        changed |= thread_rebuild(event=event, thread_key=key)
+        changed |= thread_rebuild(event=event, thread_key=key, batch=batch)
     newest: dict[tuple[int, str], Event] = {}
     for event in events:  # event-time order: each container's newest event decides
         newest[(event.tenant_id, event.container_key)] = event
     for event in newest.values():
         changed |= container_acl_sync(event=event, thread_key=thread_of(event))
-    return changed
+    return {key for _, key in threads}, changed
 
 
-def _relink_notes(notes: list[list]) -> None:
+def _relink_notes(notes: list[list], skip=frozenset()) -> None:
     by_tenant: dict[int, list] = defaultdict(list)
     for tenant_id, *note in notes:
         by_tenant[tenant_id].append(note)
     for tenant_id, tenant_notes in sorted(by_tenant.items()):
-        entity_relink(tenant_id=tenant_id, notes=tenant_notes)
+        entity_relink(tenant_id=tenant_id, notes=tenant_notes, skip=skip)
 
 
 def relink_threads(*, tenant_id: int, terms: list[str], containers: list[str] | None = None) -> list[str]:
@@ -674,11 +713,11 @@ def thread_recompile(*, tenant_id: int, thread_key: str) -> set[int]:
     return thread_rebuild(event=event, thread_key=thread_key)
 
 
-def entity_relink(*, tenant_id: int, notes: list[list]) -> int:
+def entity_relink(*, tenant_id: int, notes: list[list], skip=frozenset()) -> int:
     """Recompile the threads that notes of `relink_note` say may link differently now
     ([entity id, terms, containers or None] each); a thread's own transaction each. The
     relinks these rebuilds note in turn (a name now seen in another container) are done
-    too. Returns how many threads were rebuilt."""
+    too, except threads in `skip`. Returns how many threads were rebuilt."""
     queue = [(n[0], tuple(n[1]), tuple(n[2] or ())) for n in notes]
     done: set[tuple] = set()
     rebuilt = 0
@@ -691,6 +730,8 @@ def entity_relink(*, tenant_id: int, notes: list[list]) -> int:
         for key in relink_threads(
             tenant_id=tenant_id, terms=list(terms), containers=list(containers) or None
         ):
+            if key in skip:
+                continue
             with transaction.atomic():
                 _lock_thread(tenant_id, key)
                 _enqueue_summaries(thread_recompile(tenant_id=tenant_id, thread_key=key))
