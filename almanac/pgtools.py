@@ -146,6 +146,7 @@ def ownership_sql(*, owner: str, database: str, schema: str = "public") -> list[
     created as another role (e.g. the superuser) to the owner role; extensions' own objects
     stay theirs. Run as a superuser (idempotent)."""
     o = ident(owner)
+    owner_oid = f"(SELECT oid FROM pg_roles WHERE rolname = {literal(owner)})"
     return [
         f"ALTER DATABASE {ident(database)} OWNER TO {o}",
         f"""DO $$
@@ -154,7 +155,7 @@ BEGIN
     FOR obj IN
         SELECT c.oid::regclass::text AS name, c.relkind FROM pg_class c
         WHERE c.relnamespace = {literal(schema)}::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
-          AND c.relowner <> {literal(owner)}::regrole
+          AND c.relowner <> {owner_oid}
           AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.objid = c.oid AND d.deptype IN ('e', 'a', 'i'))
     LOOP
         EXECUTE format('ALTER %s %s OWNER TO {o}',
@@ -163,7 +164,7 @@ BEGIN
     END LOOP;
     FOR obj IN
         SELECT p.oid::regprocedure::text AS name FROM pg_proc p
-        WHERE p.pronamespace = {literal(schema)}::regnamespace AND p.proowner <> {literal(owner)}::regrole
+        WHERE p.pronamespace = {literal(schema)}::regnamespace AND p.proowner <> {owner_oid}
           AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')
     LOOP
         EXECUTE format('ALTER ROUTINE %s OWNER TO {o}', obj.name);
