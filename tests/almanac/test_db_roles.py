@@ -114,3 +114,49 @@ def test_db_roles_is_idempotent_and_keeps_the_runtime_role_in_its_place(capsys):
         with connection.cursor() as cursor:
             cursor.execute("SELECT rolcreatedb FROM pg_roles WHERE rolname = %s", [OWNER])
             assert cursor.fetchone() == (True,)  # the embedded owner still creates test databases
+
+
+def _owner_connection():
+    import psycopg
+
+    from almanac.pgtools import conninfo
+
+    owner = settings.DATABASES["owner"]
+    return psycopg.connect(
+        **{**conninfo(), "user": owner["USER"], "password": owner.get("PASSWORD") or ""}, autocommit=True
+    )
+
+
+def test_a_table_a_later_migration_creates_is_granted_by_default():
+    with _owner_connection() as conn:
+        conn.execute("CREATE TABLE almanac_probe_later (id bigint)")
+        try:
+            granted = conn.execute(
+                "SELECT has_table_privilege(%s, 'almanac_probe_later', 'SELECT, INSERT, UPDATE, DELETE'),"
+                " has_table_privilege(%s, 'almanac_probe_later', 'TRUNCATE')",
+                [RUNTIME, RUNTIME],
+            ).fetchone()
+        finally:
+            conn.execute("DROP TABLE almanac_probe_later")
+    assert granted == (True, False)
+
+
+@pytest.mark.db_owner
+def test_migrate_repairs_the_runtime_role_s_grants():
+    from django.core.management import call_command
+
+    def rights():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT has_table_privilege(%s, 'memories_memory', 'UPDATE'),"
+                " has_table_privilege(%s, 'almanac_auditevent', 'UPDATE')",
+                [RUNTIME, RUNTIME],
+            )
+            return cursor.fetchone()
+
+    with connection.cursor() as cursor:
+        cursor.execute(f'REVOKE UPDATE ON memories_memory FROM "{RUNTIME}"')
+        cursor.execute(f'GRANT UPDATE ON almanac_auditevent TO "{RUNTIME}"')
+    assert rights() == (False, True)
+    call_command("migrate", verbosity=0)
+    assert rights() == (True, False)
