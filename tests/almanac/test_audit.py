@@ -278,3 +278,18 @@ def test_concurrent_appends_make_one_chain(tenant):
     seqs = sorted(AuditEvent.objects.filter(tenant=tenant).values_list("seq", flat=True))
     assert seqs == list(range(1, 41))
     assert _verify("--tenant", "acme")[0]
+
+
+def test_an_admin_in_the_web_admin_cannot_change_or_delete_an_audit_event(client, root, tenant):
+    event = audit_record(action="memory.purge", tenant=tenant, actor="root")
+    client.force_login(root)
+    page = client.get(f"/admin/almanac/auditevent/{event.pk}/change/")
+    assert page.status_code == 200 and event.digest in page.content.decode()  # shown, read-only
+    changed = client.post(f"/admin/almanac/auditevent/{event.pk}/change/", {"action": "nothing happened"})
+    deleted = client.post(f"/admin/almanac/auditevent/{event.pk}/delete/", {"post": "yes"})
+    bulk = client.post(
+        "/admin/almanac/auditevent/",
+        {"action": "delete_selected", "_selected_action": [event.pk], "post": "yes"},
+    )
+    assert (changed.status_code, deleted.status_code) == (403, 403) and bulk.status_code in (200, 302)
+    assert AuditEvent.objects.filter(pk=event.pk, action="memory.purge").count() == 1
