@@ -657,18 +657,14 @@ def relink_threads(*, tenant_id: int, terms: list[str], containers: list[str] | 
     through the sections' keyword index (every token of a term; a ticket prefix as a token
     prefix), within `containers` (section ACL keys) if given. E-mail domains are looked up
     in the inbox's e-mail and meeting participants (a scan of those, for an alias change)."""
-    from almanac.search.text import segment
-
     clauses, domains = [], []
     for term in terms:
         if domain := alias_domain(term):
             domains.append(domain)
         elif prefix := alias_prefix(term):
             clauses.append(f"'{prefix.lower()}-':*")
-        elif tokens := [t for t in segment(term) if t]:
-            clauses.append(
-                "(" + " & ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in tokens) + ")"
-            )
+        else:
+            clauses += _term_clauses(term)
     keys: set[str] = set()
     sections = PageSection.objects.filter(tenant_id=tenant_id)
     if containers:
@@ -679,6 +675,31 @@ def relink_threads(*, tenant_id: int, terms: list[str], containers: list[str] | 
     for domain in domains:
         keys |= _threads_with_domain(tenant_id=tenant_id, domain=domain, containers=containers)
     return sorted(keys)
+
+
+def _quoted(token: str) -> str:
+    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _term_clauses(term: str) -> list[str]:
+    """tsquery clauses that find a term in sections indexed before it was a known word: its
+    tokens now (a Chinese name is one word once the segmenter knows it, its parts too), its
+    parts alone, or its characters (how it may have been cut before)."""
+    from almanac.search.text import is_cjk, segment
+
+    tokens = [t for t in segment(term) if t]
+    if not tokens:
+        return []
+    clauses = ["(" + " & ".join(_quoted(t) for t in tokens) + ")"]
+    if is_cjk(term):
+        longest = max(tokens, key=len)
+        parts = [t for t in tokens if t != longest]
+        clauses.append(_quoted(longest))
+        if parts:
+            clauses.append("(" + " & ".join(_quoted(t) for t in parts) + ")")
+        chars = sorted({c for t in tokens for c in t if is_cjk(c)})
+        clauses.append("(" + " & ".join(_quoted(c) for c in chars) + ")")
+    return clauses
 
 
 def _threads_with_domain(*, tenant_id: int, domain: str, containers) -> set[str]:

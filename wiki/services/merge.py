@@ -11,7 +11,7 @@ from almanac.search import keyword
 from almanac.services.audit import audit_record
 from wiki.constants import CORPUS
 from wiki.models import Entity, Page, PageSection
-from wiki.services.entities import alias_keys_of, aliases_cleaned, page_ensure
+from wiki.services.entities import alias_keys_of, aliases_cleaned, page_ensure, relink_note
 from wiki.services.sections import section_delete
 
 
@@ -85,7 +85,8 @@ def entity_merge(*, survivor: Entity, merged: Entity, actor) -> Entity:
     2. move the sections to the survivor's page (history rows say "merged from …");
     3. the survivor takes the other's name and aliases as aliases, its `named_in`, its user
        if it has none; its page's status is counted again from its open work;
-    4. delete the merged entity (its page's history keeps a deletion row) and audit.
+    4. delete the merged entity (its page's history keeps a deletion row) and audit;
+    5. after the commit, threads naming the merged name or aliases are relinked.
     Later events naming the merged name resolve to the survivor through its aliases.
     """
     if survivor.pk == merged.pk:
@@ -134,6 +135,8 @@ def entity_merge(*, survivor: Entity, merged: Entity, actor) -> Entity:
     # 4. (the merged entity goes first: its user must be free before the survivor takes it)
     merged.delete()
     survivor.save(update_fields=["aliases", "alias_keys", "named_in", "user", "updated_at"])
+    # Threads naming the merged name link to the survivor now, where its name may be known.
+    relink_note(entity=survivor, terms=[merged_detail["name"], *merged.aliases])
     audit_record(
         action="wiki.entity_merged",
         tenant_id=survivor.tenant_id,
