@@ -131,24 +131,23 @@ def audit_chain_verify(*, tenant_id: int | None, batch: int = 5000) -> ChainRepo
         if tenant_id is not None
         else AuditEvent.objects.filter(tenant_id__isnull=True)
     )
+    chain = rows
     rows = rows.annotate(detail_text=Cast("detail", TextField())).order_by("seq", "id")
-    seen: set[str] = set()
     previous_time = None
     for row in rows.values(*CHAIN_FIELDS, "detail_text", "created_at", "prev_digest", "digest").iterator(
         batch
     ):
         expected_seq = report.head_seq + 1
-        problem = _chain_problem(row, report.head_digest, expected_seq, previous_time, seen)
+        problem = _chain_problem(row, report.head_digest, expected_seq, previous_time, chain)
         if problem:
             report.problem, report.problem_seq = f"seq {row['seq']} (id {row['id']}): {problem}", row["seq"]
             return report
-        seen.add(row["digest"])
         report.rows, report.head_seq, report.head_digest = report.rows + 1, row["seq"], row["digest"]
         previous_time = row["created_at"]
     return report
 
 
-def _chain_problem(row: dict, head: str, expected_seq: int, previous_time, seen: set[str]) -> str:
+def _chain_problem(row: dict, head: str, expected_seq: int, previous_time, chain) -> str:
     digest = audit_digest(
         values=row,
         detail_text=row["detail_text"],
@@ -158,7 +157,7 @@ def _chain_problem(row: dict, head: str, expected_seq: int, previous_time, seen:
     if digest != row["digest"]:
         return "forged: its digest does not match its content"
     if row["prev_digest"] != head:
-        if row["prev_digest"] in seen:
+        if row["prev_digest"] and chain.filter(seq__lt=row["seq"], digest=row["prev_digest"]).exists():
             return "reordered: it follows an earlier row than the one before it"
         if row["seq"] > expected_seq:
             return f"gap: rows {expected_seq}..{row['seq'] - 1} are missing"

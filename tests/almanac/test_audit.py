@@ -293,3 +293,19 @@ def test_an_admin_in_the_web_admin_cannot_change_or_delete_an_audit_event(client
     )
     assert (changed.status_code, deleted.status_code) == (403, 403) and bulk.status_code in (200, 302)
     assert AuditEvent.objects.filter(pk=event.pk, action="memory.purge").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_audit_verify_catches_a_row_chained_onto_an_earlier_one(tenant, owner_sql):
+    rows = _chain(tenant, 3)
+    # A well-formed row (its digest right for its content) that follows row 2, not row 3.
+    owner_sql(
+        "ALTER TABLE almanac_auditevent DISABLE TRIGGER almanac_audit_chain",
+        "INSERT INTO almanac_auditevent (id, tenant_id, actor, action, object_type, object_id, detail, created_at,"
+        f" seq, prev_digest, digest) SELECT 10000000, {tenant.pk}, 'x', 'memory.delete', '', '', '{{}}', date_trunc('milliseconds', now()), 4,"
+        f" '{rows[1].digest}', almanac_audit_digest(4, 10000000, {tenant.pk}, 'x', 'memory.delete', '', '', '{{}}',"
+        f" date_trunc('milliseconds', now()), '{rows[1].digest}')",
+        "ALTER TABLE almanac_auditevent ENABLE TRIGGER almanac_audit_chain",
+    )
+    ok, out = _verify()
+    assert not ok and "FAILED at seq 4" in out and "reordered" in out, out
