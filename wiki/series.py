@@ -11,8 +11,10 @@ one of its occurrences, whose title shares a word with the series' (beyond the p
 own name), move under it.
 
 An occurrence is an item of the calendar thread, its time its source's `occurred_at`; its
-`ref` is `<uid>/<recurrence id>`, with `@<start>` when it was moved
-(`connectors.importers.calendar`), which marks it.
+`ref` is `<uid>/<recurrence id>`, with `@<start>` when it was moved earlier
+(`connectors.importers.calendar`); one moved earlier or later (its recurrence id is not its
+start) is marked moved, and named on the line even when it is neither the last nor the
+next meeting.
 Works on model instances (`PageSection`) and on the plain rows of `page_texts_for_reader`
 alike; nothing here reads the database.
 """
@@ -30,6 +32,8 @@ SERIES_PREFIX = "calendar:event:"
 NOTES_PREFIX = "notes:"
 # A series line shows the description of its last meeting up to this many characters.
 DESCRIPTION_CHARS = 300
+# At most this many moved meetings besides the last and the next are named on the line.
+MOVED_SHOWN = 3
 _ITEM_START = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\] ([^:\n]{1,300}): ?", re.MULTILINE)
 _EN_DAYS = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
 _ZH_DAYS = "一二三四五六日"
@@ -54,10 +58,27 @@ def occurrences(section) -> list[Occurrence]:
             continue
         start = when if isinstance(when, datetime) else datetime.fromisoformat(str(when))
         start = start.astimezone(UTC)
-        found[start] = found.get(start, False) or ("/" in ref and "@" in ref.rpartition("/")[2])
+        found[start] = found.get(start, False) or _moved(ref, start)
     if len(found) < 2:
         return []
     return [Occurrence(start, moved) for start, moved in sorted(found.items())]
+
+
+def _moved(ref: str, start: datetime) -> bool:
+    """Was this occurrence moved? Its ref says so (`<uid>/<recurrence id>@<start>`: moved
+    earlier), or its recurrence id (its time in the series) is not its start (moved later)."""
+    if "/" not in ref:
+        return False
+    tail = ref.rpartition("/")[2]
+    if "@" in tail:
+        return True
+    try:
+        planned = datetime.fromisoformat(tail)
+    except ValueError:
+        return False
+    if planned.tzinfo is None:  # an all-day series: moved if on another day
+        return planned.date() != start.date()
+    return planned.astimezone(UTC) != start
 
 
 def cadence(starts: list[datetime], *, zh: bool) -> str:
@@ -135,18 +156,26 @@ def series_text(section, occs: list[Occurrence], *, now: datetime) -> tuple[str,
     shown = last or upcoming
     items = _items(section.content)
     organizer = items[0][1] if items else ""
+    # A moved meeting other than the last and the next is said too (the nearest few): the
+    # cadence would otherwise put it at its old time.
+    others = [o for o in occs if o.moved and o is not last and o is not upcoming]
+    others = sorted(sorted(others, key=lambda o: abs(o.start - now))[:MOVED_SHOWN], key=lambda o: o.start)
     when = []
     if zh:
         if last:
             when.append(f"上次：{_when(last, zh=True)}")
         if upcoming:
             when.append(f"下次：{_when(upcoming, zh=True)}")
+        if others:
+            when.append("另有改期：" + "、".join(_when(o, zh=True) for o in others))
         line = f"{title} — 系列会议，{cadence([o.start for o in occs], zh=True)}；{'，'.join(when)}"
     else:
         if last:
             when.append(f"last: {_when(last, zh=False)}")
         if upcoming:
             when.append(f"next: {_when(upcoming, zh=False)}")
+        if others:
+            when.append("also " + ", ".join(_when(o, zh=False) for o in others))
         line = f"{title} — recurring meeting, {cadence([o.start for o in occs], zh=False)}; {', '.join(when)}"
     text = f"[{shown.start:%Y-%m-%d}] {organizer or 'unknown'}: {line}"
     day = f"{shown.start:%Y-%m-%d}"

@@ -244,3 +244,27 @@ def test_pushed_occurrences_of_one_calendar_thread_fold_too(api, alice, bob, pus
         )
     (section,) = _page(api)["sections"]
     assert section["content"].count("\n") == 0 and "weekly on Tuesdays at 10:00 UTC" in section["content"]
+
+
+def test_a_moved_meeting_beyond_the_next_keeps_its_new_time_on_the_line(api, alice, bob, load):
+    load(weekly())
+    new = FUTURE[2] - timedelta(days=1, hours=1)  # the third meeting to come, a day earlier
+    load(weekly(overrides=moved(original=FUTURE[2], start=new)))
+    line = _page(api)["sections"][0]["content"].splitlines()[0]
+    assert f"next: Tue {FUTURE[0]:%Y-%m-%d} 10:00" in line
+    assert f"also Mon {new:%Y-%m-%d} 09:00 (moved)" in line
+
+
+def test_a_moved_meeting_beyond_the_next_in_chinese(api, alice, bob, load):
+    load(weekly(uid="zh-2", title="华为周会", customer="华为"))
+    new = FUTURE[1] + timedelta(days=2)
+    load(
+        weekly(
+            uid="zh-2",
+            title="华为周会",
+            customer="华为",
+            overrides=moved(uid="zh-2", title="华为周会", customer="华为", original=FUTURE[1], start=new),
+        )
+    )
+    line = _page(api, slug="华为")["sections"][0]["content"].splitlines()[0]
+    assert f"另有改期：{new:%Y-%m-%d}（周四）10:00（已改期）" in line
