@@ -5,12 +5,15 @@ from __future__ import annotations
 import itertools
 import time
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+from tqdm import tqdm
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.importers import ingest_all
-from connectors.models import RESERVED_SOURCE_NAMES
+from connectors.models import RESERVED_SOURCE_NAMES, Event
 from connectors.pollers import PollError
 from connectors.schemas import SOURCE_RE
 from connectors.services import source_ensure, sync_success
@@ -25,6 +28,11 @@ class ImportCommand(BaseCommand):
             "--source", default=self.source_kind, help=f"source name (default: {self.source_kind})"
         )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+        parser.add_argument(
+            "--compile",
+            action="store_true",
+            help="compile the imported events into the wiki now, in batches (else the workers do)",
+        )
 
     def tenant(self, slug: str | None) -> Tenant:
         if slug:
@@ -47,17 +55,19 @@ class ImportCommand(BaseCommand):
             raise CommandError(
                 f"--source {name!r}: letters, digits, '_', '.' or '-', and not a reserved name"
             )
-        started = time.monotonic()
+        started, since = time.monotonic(), timezone.now()
         try:
             payloads = iter(self.payloads(tenant=tenant, source_name=name, options=options))
             # Reading the first one opens the input: a wrong path, file or URL fails here,
             # before the source is created or anything stored.
             first = next(payloads, None)
             source = source_ensure(tenant=tenant, name=name, kind=self.source_kind)
+            payloads = itertools.chain([] if first is None else [first], payloads)
             counts = ingest_all(
                 tenant=tenant,
-                payloads=itertools.chain([] if first is None else [first], payloads),
-                progress=not options["no_progress"],
+                payloads=self._progress(
+                    payloads, source=source, since=since, show=not options["no_progress"]
+                ),
                 desc=name,
             )
         except (ApplicationError, OSError, ValueError, PollError) as exc:
@@ -72,3 +82,35 @@ class ImportCommand(BaseCommand):
         )
         if rejected:
             self.stderr.write(f"last rejection: {counts['last_rejection']}")
+        self._compiled_line(source=source, since=since, started=started)
+        if options["compile"]:
+            # The wiki's command, by name: connectors do not import the wiki.
+            call_command("wiki_compile", tenant.slug, "--no-people", stdout=self.stdout)
+
+    def _new_events(self, *, source, since):
+        return Event.objects.filter(source=source, received_at__gte=since)
+
+    def _progress(self, payloads, *, source, since, show: bool):
+        """The payloads, with a bar of events read and, every 2 s, how many the wiki compiled."""
+        with tqdm(desc=source.name, unit="event", disable=not show, leave=False) as bar:
+            checked = time.monotonic()
+            for payload in payloads:
+                yield payload
+                bar.update(1)
+                if time.monotonic() - checked > 2:
+                    compiled = self._new_events(source=source, since=since).filter(state=Event.State.COMPILED)
+                    bar.set_postfix(compiled=compiled.count(), refresh=False)
+                    checked = time.monotonic()
+
+    def _compiled_line(self, *, source, since, started: float) -> None:
+        """How far the wiki is: events compiled of those stored, and the time left at the
+        workers' rate so far."""
+        new = self._new_events(source=source, since=since)
+        stored, compiled = new.count(), new.filter(state=Event.State.COMPILED).count()
+        elapsed = max(time.monotonic() - started, 1e-6)
+        line = f"{source.name}: {compiled}/{stored} new events compiled into the wiki"
+        if compiled < stored:
+            rate = compiled / elapsed
+            eta = f", ETA {(stored - compiled) / rate:.0f}s at {rate:.0f} events/s" if rate else ""
+            line += f"{eta} (the workers compile the rest; --compile or `manage.py wiki_compile` does it now)"
+        self.stdout.write(line)
