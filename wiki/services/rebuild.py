@@ -18,7 +18,15 @@ from django.utils import timezone
 
 from connectors.models import Event
 from wiki.models import Entity, Page, PageSection, Rebuild
-from wiki.services import compiler
+from wiki.services.compiler import (
+    NO_CONTENT,
+    _enqueue_summaries,
+    _lock_thread,
+    _relink_notes,
+    compile_pending,
+    relink_threads,
+    thread_recompile,
+)
 from wiki.services.entities import relinks_take
 
 log = logging.getLogger(__name__)
@@ -42,15 +50,13 @@ def _item_key(thread_key: str, source: str, external_id: str) -> str:
 def rebuild_threads(*, rebuild: Rebuild) -> Counter:
     """{thread key: events} the rebuild covers: every thread of the tenant's inbox, or for a
     page, the threads it holds and those whose text names its entity (name or alias)."""
-    events = Event.objects.filter(tenant_id=rebuild.tenant_id).exclude(kind__in=compiler.NO_CONTENT)
+    events = Event.objects.filter(tenant_id=rebuild.tenant_id).exclude(kind__in=NO_CONTENT)
     rows = events.values_list("thread_key", "source__name", "external_id")
     if rebuild.page_slug:
         page = Page.objects.select_related("entity").get(tenant_id=rebuild.tenant_id, slug=rebuild.page_slug)
         keys = set(PageSection.objects.filter(page=page).values_list("thread_key", flat=True))
         entity: Entity = page.entity
-        keys |= set(
-            compiler.relink_threads(tenant_id=rebuild.tenant_id, terms=[entity.name, *entity.aliases])
-        )
+        keys |= set(relink_threads(tenant_id=rebuild.tenant_id, terms=[entity.name, *entity.aliases]))
         counts = Counter(
             _item_key(*row)
             for row in rows.filter(thread_key__in=[k for k in keys if not k.startswith("item:")])
@@ -72,7 +78,7 @@ def rebuild_run(*, rebuild_id: int, progress: Callable[[Rebuild], None] | None =
     rebuild.save(update_fields=["state", "started_at", "error"])
     try:
         if not rebuild.page_slug:
-            compiler.compile_pending(tenant=rebuild.tenant)
+            compile_pending(tenant=rebuild.tenant)
         threads = rebuild_threads(rebuild=rebuild)
         keys = sorted(threads)
         Rebuild.objects.filter(pk=rebuild.pk).update(
@@ -83,11 +89,9 @@ def rebuild_run(*, rebuild_id: int, progress: Callable[[Rebuild], None] | None =
             chunk = keys[start : start + THREADS_PER_TRANSACTION]
             with transaction.atomic():
                 for key in chunk:
-                    compiler._lock_thread(rebuild.tenant_id, key)
+                    _lock_thread(rebuild.tenant_id, key)
                 for key in chunk:
-                    compiler._enqueue_summaries(
-                        compiler.thread_recompile(tenant_id=rebuild.tenant_id, thread_key=key)
-                    )
+                    _enqueue_summaries(thread_recompile(tenant_id=rebuild.tenant_id, thread_key=key))
                 notes += relinks_take()
             Rebuild.objects.filter(pk=rebuild.pk).update(
                 events_done=F("events_done") + sum(threads[k] for k in chunk),
@@ -96,7 +100,7 @@ def rebuild_run(*, rebuild_id: int, progress: Callable[[Rebuild], None] | None =
             if progress is not None:
                 rebuild.refresh_from_db()
                 progress(rebuild)
-        compiler._relink_notes(notes)
+        _relink_notes(notes)
     except Exception as exc:
         log.exception("wiki rebuild %s failed", rebuild.pk)
         Rebuild.objects.filter(pk=rebuild.pk).update(
