@@ -473,7 +473,7 @@ def test_calendar_event_with_a_nul_uid_is_rejected(company):
 
 def test_import_command_reports_compiled_events_and_compiles_with_compile(company, slack_zip, capsys):
     call_command("import_slack", str(slack_zip), "--no-progress")  # nothing compiles on commit here
-    assert "slack: 0/14 new events compiled into the wiki" in capsys.readouterr().out
+    assert "slack: 0/14 of these events compiled into the wiki" in capsys.readouterr().out
     call_command("import_mbox", str(DEMO / "mailbox.mbox"), "--no-progress", "--compile")
     out = capsys.readouterr().out
     assert "compiled" in out and "events/s, ETA 0s" in out  # the batch compile's progress

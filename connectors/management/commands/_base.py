@@ -108,7 +108,7 @@ class ImportCommand(BaseCommand):
         new = self._new_events(source=source, since=since)
         stored, compiled = new.count(), new.filter(state=Event.State.COMPILED).count()
         elapsed = max(time.monotonic() - started, 1e-6)
-        line = f"{source.name}: {compiled}/{stored} new events compiled into the wiki"
+        line = f"{source.name}: {compiled}/{stored} of these events compiled into the wiki"
         if compiled < stored:
             rate = compiled / elapsed
             eta = f", ETA {(stored - compiled) / rate:.0f}s at {rate:.0f} events/s" if rate else ""
