@@ -121,6 +121,20 @@ EVENTS = [
         public=True,
         version=2,
     ),  # fmt: skip
+    # an item moved to another thread (and channel) by its edit
+    _event(
+        "slack", "CC/3", "message", 14, "slack:channel:CC", "slack:CC/1", "Globex pilot starts", public=True
+    ),
+    _event(
+        "slack",
+        "CC/3",
+        "message_changed",
+        15,
+        "slack:channel:CD",
+        "slack:CD/3",
+        "Globex pilot starts Monday",
+        version=2,
+    ),
     _event(
         "calendar",
         "uid-1",

@@ -626,11 +626,12 @@ def _batch_tags(events: list[Event], *, batch: Batch) -> None:
 def _batch_rebuild(events: list[Event], *, batch: Batch) -> tuple[set[str], set[int]]:
     """Rebuild each thread of the events (and each they left) once; (thread keys, pages changed)."""
     threads: dict[tuple[int, str], Event] = {}
+    keys = {event.id: thread_of(event) for event in events}
+    left = _batch_threads_left(events, keys)
     for event in events:
-        key = thread_of(event)
-        threads.setdefault((event.tenant_id, key), event)
-        for left in threads_left(event=event, thread_key=key):
-            threads.setdefault((event.tenant_id, left), event)
+        threads.setdefault((event.tenant_id, keys[event.id]), event)
+        for key in left.get(event.id, []):
+            threads.setdefault((event.tenant_id, key), event)
     for tenant_id, key in sorted(threads):  # every lock in one order: no deadlock
         _lock_thread(tenant_id, key)
     changed: set[int] = set()
@@ -642,6 +643,43 @@ def _batch_rebuild(events: list[Event], *, batch: Batch) -> tuple[set[str], set[
     for event in newest.values():
         changed |= container_acl_sync(event=event, thread_key=thread_of(event))
     return {key for _, key in threads}, changed
+
+
+def _batch_threads_left(events: list[Event], keys: dict[int, str]) -> dict[int, list[str]]:
+    """`threads_left` for every event of a batch in two queries: event id → the threads that
+    older versions of its item named and that hold sections."""
+    if len({e.tenant_id for e in events}) > 1:  # the sweep's batches span tenants
+        out: dict[int, list[str]] = {}
+        for tenant_id in {e.tenant_id for e in events}:
+            out |= _batch_threads_left([e for e in events if e.tenant_id == tenant_id], keys)
+        return out
+    if not events:
+        return {}
+    tenant_id = events[0].tenant_id
+    named: dict[tuple[int, str], set[str]] = defaultdict(set)
+    rows = (
+        Event.objects.filter(
+            tenant_id=tenant_id,
+            source_id__in={e.source_id for e in events},
+            external_id__in={e.external_id for e in events},
+        )
+        .exclude(thread_key="")
+        .values_list("source_id", "external_id", "thread_key")
+    )
+    for source_id, external_id, thread_key in rows:
+        named[(source_id, external_id)].add(thread_key)
+    other = {e.id: named.get((e.source_id, e.external_id), set()) - {keys[e.id]} for e in events}
+    wanted = set().union(*other.values())
+    held = (
+        set(
+            PageSection.objects.filter(tenant_id=tenant_id, thread_key__in=sorted(wanted))
+            .values_list("thread_key", flat=True)
+            .distinct()
+        )
+        if wanted
+        else set()
+    )
+    return {event_id: sorted(keys_ & held) for event_id, keys_ in other.items() if keys_ & held}
 
 
 def _relink_notes(notes: list[list], skip=frozenset()) -> None:
