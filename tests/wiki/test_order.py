@@ -184,6 +184,16 @@ def _dump(tenant) -> list:
     return sorted(pages)
 
 
+def _stats(tenant) -> tuple:
+    """The wiki's keyword statistics (document frequencies, corpus size)."""
+    from almanac.models import CorpusStat, TermStat
+
+    terms = sorted(TermStat.objects.filter(tenant=tenant, corpus="wiki").values_list("term", "df"))
+    return terms, list(
+        CorpusStat.objects.filter(tenant=tenant, corpus="wiki").values_list("docs", "total_len")
+    )
+
+
 def _diff(order, got, reference) -> str:
     flat = [{(p[:4], s) for p in dump for s in p[4]} for dump in (got, reference)]
     return f"order {order}: only here {sorted(flat[0] - flat[1])}, only in the reference {sorted(flat[1] - flat[0])}"
@@ -194,8 +204,9 @@ def _add_alias(tenant) -> None:
     services.entity_ensure(tenant=tenant, kind="customer", name="Globex", aliases=["@globex.com"])
 
 
-def _arrive(tenant, order, capture) -> list:
-    """Each step as it arrives at a running service (compiled on commit); the dump; all undone."""
+def _arrive(tenant, order, capture, *, stats: bool = False):
+    """Each step as it arrives at a running service (compiled on commit); the dump (and the
+    keyword statistics); all undone."""
     with transaction.atomic():
         for step in order:
             with capture(execute=True):
@@ -203,7 +214,7 @@ def _arrive(tenant, order, capture) -> list:
                     _add_alias(tenant)
                 else:
                     event_ingest(tenant=tenant, payload=EVENTS[step])
-        dump = _dump(tenant)
+        dump = (_dump(tenant), _stats(tenant)) if stats else _dump(tenant)
         transaction.set_rollback(True)
     return dump
 
@@ -231,7 +242,7 @@ def test_any_arrival_order_compiles_the_same_wiki(
 @given(order=st.permutations(range(len(EVENTS))))
 def test_a_batch_compile_makes_the_wiki_one_by_one_makes(tenant, alice, bob, django_capture_on_commit_callbacks,
                                                          order):  # fmt: skip
-    one_by_one = _arrive(tenant, [ALIAS, *order], django_capture_on_commit_callbacks)
+    one_by_one = _arrive(tenant, [ALIAS, *order], django_capture_on_commit_callbacks, stats=True)
     with transaction.atomic():
         with django_capture_on_commit_callbacks(execute=True):
             _add_alias(tenant)
@@ -239,6 +250,6 @@ def test_a_batch_compile_makes_the_wiki_one_by_one_makes(tenant, alice, bob, dja
             event_ingest(tenant=tenant, payload=EVENTS[step])
         with django_capture_on_commit_callbacks(execute=True):
             assert services.compile_pending(tenant=tenant) == len(EVENTS)
-        batched = _dump(tenant)
+        batched = (_dump(tenant), _stats(tenant))
         transaction.set_rollback(True)
     assert batched == one_by_one

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import traceback
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -278,6 +278,60 @@ def _work(items: list[Item]) -> tuple[str, bool | None, object]:
     return "", None, None
 
 
+class StatsBuffer:
+    """The keyword statistics (`almanac.search.keyword`) of a batch's section writes, summed
+    and written once: one statement for the terms and one for the corpus size per tenant and
+    corpus, instead of two per section. Same `stats_apply` signature as the keyword module."""
+
+    def __init__(self) -> None:
+        self.df: dict[tuple[int, str], Counter] = defaultdict(Counter)
+        self.size: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
+
+    def stats_apply(self, *, tenant_id: int, corpus: str, old: dict | None, new: dict | None) -> None:
+        old_terms, new_terms = set((old or {}).get("tf", {})), set((new or {}).get("tf", {}))
+        df = self.df[(tenant_id, corpus)]
+        df.update(new_terms - old_terms)
+        df.subtract(old_terms - new_terms)
+        size = self.size[(tenant_id, corpus)]
+        size[0] += (new is not None) - (old is not None)
+        size[1] += (new or {}).get("doc_len", 0) - (old or {}).get("doc_len", 0)
+
+    def flush(self) -> None:
+        from almanac.models import CorpusStat, TermStat
+
+        terms_table, corpus_table = TermStat._meta.db_table, CorpusStat._meta.db_table
+        with connection.cursor() as cursor:
+            for (tenant_id, corpus), df in sorted(self.df.items()):
+                terms = sorted(t for t, n in df.items() if n)  # sorted: concurrent writers never deadlock
+                if not terms:
+                    continue
+                cursor.execute(
+                    f"""INSERT INTO {terms_table} (tenant_id, corpus, term, df)
+                        SELECT %s, %s, t, d FROM unnest(%s::text[], %s::int[]) AS u(t, d)
+                        ON CONFLICT (tenant_id, corpus, term)
+                        DO UPDATE SET df = GREATEST(0, {terms_table}.df + EXCLUDED.df)""",
+                    [tenant_id, corpus, terms, [df[t] for t in terms]],
+                )
+                gone = [t for t in terms if df[t] < 0]
+                if gone:  # terms no document holds any more go (as keyword.stats_apply does)
+                    cursor.execute(
+                        f"DELETE FROM {terms_table} WHERE tenant_id = %s AND corpus = %s "
+                        "AND term = ANY(%s::text[]) AND df <= 0",
+                        [tenant_id, corpus, gone],
+                    )
+            for (tenant_id, corpus), (docs, length) in sorted(self.size.items()):
+                if docs or length:
+                    cursor.execute(
+                        f"""INSERT INTO {corpus_table} (tenant_id, corpus, docs, total_len)
+                            VALUES (%s, %s, %s, %s) ON CONFLICT (tenant_id, corpus) DO UPDATE SET
+                              docs = GREATEST(0, {corpus_table}.docs + EXCLUDED.docs),
+                              total_len = GREATEST(0, {corpus_table}.total_len + EXCLUDED.total_len)""",
+                        [tenant_id, corpus, docs, length],
+                    )
+        self.df.clear()
+        self.size.clear()
+
+
 @dataclass
 class Batch:
     """What a batch compile reads once instead of once per thread: the tenant's entity
@@ -286,6 +340,7 @@ class Batch:
 
     matcher_age: float = 30.0
     visibility: dict[str, bool | None] = field(default_factory=dict)
+    stats: StatsBuffer | None = None
 
     def container_visibility(self, *, tenant_id: int, keys) -> dict[str, bool]:
         missing = [k for k in keys if k not in self.visibility]
@@ -410,11 +465,12 @@ def thread_rebuild(*, event: Event, thread_key: str | None = None, batch: Batch 
         before = {key: (s.work_kind, s.work_open) for key, s in mine.items()}
         for draft in drafts:
             current = mine.get(draft.container_key)
-            if section_write(page=page, draft=draft, reason=reason, existing=current)[1]:
+            stats = batch.stats if batch else None
+            if section_write(page=page, draft=draft, reason=reason, existing=current, stats=stats)[1]:
                 changed.add(page.pk)
         for section in existing:
             if section.page_id == page.pk and section.container_key not in keep:
-                section_delete(section=section, reason=reason)
+                section_delete(section=section, reason=reason, stats=batch.stats if batch else None)
                 changed.add(page.pk)
         if page_status_apply(page=page, drafts=drafts, before=before):
             changed.add(page.pk)
@@ -591,10 +647,11 @@ def compile_batch(event_ids: list[int]) -> int:
                 .order_by("occurred_at", "id")
             )
             content = [e for e in events if e.kind not in NO_CONTENT]
-            batch = Batch()
+            batch = Batch(stats=StatsBuffer())
             _batch_tags(content, batch=batch)
             named_first = relinks_take()  # before any thread of the batch was rebuilt
             threads, changed = _batch_rebuild(content, batch=batch)
+            batch.stats.flush()
             _enqueue_summaries(changed)
             Event.objects.filter(id__in=[e.id for e in events]).update(
                 state=Event.State.COMPILED, compiled_at=timezone.now(), error=""

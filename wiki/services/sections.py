@@ -95,11 +95,12 @@ _UNSET = object()
 
 
 def section_write(
-    *, page: Page, draft: SectionDraft, reason: str, existing=_UNSET
+    *, page: Page, draft: SectionDraft, reason: str, existing=_UNSET, stats=None
 ) -> tuple[PageSection, bool]:
     """Create or update the section of (page, thread, container) to match `draft`.
 
-    `existing` is the current section if the caller already fetched it (None: there is none).
+    `existing` is the current section if the caller already fetched it (None: there is none);
+    `stats`, a buffer of keyword statistics written once per batch (default: written now).
     Returns (section, changed). The embedding and keyword index are recomputed only when
     the text changed, so replaying an event costs no embedding call and writes nothing.
     """
@@ -147,14 +148,18 @@ def section_write(
         new = keyword.index_fields(_keyword_text(page, draft))
         section.tokens, section.tf, section.doc_len = new["tokens"], new["tf"], new["doc_len"]
         section.embedding = embed_mean(draft.embed_texts or [f"{draft.title}\n{draft.content}"])
-        keyword.stats_apply(tenant_id=page.tenant_id, corpus=CORPUS, old=old, new=new)
+        (stats or keyword).stats_apply(tenant_id=page.tenant_id, corpus=CORPUS, old=old, new=new)
     section._change_reason = reason
     section.save()
     return section, True
 
 
-def section_delete(*, section: PageSection, reason: str) -> None:
-    keyword.stats_apply(tenant_id=section.tenant_id, corpus=CORPUS, old=_old_index(section), new=None)
+def section_delete(*, section: PageSection, reason: str, stats=None) -> None:
+    """`stats`: a buffer of keyword statistics written once per batch (the compiler's
+    `StatsBuffer`); default: written now."""
+    (stats or keyword).stats_apply(
+        tenant_id=section.tenant_id, corpus=CORPUS, old=_old_index(section), new=None
+    )
     section._change_reason = reason
     section.delete()
 
