@@ -537,7 +537,7 @@ def hostile_phase(svc, keys, run, seconds, rng) -> dict:
     statuses: Counter = Counter()
     legit: Counter = Counter()
     examples: list = []
-    dropped = [0]
+    dropped, unsendable, dropped_examples = [0], [0], []
     stop_at = time.monotonic() + seconds
     headers = {"Authorization": f"Bearer {keys['pusher']}", "Content-Type": "application/json"}
 
@@ -546,16 +546,22 @@ def hostile_phase(svc, keys, run, seconds, rng) -> dict:
         with httpx.Client(base_url=svc.base, headers=headers, timeout=60) as client:
             while time.monotonic() < stop_at:
                 method, path, kwargs = hostile_request(local)
+                # One connection each: a refusal that closes it is then not blamed on the next.
+                kwargs["headers"] = {**kwargs.get("headers", {}), "Connection": "close"}
+                sent = {"method": method, "path": path[:120], "sent": str(kwargs)[:200]}
                 try:
                     status = client.request(method, path, **kwargs).status_code
-                except httpx.HTTPError:
+                except (UnicodeError, httpx.InvalidURL):
+                    unsendable[0] += 1  # the client itself refuses it (a lone surrogate in a URL)
+                    continue
+                except httpx.HTTPError as exc:
                     dropped[0] += 1
+                    if len(dropped_examples) < 5:
+                        dropped_examples.append({**sent, "error": type(exc).__name__})
                     continue
                 statuses[status] += 1
                 if status >= 500 and len(examples) < 10:
-                    examples.append(
-                        {"method": method, "path": path[:120], "status": status, "sent": str(kwargs)[:200]}
-                    )
+                    examples.append({**sent, "status": status})
 
     def ordinary(n: int) -> None:
         local = random.Random(f"{run}-legit-{n}")
@@ -586,6 +592,8 @@ def hostile_phase(svc, keys, run, seconds, rng) -> dict:
         "5xx": sum(v for k, v in statuses.items() if k >= 500) + sum(v for k, v in legit.items() if k >= 500),
         "5xx_of_ordinary_calls": sum(v for k, v in legit.items() if k >= 500),
         "dropped_connections": dropped[0],
+        "examples_dropped": dropped_examples,
+        "unsendable_by_the_client": unsendable[0],
         "ordinary_calls": sum(legit.values()),
         "ordinary_not_200": sum(v for k, v in legit.items() if k != 200),
         "examples_5xx": examples,
@@ -602,7 +610,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the summary here too")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    run = f"{args.seed % 1_000_000:06d}"
+    run = f"{int(time.time()) % 10_000_000:07d}"  # marks this run's rows, whatever the seed
     keys = setup(run)
     import logging
 
