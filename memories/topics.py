@@ -17,7 +17,7 @@ import re
 
 from almanac.search.text import CJK, segment, word_spans
 from almanac.search.tokens import count_tokens
-from memories.facts import (
+from skills.builtin.facts import (
     CALENDAR_WORDS,
     KEPT_WORDS_SHARE,
     codes,

@@ -25,7 +25,6 @@ from memories.constants import (
     JUNK_WORDS,
     MIN_FACT_CHARS,
 )
-from memories.facts import reordered, same_facts
 from memories.models import ConversationSession, Memory, SessionChunk, Turn
 from memories.selectors import nearest
 from memories.services.attribution import scope_attribution
@@ -33,6 +32,7 @@ from memories.services.common import log
 from memories.services.dates import parse_occurred
 from memories.services.memories import memory_create
 from skills.builtin.fact_extract import RESOLVED_DATE, resolve_relative_dates
+from skills.builtin.facts import reordered, same_facts
 from skills.builtin.text import is_filler
 from skills.services import skill_run
 

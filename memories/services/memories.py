@@ -13,9 +13,7 @@ from almanac.dates import check_year
 from almanac.errors import ApplicationError
 from almanac.search.embeddings import embed
 from almanac.search.text import is_cjk
-from memories.claims import claim, same_value
 from memories.constants import DEDUP_CANDIDATES, QUALITY_MAX, QUALITY_MIN, QUALITY_STEP
-from memories.facts import reordered, same_facts
 from memories.models import Feedback, Memory, MemoryAuditText, MemoryLink
 from memories.selectors import nearest
 from memories.services.common import clean_text
@@ -37,6 +35,8 @@ from memories.services.rows import (
 )
 from memories.services.scopes import scope_resolve
 from memories.services.supersede import memory_claim, memory_supersede_older, supersede_release
+from skills.builtin.claims import claim, same_value
+from skills.builtin.facts import reordered, same_facts
 from skills.services import skillrun_redact
 
 

@@ -14,11 +14,11 @@ from django_q.tasks import async_task
 from almanac.errors import ApplicationError
 from almanac.search.text import detect_lang
 from almanac.search.tokens import count_tokens, truncate_tokens
-from memories.facts import fact_signature, key_facts
 from memories.models import ConversationSession, Turn
 from memories.selectors import window_turns
 from memories.services.common import clean_text, log
 from skills.builtin import text as T
+from skills.builtin.facts import fact_signature, key_facts
 from skills.services import SkillFailed, skill_run
 from skills.signals import domain_event
 

@@ -380,7 +380,7 @@ def _said_alike(sentence: str, summary: SummaryTerms) -> bool:
     return any(neg == negated for n, neg in overlap if n == best)
 
 
-# What memories.claims reads a text's values and subject with, and memories.topics names.
+# What skills.builtin.claims reads a text's values and subject with, and memories.topics names.
 name_tokens = _names
 CALENDAR_WORDS = _CALENDAR_WORDS
 NEGATION_WORDS_ZH = _ZH_NEGATIONS

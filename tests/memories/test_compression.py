@@ -13,11 +13,11 @@ from django.utils import timezone
 from almanac.models import AuditEvent
 from almanac.search.tokens import count_tokens
 from memories import selectors, services
-from memories.facts import fact_signature, summary_holds, summary_terms
 from memories.models import Memory, MemoryLink
 from memories.services import compression
 from memories.tasks import memory_compress_task
 from memories.topics import covers, structured_summary, tokens_of
+from skills.builtin.facts import fact_signature, summary_holds, summary_terms
 from skills.models import SkillRun
 from tests.memories.conftest import FILLER, at_cosine, on_topic, unit
 from tests.skills.conftest import ChatServer

@@ -1,9 +1,9 @@
-"""`memories.facts`: the facts that tell two close sentences apart (`fact_signature`), and
+"""`skills.builtin.facts`: the facts that tell two close sentences apart (`fact_signature`), and
 whether a summary still says what an original said (`summary_holds`). No database."""
 
 import pytest
 
-from memories.facts import codes, fact_signature, same_facts, summary_holds, summary_terms
+from skills.builtin.facts import codes, fact_signature, same_facts, summary_holds, summary_terms
 
 HELD = [
     ("Alice does not eat pork", "Alice eats pork."),
