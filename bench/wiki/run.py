@@ -1,12 +1,14 @@
 """Wiki compile benchmark: events/s from inbox to searchable sections, and push→searchable delay.
 
-    ALMANAC_DB_NAME=almanac_bench_wiki .venv/bin/python bench/wiki/run.py --events 10000
+    ALMANAC_DB_NAME=almanac_bench_wiki .venv/bin/python bench/wiki/run.py --events 10000 --fast-ingest
 
 1. a fresh tenant with 24 users; `generate` mixed events (Slack/e-mail/GitHub/calendar/
    notes, public and private, edits/deletes/recalls/closes, en+zh);
 2. ingest them into the inbox (compile tasks not enqueued), then time `compile_pending`
-   (one transaction per event, exactly what the per-event task does) → events/s;
-3. push N more events one at a time: ingest + compile of that event → delay until its
+   (batches of 500 events, what the sweep, `wiki_compile`, imports with `--compile` and
+   rebuilds use: each thread rebuilt once per batch) → events/s;
+3. push N more events one at a time: ingest + compile of that event (the live path, one
+   transaction per event) → delay until its
    section is committed and searchable (p50/p99), checked with `section_search`;
 4. `section_search` latency over the filled wiki (p50/p99).
 Summaries are switched off (they are a separate async task, not on the searchable path).
