@@ -83,6 +83,7 @@ def _block(memory_id: int) -> int:
         return cursor.fetchone()[0]
 
 
+@pytest.mark.db_owner  # TRUNCATE for a fresh heap is the owner's right
 def test_touch_rewrites_a_row_in_its_own_page(alice, remember):
     # A hit count update is HOT only if the new row version fits in the row's heap page.
     # Fill the first page the way writes do, then touch the last row written into it:
