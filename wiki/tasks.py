@@ -22,10 +22,23 @@ def page_summarize_task(page_id: int) -> None:
 
 
 def compile_sweep_task() -> int:
-    """Compile inbox events still pending after 2 minutes, and retry failed ones."""
+    """Compile inbox events still pending after 2 minutes, and retry failed ones; learn the
+    e-mail domains of customers of tenants whose mail was compiled since the last sweep."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from connectors.models import Event
     from wiki import services
 
-    return services.compile_pending(min_age_seconds=120)
+    compiled = services.compile_pending(min_age_seconds=120)
+    since = timezone.now() - timedelta(minutes=10)
+    mailed = Event.objects.filter(kind=Event.Kind.EMAIL, compiled_at__gte=since).values_list(
+        "tenant_id", flat=True
+    )
+    for tenant_id in sorted(set(mailed)):
+        services.domains_learn_relink(tenant_id=tenant_id)
+    return compiled
 
 
 def entity_relink_task(tenant_id: int, notes: list) -> int:

@@ -155,3 +155,32 @@ def test_an_email_sent_before_its_customer_was_first_tagged_moves_to_its_page(pu
     assert _texts(alice, "Globex") == [
         "[2026-11-30] alice@acme.com: Renewal: Globex wants the invoice split in two"
     ]
+
+
+def test_an_email_domain_is_learned_from_mail_that_names_one_customer(push, tenant, alice, charlie):
+    push(slack("Globex renewal is coming up", channel="CS", name="#sales", tags={"customer": "Globex"}))
+    push(_mail("Globex: order form signed", thread="a", sender="hank@globex.com", to=("alice@acme.com",)))
+    push(
+        _mail("Globex wants a second workspace", thread="b", sender="sue@globex.com", to=("alice@acme.com",))
+    )
+    later = push(_mail("See you Tuesday", thread="c", sender="hank@globex.com", to=("alice@acme.com",)))
+    assert set(
+        PageSection.objects.filter(thread_key=later.thread_key).values_list("page__title", flat=True)
+    ) == {"E-mail"}
+    assert services.domains_learn_relink(tenant_id=tenant.pk) == [("Globex", "@globex.com")]
+    assert "@globex.com" in Entity.objects.get(name="Globex").aliases
+    assert set(
+        PageSection.objects.filter(thread_key=later.thread_key).values_list("page__title", flat=True)
+    ) == {"Globex"}
+    assert services.domains_learn_relink(tenant_id=tenant.pk) == []  # learned once
+
+
+def test_no_domain_is_learned_from_mail_naming_two_customers_or_from_the_tenants_own(push, tenant, alice):
+    services.entity_create(tenant=tenant, kind="customer", name="Initech")
+    push(slack("Globex and Initech both renew", channel="CS", name="#sales", tags={"customer": "Globex"}))
+    push(_mail("Globex: order form signed", thread="a", sender="hank@partner.com", to=("alice@acme.com",)))
+    push(_mail("Initech: order form signed", thread="b", sender="ann@partner.com", to=("alice@acme.com",)))
+    push(_mail("Globex call notes", thread="c", sender="alice@acme.com", to=("bob@acme.com",)))
+    push(_mail("Globex follow-up", thread="d", sender="alice@acme.com", to=("bob@acme.com",)))
+    assert services.domains_learn_relink(tenant_id=tenant.pk) == []
+    assert not Entity.objects.filter(aliases__overlap=["@partner.com", "@acme.com"]).exists()

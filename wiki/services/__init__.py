@@ -4,6 +4,7 @@ from wiki.services.compiler import (
     compile_batch,
     compile_event,
     compile_pending,
+    domains_learn_relink,
     entity_relink,
     thread_rebuild,
 )
@@ -17,6 +18,7 @@ from wiki.services.summary import page_summarize
 
 __all__ = [
     "compile_batch",
+    "domains_learn_relink",
     "entity_relink",
     "rebuild_run",
     "rebuild_start",

@@ -34,6 +34,7 @@ from wiki.matching import alias_domain, alias_prefix, entity_matcher
 from wiki.models import Entity, Page, PageSection, WorkKind
 from wiki.services.entities import (
     LINKED_KINDS,
+    domains_learn,
     entities_from_tags,
     entity_ensure,
     entity_seen,
@@ -611,7 +612,27 @@ def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: i
         compiled += compile_batch(ids[start : start + BATCH])
         if progress is not None:
             progress(min(start + BATCH, len(ids)), len(ids))
+    tenants = (
+        {tenant.pk}
+        if tenant is not None
+        else set(qs.model.objects.filter(id__in=ids).values_list("tenant_id", flat=True))
+    )
+    if compiled:
+        for tenant_id in sorted(tenants):
+            domains_learn_relink(tenant_id=tenant_id)
     return compiled
+
+
+def domains_learn_relink(*, tenant_id: int) -> list[tuple[str, str]]:
+    """`wiki.services.entities.domains_learn`, then the relinks of the domains learned, in
+    this process (a backlog, a rebuild and the sweep call it)."""
+    from almanac.models import Tenant
+
+    with transaction.atomic():
+        added = domains_learn(tenant=Tenant.objects.get(pk=tenant_id))
+        notes = relinks_take()
+    _relink_notes(notes)
+    return added
 
 
 def _prewarm_embeddings(event_ids: list[int]) -> None:

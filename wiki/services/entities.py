@@ -247,3 +247,52 @@ def entities_from_tags(
                 known = entity_ensure(tenant=tenant, kind=kind, name=value, named_in=named_in)
             found.append(known)
     return found
+
+
+def _internal_domains(tenant: Tenant) -> set[str]:
+    """The tenant's own e-mail domains: those of its users."""
+    emails = User.objects.filter(profile__tenant=tenant).exclude(email="").values_list("email", flat=True)
+    return {e.rsplit("@", 1)[1].lower() for e in emails if "@" in e}
+
+
+def domains_learn(*, tenant: Tenant, min_threads: int = 2) -> list[tuple[str, str]]:
+    """E-mail domains learned as customers' aliases, where it is safe: an outside domain
+    (none of the tenant's users has it) whose senders wrote at least `min_threads` e-mail
+    threads that name a customer by its name, all the same customer, and none naming
+    another. The evidence is the text, never a link made by a domain, so a learned alias
+    does not feed itself; computed from the compiled wiki as it is, so it depends on the set
+    of events, not their order. Each alias added relinks that domain's other mail (threads
+    that never name the customer). Returns the (customer, "@domain") pairs added."""
+    from wiki.matching import entity_matcher
+    from wiki.models import PageSection
+
+    internal = _internal_domains(tenant)
+    matcher = entity_matcher(tenant.pk, max_age=0)
+    seen: dict[str, dict[str, set[int]]] = {}  # domain → thread → customers named by name
+    rows = PageSection.objects.filter(
+        tenant=tenant, container_key__startswith="email:", page__kind=Entity.Kind.CUSTOMER
+    ).values_list("thread_key", "content", "authors")
+    for thread_key, content, authors in rows.iterator():
+        domains = {a.rsplit("@", 1)[1] for a in authors if "@" in a} - internal
+        if not domains:
+            continue
+        named = {
+            e.pk for e, by_name in matcher.find_matches(content) if by_name and e.kind == Entity.Kind.CUSTOMER
+        }
+        for domain in domains:
+            seen.setdefault(domain, {}).setdefault(thread_key, set()).update(named)
+    added = []
+    for domain, threads in sorted(seen.items()):
+        customers = set().union(*threads.values())
+        if len(customers) != 1 or sum(1 for named in threads.values() if named) < min_threads:
+            continue
+        entity = Entity.objects.get(pk=customers.pop())
+        alias = f"@{domain}"
+        if (
+            alias in entity.aliases
+            or Entity.objects.filter(tenant=tenant, aliases__contains=[alias]).exists()
+        ):
+            continue
+        entity_update(entity=entity, aliases=[*entity.aliases, alias], user=entity.user)
+        added.append((entity.name, alias))
+    return added

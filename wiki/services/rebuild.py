@@ -24,6 +24,7 @@ from wiki.services.compiler import (
     _lock_thread,
     _relink_notes,
     compile_pending,
+    domains_learn_relink,
     relink_threads,
     thread_recompile,
 )
@@ -101,6 +102,7 @@ def rebuild_run(*, rebuild_id: int, progress: Callable[[Rebuild], None] | None =
                 rebuild.refresh_from_db()
                 progress(rebuild)
         _relink_notes(notes)
+        domains_learn_relink(tenant_id=rebuild.tenant_id)
     except Exception as exc:
         log.exception("wiki rebuild %s failed", rebuild.pk)
         Rebuild.objects.filter(pk=rebuild.pk).update(
