@@ -6,7 +6,8 @@ import threading
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import F, Func, Value
+from django.db.models import BooleanField, F, Func, Value
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -269,9 +270,18 @@ def domains_learn(*, tenant: Tenant, min_threads: int = 2) -> list[tuple[str, st
     internal = _internal_domains(tenant)
     matcher = entity_matcher(tenant.pk, max_age=0)
     seen: dict[str, dict[str, set[int]]] = {}  # domain → thread → customers named by name
-    rows = PageSection.objects.filter(
-        tenant=tenant, container_key__startswith="email:", page__kind=Entity.Kind.CUSTOMER
-    ).values_list("thread_key", "content", "authors")
+    outside = RawSQL(  # only sections with an author from outside (most mail is internal)
+        "EXISTS (SELECT 1 FROM unnest(authors) a WHERE a LIKE '%%@%%' AND split_part(a, '@', 2) <> ALL(%s))",
+        [sorted(internal)],
+        output_field=BooleanField(),
+    )
+    rows = (
+        PageSection.objects.filter(
+            tenant=tenant, container_key__startswith="email:", page__kind=Entity.Kind.CUSTOMER
+        )
+        .filter(outside)
+        .values_list("thread_key", "content", "authors")
+    )
     for thread_key, content, authors in rows.iterator():
         domains = {a.rsplit("@", 1)[1] for a in authors if "@" in a} - internal
         if not domains:
