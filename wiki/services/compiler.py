@@ -599,7 +599,8 @@ def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: i
     Returns how many events were compiled. Used by the demo, `manage.py wiki_compile`,
     imports, recovery after an outage and the periodic sweep (which skips events younger than
     `min_age_seconds`, whose own task is still on its way); the live path is one task per event.
-    `progress(done, total)` is called after each batch.
+    `progress(done, total)` is called after each batch. Then the customers' e-mail domains
+    are learned for the tenants compiled (`domains_learn_relink`).
     """
     qs = Event.objects.filter(state__in=[Event.State.PENDING, Event.State.FAILED])
     if min_age_seconds:
@@ -612,12 +613,12 @@ def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: i
         compiled += compile_batch(ids[start : start + BATCH])
         if progress is not None:
             progress(min(start + BATCH, len(ids)), len(ids))
-    tenants = (
-        {tenant.pk}
-        if tenant is not None
-        else set(qs.model.objects.filter(id__in=ids).values_list("tenant_id", flat=True))
-    )
     if compiled:
+        tenants = (
+            {tenant.pk}
+            if tenant is not None
+            else set(Event.objects.filter(id__in=ids).values_list("tenant_id", flat=True))
+        )
         for tenant_id in sorted(tenants):
             domains_learn_relink(tenant_id=tenant_id)
     return compiled
