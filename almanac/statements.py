@@ -14,6 +14,7 @@ English and Chinese both; numbers written with thousands separators, magnitudes 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -230,11 +231,17 @@ def _states(sentence: str) -> list[Statement]:
 
 def statements(sentence: str) -> list[Statement]:
     """Everything `sentence` states a value of, in the order above (amounts first)."""
-    text = sentence or ""
+    return list(_statements(sentence or ""))
+
+
+# A page's lines are read again for every summary of it (each reader, each size): the
+# same sentences, so what they state is remembered (Statement is immutable).
+@functools.lru_cache(maxsize=50_000)
+def _statements(text: str) -> tuple[Statement, ...]:
     found = amounts(text) + _percents(text) + _terms(text) + _dates(text) + _owners(text) + _states(text)
     if not found and _DECISION.search(text):
         found.append(Statement(_own_key("decision", text), text.strip().lower(), text.strip(), "decision"))
-    return found
+    return tuple(found)
 
 
 # Sentences: after 。！？；!?; and a full stop before a space or the end ("3.5" is one number).
