@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Callable
 
 from django.conf import settings
@@ -209,6 +210,7 @@ def _fill_pages(pages: list[Item], allowance: int, lang: str, summarize: Summari
         chosen.append(short)
         summarized.append(short)
     chosen = print_once(chosen)
+    summarized = [page for page in chosen if page.summarized]  # print_once may have shortened them
     # Joining can cost a token or two more than the parts; shrink from the bottom if so.
     while chosen and not _fits("wiki", chosen, allowance, lang):
         gone = chosen.pop()
@@ -223,13 +225,24 @@ def print_once(pages: list[Item]) -> list[Item]:
     """Each thread once: the compiler writes a thread's section on every page it names, and a
     page keeps only the sections no page above it printed (whole, or kept by its summary).
     Which copy stays is only known now: a summary may have dropped the thread, and then a
-    lower page keeps its copy. Only removes text, so what fitted still fits; a page left
-    with nothing of its own goes."""
+    lower page keeps its copy. A summary's line saying what a page above already printed
+    (the same fact line from a thread both pages hold) goes too, unless it is all the
+    summary says. Only removes text, so what fitted still fits; a page left with no section
+    of its own goes."""
     said: set[str] = set()
+    printed: list[str] = []
     out = []
     for page in pages:
         if page.summarized or not page.parts:
+            if page.summarized and printed:
+                before = "\n".join(printed)
+                lines = page.text.splitlines()
+                kept = [line for line in lines if not _said_in(line, before)]
+                # A summary saying nothing new stays whole: it is the page's only trace.
+                if len(kept) < len(lines) and any(line.strip() for line in kept):
+                    page = dataclasses.replace(page, text="\n".join(kept))
             said.update(key for key, text in page.parts if key and text in page.text)
+            printed.append(page.text)
             out.append(page)
             continue
         parts = [(key, text) for key, text in page.parts if key is None or key not in said]
@@ -238,8 +251,21 @@ def print_once(pages: list[Item]) -> list[Item]:
             continue
         if len(parts) < len(page.parts):
             page = dataclasses.replace(page, text="\n".join(text for _, text in parts), parts=parts)
+        printed.append(page.text)
         out.append(page)
     return out
+
+
+# A summary's line without its bullet and its "(date, author)" attribution.
+_BULLET = re.compile(r"^\s*[-•*]\s*")
+_ATTRIBUTION = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
+# Shorter than this, a line is no evidence that the same thing was printed ("- Done.").
+_SAID_MIN_CHARS = 16
+
+
+def _said_in(line: str, before: str) -> bool:
+    core = _ATTRIBUTION.sub("", _BULLET.sub("", line)).strip()
+    return len(core) >= _SAID_MIN_CHARS and core in before
 
 
 def _enforce_ceiling(result: Fit, max_tokens: int, lang: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date
 
 from hypothesis import given, settings
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 
 from almanac.search.text import detect_lang
 from almanac.search.tokens import count_tokens, truncate_tokens
-from context.budget import fit, water_fill
+from context.budget import fit, print_once, water_fill
 from context.items import Item
 from context.prompt import LABELS
 
@@ -218,3 +219,38 @@ def test_a_summarized_page_names_fewer_sources_in_its_header():
     whole, short = wiki_header(page, "en"), wiki_header(page, "en", compact=True)
     assert whole.count("#channel-") == 4 and "+2" in whole
     assert short.count("#channel-") == 2 and "+4" in short and "#channel-5" in short  # the newest first
+
+
+def summary(n: int, text: str) -> Item:
+    return dataclasses.replace(page(n, 1), text=text, summarized=True)
+
+
+def test_a_fact_line_two_summaries_share_is_printed_once():
+    first = summary(
+        0,
+        "- Globex wants Azure AD SSO before the renewal. (2026-02-05, diego)\n- Term: 3 years (2026-02-01, anna)",
+    )
+    second = summary(
+        1,
+        "- Globex wants Azure AD SSO before the renewal. (2026-02-05, diego)\n- Atlas 3.3 ships on March 1. (2026-01-16, diego)",
+    )
+    kept = print_once([first, second])
+    assert kept[0] is first
+    assert kept[1].text == "- Atlas 3.3 ships on March 1. (2026-01-16, diego)"
+
+
+def test_a_summary_line_a_page_above_printed_whole_goes_unless_it_is_all_the_summary_says():
+    whole = dataclasses.replace(
+        page(0, 1), text="[2026-02-05] diego: Globex wants Azure AD SSO before the renewal."
+    )
+    repeat = "- Globex wants Azure AD SSO before the renewal. (2026-02-05, diego)"
+    both = summary(1, f"{repeat}\n- Orion pilot starts in May. (2026-02-11, anna)")
+    assert print_once([whole, both])[1].text == "- Orion pilot starts in May. (2026-02-11, anna)"
+    only_that = summary(2, repeat)
+    assert print_once([whole, only_that]) == [whole, only_that]
+
+
+def test_short_lines_are_no_evidence_of_a_repeat():
+    first = summary(0, "- Signed. (2026-02-05, diego)\n- Globex renewal is due March 31. (2026-02-01, anna)")
+    second = summary(1, "- Signed. (2026-03-01, bob)\n- Orion pilot starts in May. (2026-02-11, anna)")
+    assert print_once([first, second])[1].text == second.text
