@@ -112,8 +112,9 @@ def cadence(starts: list[datetime], *, zh: bool) -> str:
 def _when(occurrence: Occurrence, *, zh: bool) -> str:
     start = occurrence.start
     if zh:
-        moved = "（已改期）" if occurrence.moved else ""
-        return f"{start:%Y-%m-%d}（周{_ZH_DAYS[start.weekday()]}）{start:%H:%M}{moved}"
+        # The date and the time side by side ("2026-12-08 10:00"), as in English.
+        moved = "，已改期" if occurrence.moved else ""
+        return f"{start:%Y-%m-%d %H:%M}（周{_ZH_DAYS[start.weekday()]}{moved}）"
     return f"{_EN_DAYS[start.weekday()][:3]} {start:%Y-%m-%d %H:%M}" + (
         " (moved)" if occurrence.moved else ""
     )

@@ -101,8 +101,8 @@ def test_chinese_series_reads_in_chinese(api, alice, bob, load):
     (section,) = _page(api, slug="华为")["sections"]
     line = section["content"].splitlines()[0]
     assert "华为周会 — 系列会议，每周二 10:00（UTC）" in line
-    assert f"上次：{PAST[-1]:%Y-%m-%d}（周二）10:00" in line
-    assert f"下次：{FUTURE[0]:%Y-%m-%d}（周二）10:00" in line
+    assert f"上次：{PAST[-1]:%Y-%m-%d} 10:00（周二）" in line
+    assert f"下次：{FUTURE[0]:%Y-%m-%d} 10:00（周二）" in line
 
 
 def test_moved_occurrence_serves_its_new_time(api, alice, bob, load):
@@ -267,4 +267,4 @@ def test_a_moved_meeting_beyond_the_next_in_chinese(api, alice, bob, load):
         )
     )
     line = _page(api, slug="华为")["sections"][0]["content"].splitlines()[0]
-    assert f"另有改期：{new:%Y-%m-%d}（周四）10:00（已改期）" in line
+    assert f"另有改期：{new:%Y-%m-%d} 10:00（周四，已改期）" in line
