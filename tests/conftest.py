@@ -217,3 +217,13 @@ def skill_subscribed():
     yield subscribe
     for name in events:
         registry.unsubscribe(name, "summarize")
+
+
+def user_admin_form(user, **changes) -> dict:
+    """The admin's user change form as posted for `user`, with `changes`."""
+    data = {
+        "username": user.username, "email": user.email, "first_name": "", "last_name": "",
+        "is_active": "on", "last_login_0": "", "last_login_1": "", "date_joined_0": "2026-01-01",
+        "date_joined_1": "00:00:00",
+    }  # fmt: skip
+    return {**data, **changes}

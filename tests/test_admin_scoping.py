@@ -20,6 +20,7 @@ from memories import services as memory_services
 from memories.models import Memory
 from skills.models import SkillRun
 from skills.services import skill_sync_builtins
+from tests.conftest import user_admin_form
 from wiki.models import Page, PageSection, summary_digest
 from wiki.services.compiler import STATUS_REASON
 
@@ -418,20 +419,11 @@ def test_scoped_staff_cannot_write_into_another_tenant(client, staff_bob, mallor
 # --- 4. the user admin grants nothing; superusers keep deleted objects' history ------------
 
 
-def _user_form(user, **changes):
-    data = {
-        "username": user.username, "email": user.email, "first_name": "", "last_name": "",
-        "is_active": "on", "last_login_0": "", "last_login_1": "", "date_joined_0": "2026-01-01",
-        "date_joined_1": "00:00:00",
-    }  # fmt: skip
-    return {**data, **changes}
-
-
 def test_scoped_staff_cannot_grant_admin_rights_or_touch_a_superuser(client, bob, superadmin):
     make_staff(bob, "auth.view_user", "auth.change_user")
     client.force_login(bob)
     response = client.post(
-        f"/admin/auth/user/{bob.pk}/change/", _user_form(bob, is_superuser="on", is_staff="on")
+        f"/admin/auth/user/{bob.pk}/change/", user_admin_form(bob, is_superuser="on", is_staff="on")
     )
     assert response.status_code == 302, response.content[:300]
     bob.refresh_from_db()
@@ -442,10 +434,10 @@ def test_scoped_staff_cannot_grant_admin_rights_or_touch_a_superuser(client, bob
 
 def test_a_rename_onto_someone_elses_personal_key_is_a_form_error(client, alice, bob, superadmin):
     client.force_login(superadmin)
-    response = client.post(f"/admin/auth/user/{bob.pk}/change/", _user_form(bob, username="alice2"))
+    response = client.post(f"/admin/auth/user/{bob.pk}/change/", user_admin_form(bob, username="alice2"))
     assert response.status_code == 302  # a free name: renamed
     AccessGroup.objects.create(tenant=alice.profile.tenant, key="user:dave", kind="user", name="dave")
-    response = client.post(f"/admin/auth/user/{bob.pk}/change/", _user_form(bob, username="dave"))
+    response = client.post(f"/admin/auth/user/{bob.pk}/change/", user_admin_form(bob, username="dave"))
     assert (
         response.status_code == 200
         and "the personal key user:dave exists already" in response.content.decode()
@@ -508,7 +500,7 @@ def test_scoped_staff_cannot_edit_another_admin(client, alice, bob):
     assert not alice.check_password("Xy-12345678")
     # His own page and his email still save, whatever state his personal key is in.
     GroupMembership.objects.filter(user=bob, group__key="user:bob").delete()
-    response = client.post(f"/admin/auth/user/{bob.pk}/change/", _user_form(bob, email="b@acme.com"))
+    response = client.post(f"/admin/auth/user/{bob.pk}/change/", user_admin_form(bob, email="b@acme.com"))
     assert response.status_code == 302, response.content[:300]
 
 

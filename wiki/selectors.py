@@ -179,27 +179,12 @@ def page_texts_for_reader(
             page = out[pid] = PageText(pid, slug, title, kind, manual=(manual, manual_by, manual_at))
         if newest is None:
             continue  # no section (or a person page, read below)
-        (
-            sid,
-            page_id,
-            section_title,
-            content,
-            container,
-            container_key,
-            occurred_us,
-            updated_us,
-            source_list,
-            digest,
-        ) = values
+        # (id, page, title, content, container, container key) as read; the times and sources decoded.
+        *plain, occurred_us, updated_us, source_list, digest = values
         if isinstance(source_list, str):
             source_list = json.loads(source_list)
         section = SectionText(
-            sid,
-            page_id,
-            section_title,
-            content,
-            container,
-            container_key,
+            *plain,
             _EPOCH + timedelta(microseconds=occurred_us),
             _EPOCH + timedelta(microseconds=updated_us),
             section_sources(source_list),

@@ -17,6 +17,7 @@ from almanac.services.users import user_create, user_name, user_resolve
 from connectors.models import ExternalIdentity
 from connectors.services.identity import identity_resolve, identity_upsert
 from memories.services.memories import memory_create
+from tests.conftest import user_admin_form
 from tests.test_admin_scoping import make_staff
 
 pytestmark = pytest.mark.django_db
@@ -155,32 +156,23 @@ def test_tenant_admins_see_their_own_alice_only(client, tenant, alice, globex_al
     assert f"/admin/auth/user/{alice.pk}/change/" not in body
 
 
-def _user_form(user, **changes):
-    data = {
-        "username": user.username, "email": user.email, "first_name": "", "last_name": "",
-        "is_active": "on", "last_login_0": "", "last_login_1": "", "date_joined_0": "2026-01-01",
-        "date_joined_1": "00:00:00",
-    }  # fmt: skip
-    return {**data, **changes}
-
-
 def test_the_admin_saves_and_renames_a_prefixed_user(client, tenant, alice, globex_alice):
     root = user_create(tenant=tenant, username="root", is_admin=True, password="pw-12345678")
     client.force_login(root)
     url = f"/admin/auth/user/{globex_alice.pk}/change/"
-    response = client.post(url, _user_form(globex_alice, email="a@globex.com"))
+    response = client.post(url, user_admin_form(globex_alice, email="a@globex.com"))
     assert response.status_code == 302, response.content[:500]
-    response = client.post(url, _user_form(globex_alice, username="globex:alicia"))
+    response = client.post(url, user_admin_form(globex_alice, username="globex:alicia"))
     assert response.status_code == 302, response.content[:500]
     assert UserProfile.objects.get(user=globex_alice).username == "alicia"
-    response = client.post(url, _user_form(globex_alice, username="acme:x:y"))
+    response = client.post(url, user_admin_form(globex_alice, username="acme:x:y"))
     assert response.status_code == 200 and "optionally after" in response.content.decode()
 
 
 def test_the_admin_refuses_a_name_the_tenant_already_has(client, tenant, alice, bob):
     root = user_create(tenant=tenant, username="root", is_admin=True, password="pw-12345678")
     client.force_login(root)
-    response = client.post(f"/admin/auth/user/{bob.pk}/change/", _user_form(bob, username="acme:alice"))
+    response = client.post(f"/admin/auth/user/{bob.pk}/change/", user_admin_form(bob, username="acme:alice"))
     assert response.status_code == 200
     assert "Another user of this tenant already has that name" in response.content.decode()
     assert UserProfile.objects.get(user=bob).username == "bob"
