@@ -198,3 +198,11 @@ def test_a_change_within_one_sentence_keeps_the_later_value():
     contents = ["[2026-11-03] alice: The yearly price went from $195k/yr to $172k/yr."]
     text = page_summary.facts_summary(title="Globex", contents=contents, max_tokens=200)
     assert text.endswith("(current, 2026-11-03, alice) — was $195k/yr (2026-11-03, alice)")
+
+
+def test_a_fact_from_a_bulleted_note_line_has_one_bullet():
+    from wiki.services.summary import facts_summary
+
+    note = "[2026-11-07] alice: Pilot plan:\n- pilot starts 2026-12-01, review on 2026-12-20"
+    text = facts_summary(title="Vercel", contents=[note], max_tokens=200)
+    assert "- pilot starts 2026-12-01" in text and "- - " not in text

@@ -166,16 +166,21 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
     return lines, rest
 
 
+_OWN_BULLET = re.compile(r"^\s*(?:[-*•]\s+)+")
+
+
 def fact_line_text(line: FactLine, *, zh: bool) -> str:
     """ "- Globex agreed to $172,000 per year (current, 2026-11-03, alice) — was $195k/yr
-    (2026-10-01, bob)"; "（当前，…）— 此前：…" in Chinese."""
+    (2026-10-01, bob)"; "（当前，…）— 此前：…" in Chinese. The sentence's own list bullet
+    ("- pilot starts …" from a note) is not repeated."""
+    text = _OWN_BULLET.sub("", line.text)
     if zh:
-        head = f"- {line.text}（{'当前，' if line.was else ''}{line.date}，{line.author}）"
+        head = f"- {text}（{'当前，' if line.was else ''}{line.date}，{line.author}）"
         head += "".join(f"— 此前：{w.statement.shown}（{w.date}，{w.author}）" for w in line.was)
         if line.stale:
             head += "（" + "、".join(s.statement.shown for s in line.stale) + " 已不是当前值）"
         return head
-    head = f"- {line.text} ({'current, ' if line.was else ''}{line.date}, {line.author})"
+    head = f"- {text} ({'current, ' if line.was else ''}{line.date}, {line.author})"
     head += "".join(f" — was {w.statement.shown} ({w.date}, {w.author})" for w in line.was)
     if line.stale:
         head += f" ({', '.join(s.statement.shown for s in line.stale)} no longer current)"
@@ -206,7 +211,7 @@ def facts_summary(*, title: str, contents: list[str], max_tokens: int, keep: lis
 def _current_values(lines: list[FactLine], summary: str) -> list[Said]:
     """The current values whose fact lines made it into the offline summary (those a
     summary of this length can keep)."""
-    return [s for line in lines for s in line.current if line.text in summary]
+    return [s for line in lines for s in line.current if _OWN_BULLET.sub("", line.text) in summary]
 
 
 def facts_retained(summary: str, lines: list[FactLine], *, must: list[Said] | None = None) -> bool:
