@@ -40,9 +40,11 @@ def embedded_models():
 
 
 def current_dimension(table: str) -> int | None:
+    """The dimension of `table`'s embedding column, or None (no dimension, or no such table
+    yet: a `migrate` of some apps only runs this before the others' tables exist)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT atttypmod FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'embedding'",
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'embedding'",
             [table],
         )
         row = cursor.fetchone()

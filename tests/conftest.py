@@ -10,6 +10,7 @@ from almanac.services.users import user_create
 from skills import registry
 
 _RUNTIME_CREDENTIALS: dict = {}
+_owner_test = [False]  # the test being set up is marked db_owner
 
 
 def _log_in_as(credentials: dict) -> None:
@@ -46,6 +47,8 @@ def django_db_setup(django_db_setup, django_db_blocker):
     from django.core.management.commands import flush
 
     _log_in_as(_RUNTIME_CREDENTIALS)
+    if _owner_test[0]:  # the session's first test is marked db_owner
+        _log_in_as({k: settings.DATABASES["owner"].get(k) for k in CREDENTIALS})
     handle = flush.Command.handle
 
     def handle_as_owner(self, **options):
@@ -67,8 +70,10 @@ def pytest_configure(config):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
-    # Before any fixture opens the test's transaction: the connection is reopened as the owner.
-    if item.get_closest_marker("db_owner") and _RUNTIME_CREDENTIALS:
+    # Before any fixture opens the test's transaction: the connection is reopened as the owner
+    # (when this is the session's first test, by django_db_setup once the database is made).
+    _owner_test[0] = bool(item.get_closest_marker("db_owner"))
+    if _owner_test[0] and _RUNTIME_CREDENTIALS:
         from django.conf import settings
 
         _log_in_as({k: settings.DATABASES["owner"].get(k) for k in CREDENTIALS})
@@ -78,8 +83,9 @@ def pytest_runtest_setup(item):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item, nextitem):
     yield
-    if item.get_closest_marker("db_owner") and _RUNTIME_CREDENTIALS:
+    if _owner_test[0] and _RUNTIME_CREDENTIALS:
         _log_in_as(_RUNTIME_CREDENTIALS)
+    _owner_test[0] = False
 
 
 @pytest.fixture(autouse=True, scope="session")
