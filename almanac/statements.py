@@ -242,11 +242,3 @@ def _statements(text: str) -> tuple[Statement, ...]:
     if not found and _DECISION.search(text):
         found.append(Statement(_own_key("decision", text), text.strip().lower(), text.strip(), "decision"))
     return tuple(found)
-
-
-# Sentences: after 。！？；!?; and a full stop before a space or the end ("3.5" is one number).
-_SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|(?<=\.)(?=\s)|\n")
-
-
-def sentences(text: str) -> list[str]:
-    return [part.strip() for part in _SENTENCE_END.split(text or "") if part and part.strip()]

@@ -30,8 +30,9 @@ from django.db import transaction
 
 from almanac.search.text import is_cjk
 from almanac.search.tokens import count_tokens
-from almanac.statements import Statement, sentences, statements
+from almanac.statements import Statement, statements
 from skills.builtin.summarize import extractive_summary
+from skills.builtin.text import split_sentences
 from skills.services import skill_run
 from wiki import series
 from wiki.models import Page, PageSection, summary_digest
@@ -107,7 +108,7 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
     for number, (date, author, text) in enumerate(item for content in contents for item in _items(content)):
         mark = _MARK.search(text)
         body = _MARK.sub("", text)
-        parts = sentences(body)
+        parts = split_sentences(body)
         kept = []
         for position, sentence in enumerate(parts):
             said = [
@@ -217,7 +218,7 @@ def _current_values(lines: list[FactLine], summary: str) -> list[Said]:
 def facts_retained(summary: str, lines: list[FactLine], *, must: list[Said] | None = None) -> bool:
     """Does `summary` say every current value of `must` (default: all) with its date, and no
     older value it replaced except as what it was ("was", "previously", "此前")?"""
-    said = {(s.key, s.value) for sentence in sentences(summary) for s in statements(sentence)}
+    said = {(s.key, s.value) for sentence in split_sentences(summary) for s in statements(sentence)}
     for s in must if must is not None else [s for line in lines for s in line.current]:
         if (s.statement.key, s.statement.value) not in said and s.statement.shown not in summary:
             return False
