@@ -208,7 +208,12 @@ def rank_pages(
 
 def page_search(*, user, query: str, top_k: int = 10) -> list[dict]:
     """Pages ranked as the context call ranks them (`rank_pages`), each with its relevant
-    section hits, best first."""
+    section hits, best first; one membership lookup serves all of its reads."""
+    with access_snapshot():
+        return _page_search(user=user, query=query, top_k=top_k)
+
+
+def _page_search(*, user, query: str, top_k: int) -> list[dict]:
     tenant_id = user_access(user)[0]
     if tenant_id is None or top_k <= 0:
         return []
