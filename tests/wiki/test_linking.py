@@ -1,4 +1,4 @@
-"""Entity linking across sources (wiki.services.compiler.item_entities, wiki.matching): an
+"""Entity linking across sources (wiki.services.threads.item_entities, wiki.matching): an
 event that names a customer lands on its page whatever the source and wherever the name was
 first seen, and linking never shows a name to a reader who could not read it."""
 

@@ -1,16 +1,17 @@
-"""The event-driven compiler: one inbox event → the sections of its thread, rebuilt.
+"""The event-driven compiler: inbox events → the sections of their threads, rebuilt.
 
-Each compile rebuilds the event's whole thread deterministically from the inbox: for
-every item of the thread (one `(source, external_id)`), the version with the latest
-event time is its current state (last write by event time wins, so an old version that
-arrives late changes nothing). Deleted items contribute nothing; recalled e-mails make
-their sections stale; closed issues close the project page. Because the result depends
-only on the set of events in the inbox, replays, retries and out-of-order delivery all
-converge to the same wiki.
+Each compile rebuilds an event's whole thread deterministically from the inbox
+(`wiki.services.threads`): for every item of the thread (one `(source, external_id)`), the
+version with the latest event time is its current state (last write by event time wins,
+so an old version that arrives late changes nothing). Deleted items contribute nothing;
+recalled e-mails make their sections stale; closed issues close the project page. Because
+the result depends only on the set of events in the inbox, replays, retries and
+out-of-order delivery all converge to the same wiki.
 
-Safety: one transaction per event; a per-thread advisory lock is taken before the inbox
-is read (so two workers never build a thread from different snapshots) and the pages
-are row-locked in id order (so page status/summary writes are serialized per page).
+Safety: one transaction per event (or per batch of a backlog); per-thread advisory locks
+are taken in key order before the inbox is read (so two workers never build a thread from
+different snapshots) and the pages are row-locked in id order in one statement (so page
+status/summary writes are serialized per page).
 """
 
 from __future__ import annotations
@@ -18,109 +19,39 @@ from __future__ import annotations
 import hashlib
 import logging
 import traceback
-from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import BooleanField, Q
-from django.db.models.expressions import RawSQL
+from django.db.models import Q
 from django.utils import timezone
 from django_q.tasks import async_task
 
+from almanac.search.keyword import StatsBuffer
 from connectors.models import Event
-from wiki.matching import alias_domain, alias_prefix, entity_matcher
-from wiki.models import Entity, Page, PageSection, WorkKind
-from wiki.services.entities import (
-    LINKED_KINDS,
-    domains_learn,
-    entities_from_tags,
-    entity_ensure,
-    entity_seen,
-    relinks_take,
+from wiki.matching import entity_matcher
+from wiki.models import Entity, Page, PageSection
+from wiki.services.entities import domains_learn, entities_from_tags, relinks_take
+from wiki.services.relink import relink_threads, thread_event
+from wiki.services.sections import SectionDraft, SectionWrites, embed_mean_prewarm
+from wiki.services.threads import (
+    NO_CONTENT,
+    NOT_BASE,
+    Batch,
+    K,
+    container_acl,
+    container_visibility,
+    thread_of,
+    thread_plan,
+    threads_items,
+    threads_left,
 )
-from wiki.services.sections import SectionDraft, embed_mean_prewarm, section_delete, section_write
 
 log = logging.getLogger(__name__)
 
-K = Event.Kind
-NO_CONTENT = {K.MEMBERSHIP_ADDED, K.MEMBERSHIP_REMOVED}
-NOT_BASE = {K.MESSAGE_DELETED, K.EMAIL_RECALLED, K.ISSUE_CLOSED, *NO_CONTENT}
-# Containers that are one thread each make no topic page of their own: a thread of them that
-# names no customer or project goes to one page of its kind (readers see only their own).
-FALLBACK_TOPICS = {K.EMAIL: "E-mail", K.CALENDAR_EVENT: "Meetings", K.MEETING_NOTE: "Meetings"}
-NO_TOPIC_KINDS = {K.EMAIL, K.EMAIL_RECALLED, K.CALENDAR_EVENT}
-# Participants whose e-mail domain links an item: the author, and for these kinds the
-# container's members (an e-mail's recipients, a meeting's attendees).
-PARTICIPANT_KINDS = {K.EMAIL, K.CALENDAR_EVENT, K.MEETING_NOTE}
 PREWARM_CHUNK = 256
 BATCH = 500  # events per batch compile (compile_pending, rebuilds)
-
-
-@dataclass
-class Item:
-    """One source item (all versions of one external id) in its current state."""
-
-    versions: list[Event]
-    current: Event
-    base: Event | None  # the latest version that carries content
-
-    @property
-    def deleted(self) -> bool:
-        return self.current.kind == K.MESSAGE_DELETED or self.base is None
-
-    @property
-    def recalled(self) -> bool:
-        return self.current.kind == K.EMAIL_RECALLED
-
-    def first(self, attr: str) -> str:
-        """The attribute from the current version, else the latest version that has it."""
-        for event in [self.current, *sorted(self.versions, key=_order, reverse=True)]:
-            value = getattr(event, attr)
-            if value:
-                return value
-        return ""
-
-
-def _order(event: Event):
-    return (event.occurred_at, event.version, event.id)
-
-
-def thread_of(event: Event) -> str:
-    """The thread of an event: its own key, else the newest one of its item's other versions."""
-    if event.thread_key:
-        return event.thread_key
-    other = (
-        Event.objects.filter(source_id=event.source_id, external_id=event.external_id)
-        .exclude(thread_key="")
-        .order_by("-version", "-id")
-        .values_list("thread_key", flat=True)
-        .first()
-    )
-    return other or f"item:{event.source.name}:{event.external_id}"
-
-
-def _item_thread(group: list[Event]) -> str:
-    """The thread an item is in now: its newest version that names one (an item moved to
-    another thread or channel leaves the old one)."""
-    for version in sorted(group, key=_order, reverse=True):
-        if version.thread_key:
-            return version.thread_key
-    return f"item:{group[0].source.name}:{group[0].external_id}"
-
-
-def threads_left(*, event: Event, thread_key: str) -> list[str]:
-    """Threads that older versions of the event's item named and that hold sections: the
-    item has moved from them, so they are rebuilt without it."""
-    named = (
-        Event.objects.filter(source_id=event.source_id, external_id=event.external_id)
-        .exclude(thread_key__in=["", thread_key])
-        .values_list("thread_key", flat=True)
-        .distinct()
-    )
-    held = PageSection.objects.filter(tenant_id=event.tenant_id, thread_key__in=list(named))
-    return sorted(set(held.values_list("thread_key", flat=True)))
 
 
 def _lock_thread(tenant_id: int, thread_key: str) -> None:
@@ -129,279 +60,14 @@ def _lock_thread(tenant_id: int, thread_key: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [tenant_id, digest])
 
 
-def thread_items(*, event: Event, thread_key: str) -> list[Item]:
-    """Every item of the thread with all its versions, read after the thread lock."""
-    keyed = Event.objects.filter(tenant_id=event.tenant_id).filter(
-        Q(thread_key=thread_key) | Q(source_id=event.source_id, external_id=event.external_id)
-    )
-    pairs = set(keyed.values_list("source_id", "external_id"))
-    if thread_key.startswith("item:"):
-        pairs.add((event.source_id, event.external_id))
-    versions: dict[tuple, list[Event]] = defaultdict(list)
-    rows = Event.objects.filter(
-        tenant_id=event.tenant_id,
-        source_id__in={s for s, _ in pairs},
-        external_id__in={x for _, x in pairs},
-    ).select_related("source")
-    for row in rows:
-        if (row.source_id, row.external_id) in pairs and row.kind not in NO_CONTENT:
-            versions[(row.source_id, row.external_id)].append(row)
-    items = []
-    for group in versions.values():
-        group.sort(key=_order)
-        if _item_thread(group) != thread_key:
-            continue  # moved to another thread since: it is compiled there
-        bases = [e for e in group if e.kind not in NOT_BASE]
-        items.append(Item(versions=group, current=group[-1], base=bases[-1] if bases else None))
-    items.sort(key=lambda item: _order(item.base or item.current))
-    return items
-
-
-def item_entities(*, tenant, item: Item, matcher, public: bool | None = None) -> list[Entity]:
-    """The customers and projects an item is about:
-
-    1. its tags (created if new; the name is then known where the item is);
-    2. names in its title and text: linked wherever they are, since its readers read the
-       name, which is from then on known there (`entity_seen`);
-    3. aliases in the text, the e-mail domain of its author or participants, a ticket prefix
-       (`GLX-123`): linked only where every reader of the item may know the entity's name
-       (`Entity.name_known_to`), since the page they would see it on is titled with it.
-
-    `public`: the container's observed visibility (None: the item's own)."""
-    base = item.base
-    container = item.first("container_key")
-    if public is None:
-        public = item.current.container_public if item.current.container_key else base.container_public
-    acl = (
-        container_acl(tenant=tenant, container_key=container, public=public)
-        if container
-        else [tenant.group_key]
-    )
-    named_in = tenant.group_key if public or not container else container
-    tags = item.current.tags or base.tags
-    found = entities_from_tags(tenant=tenant, tags=tags, matcher=matcher, named_in=named_in)
-    text = f"{base.title}\n{base.text}"
-    for entity, by_name in matcher.find_matches(text):
-        if entity.kind not in LINKED_KINDS:
-            continue
-        if by_name:
-            entity_seen(entity=entity, named_in=named_in)
-            found.append(entity)
-        elif entity.name_known_to(acl):
-            found.append(entity)
-    addresses = [item.first("author")]
-    if base.kind in PARTICIPANT_KINDS:
-        addresses += item.current.container_members or base.container_members or []
-    found += [
-        e
-        for e in matcher.by_addresses(addresses) + matcher.by_tickets(text)
-        if e.kind in LINKED_KINDS and e.name_known_to(acl)
-    ]
-    return list({e.pk: e for e in found}.values())
-
-
-def _topic_entity(*, tenant, item: Item) -> Entity | None:
-    """The page of a thread that names no customer or project: its channel's, else the one
-    page of its kind (e-mail, meetings)."""
-    name = "" if item.base.kind in NO_TOPIC_KINDS else item.first("container_name").strip()
-    name = name or FALLBACK_TOPICS.get(item.base.kind, "")
-    if not name:
-        return None
-    return entity_ensure(tenant=tenant, kind=Entity.Kind.TOPIC, name=name)
-
-
-def _line(item: Item) -> str:
-    base = item.base
-    text = (base.text or "").strip()[: settings.WIKI_ITEM_MAX_CHARS]
-    if base.title and base.kind not in {K.MESSAGE, K.MESSAGE_CHANGED}:
-        text = f"{base.title}: {text}" if text else base.title
-    marks = []
-    if item.current.kind == K.ISSUE_CLOSED:
-        marks.append("[closed]")
-    if item.recalled:
-        marks.append("[recalled]")
-    author = item.first("author") or "unknown"
-    return " ".join([f"[{base.occurred_at:%Y-%m-%d}] {author}:", text, *marks])
-
-
-def _draft(
-    *, tenant, thread_key: str, container_key: str, items: list[Item], public: bool | None = None
-) -> SectionDraft:
-    """`public`: the container's observed visibility (None: not observed, the thread's
-    latest item says)."""
-    latest = max(items, key=lambda i: _order(i.current))
-    if public is None:
-        public = (
-            latest.current.container_public if latest.current.container_key else latest.base.container_public
-        )
-    acl = [container_key] + ([tenant.group_key] if public else [])
-    recalls = sorted(i.current.id for i in items if i.recalled)
-    content = "\n".join(_line(i) for i in items)[: settings.WIKI_SECTION_MAX_CHARS]
-    title = next((i.base.title for i in items if i.base.title), "") or latest.first("container_name")
-    work_kind, work_open, work_at = _work(items)
-    return SectionDraft(
-        work_kind=work_kind,
-        work_open=work_open,
-        work_at=work_at,
-        thread_key=thread_key,
-        container_key=container_key,
-        container_name=latest.first("container_name"),
-        title=title,
-        content=content,
-        occurred_at=max(i.base.occurred_at for i in items),
-        acl=sorted(set(acl)),
-        authors=sorted({a.lower() for i in items if (a := i.first("author"))}),
-        event_ids=sorted(e.id for i in items for e in i.versions),
-        source_list=[
-            {
-                "source": i.base.source.name,
-                "url": i.first("url"),
-                "occurred_at": i.base.occurred_at.isoformat(),
-                "ref": i.base.external_id,
-            }
-            for i in items
-        ],
-        recall_event_ids=recalls,
-        stale_reason="e-mail recalled by its sender" if recalls else "",
-        embed_texts=[f"{i.base.title}\n{i.base.text}".strip() for i in items],
-    )
-
-
-WORK_KINDS = {K.ISSUE: WorkKind.ISSUE, K.PULL_REQUEST: WorkKind.PULL_REQUEST}
-
-
-def _work(items: list[Item]) -> tuple[str, bool | None, object]:
-    """The thread's issue or PR (its earliest such item; comments are messages): its kind,
-    whether it is open (its newest version is not `issue_closed`) and that version's time."""
-    for item in items:  # oldest first
-        if item.base.kind in WORK_KINDS:
-            return WORK_KINDS[item.base.kind], item.current.kind != K.ISSUE_CLOSED, item.current.occurred_at
-    return "", None, None
-
-
-class StatsBuffer:
-    """The keyword statistics (`almanac.search.keyword`) of a batch's section writes, summed
-    and written once: one statement for the terms and one for the corpus size per tenant and
-    corpus, instead of two per section. Same `stats_apply` signature as the keyword module."""
-
-    def __init__(self) -> None:
-        self.df: dict[tuple[int, str], Counter] = defaultdict(Counter)
-        self.size: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
-
-    def stats_apply(self, *, tenant_id: int, corpus: str, old: dict | None, new: dict | None) -> None:
-        old_terms, new_terms = set((old or {}).get("tf", {})), set((new or {}).get("tf", {}))
-        df = self.df[(tenant_id, corpus)]
-        df.update(new_terms - old_terms)
-        df.subtract(old_terms - new_terms)
-        size = self.size[(tenant_id, corpus)]
-        size[0] += (new is not None) - (old is not None)
-        size[1] += (new or {}).get("doc_len", 0) - (old or {}).get("doc_len", 0)
-
-    def flush(self) -> None:
-        from almanac.models import CorpusStat, TermStat
-
-        terms_table, corpus_table = TermStat._meta.db_table, CorpusStat._meta.db_table
-        with connection.cursor() as cursor:
-            for (tenant_id, corpus), df in sorted(self.df.items()):
-                terms = sorted(t for t, n in df.items() if n)  # sorted: concurrent writers never deadlock
-                if not terms:
-                    continue
-                cursor.execute(
-                    f"""INSERT INTO {terms_table} (tenant_id, corpus, term, df)
-                        SELECT %s, %s, t, d FROM unnest(%s::text[], %s::int[]) AS u(t, d)
-                        ON CONFLICT (tenant_id, corpus, term)
-                        DO UPDATE SET df = GREATEST(0, {terms_table}.df + EXCLUDED.df)""",
-                    [tenant_id, corpus, terms, [df[t] for t in terms]],
-                )
-                gone = [t for t in terms if df[t] < 0]
-                if gone:  # terms no document holds any more go (as keyword.stats_apply does)
-                    cursor.execute(
-                        f"DELETE FROM {terms_table} WHERE tenant_id = %s AND corpus = %s "
-                        "AND term = ANY(%s::text[]) AND df <= 0",
-                        [tenant_id, corpus, gone],
-                    )
-            for (tenant_id, corpus), (docs, length) in sorted(self.size.items()):
-                if docs or length:
-                    cursor.execute(
-                        f"""INSERT INTO {corpus_table} (tenant_id, corpus, docs, total_len)
-                            VALUES (%s, %s, %s, %s) ON CONFLICT (tenant_id, corpus) DO UPDATE SET
-                              docs = GREATEST(0, {corpus_table}.docs + EXCLUDED.docs),
-                              total_len = GREATEST(0, {corpus_table}.total_len + EXCLUDED.total_len)""",
-                        [tenant_id, corpus, docs, length],
-                    )
-        self.df.clear()
-        self.size.clear()
-
-
-@dataclass
-class Batch:
-    """What a batch compile reads once instead of once per thread: the tenant's entity
-    matcher (entities made in this process are seen at once; made elsewhere, within
-    `matcher_age` seconds) and the containers' observed visibility."""
-
-    matcher_age: float = 30.0
-    visibility: dict[str, bool | None] = field(default_factory=dict)
-    stats: StatsBuffer | None = None
-
-    def container_visibility(self, *, tenant_id: int, keys) -> dict[str, bool]:
-        missing = [k for k in keys if k not in self.visibility]
-        if missing:
-            found = container_visibility(tenant_id=tenant_id, keys=missing)
-            self.visibility.update({k: found.get(k) for k in missing})
-        return {k: self.visibility[k] for k in keys if self.visibility[k] is not None}
-
-
-def thread_plan(
-    *, tenant, thread_key: str, items: list[Item], batch: Batch | None = None
-) -> dict[int, tuple[Entity, list[SectionDraft]]]:
-    """page entity id → (entity, drafts): one draft per source container of the thread.
-
-    A thread that spans containers (pushed events may share a thread key) puts a
-    container's draft on an entity's page only if that container's items named the entity
-    or its readers may know the name: a private container's tag must not title a page
-    that a public container's draft makes visible to the whole tenant."""
-    # entities made by other workers count
-    matcher = entity_matcher(tenant.pk, max_age=batch.matcher_age if batch else 0)
-    live = [i for i in items if not i.deleted]
-    by_container: dict[str, list[Item]] = defaultdict(list)
-    for item in live:
-        by_container[item.first("container_key")].append(item)
-    keys = [key for key in by_container if key]
-    visibility = (batch or Batch()).container_visibility(tenant_id=tenant.pk, keys=keys)
-    entities: dict[int, Entity] = {}
-    named_by: dict[int, set[str]] = defaultdict(set)  # entity → containers whose items named it
-    for item in live:
-        key = item.first("container_key")
-        for entity in item_entities(tenant=tenant, item=item, matcher=matcher, public=visibility.get(key)):
-            entities[entity.pk] = entity
-            named_by[entity.pk].add(key)
-    if live and not entities:
-        topic = _topic_entity(tenant=tenant, item=live[0])
-        if topic is not None:
-            entities[topic.pk] = topic
-            named_by[topic.pk].update(by_container)
-    drafts = [
-        _draft(
-            tenant=tenant, thread_key=thread_key, container_key=key, items=group, public=visibility.get(key)
-        )
-        for key, group in sorted(by_container.items())
-        if key
-    ]
-    return {
-        pk: (
-            entity,
-            [d for d in drafts if d.container_key in named_by[pk] or entity.name_known_to(d.acl)],
-        )
-        for pk, entity in entities.items()
-    }
-
-
 # The reason on a page's history row for a status change: it says no more than the row's
 # hidden fields (wiki.admin hides those rows from staff who are not superusers).
 STATUS_REASON = "issue status"
 
 
-def page_status_apply(*, page: Page, drafts: list[SectionDraft], before: dict[str, tuple]) -> bool:
+def page_status_apply(
+    *, page: Page, drafts: list[SectionDraft], before: dict[str, tuple], work: list[tuple] | None = None
+) -> bool:
     """Refresh a page's stored status from its open work (every non-stale section's issue or
     PR: open if any is open, closed if all are; a page without any keeps its status), the tenant-wide value the
     admin shows; readers get theirs counted from the sections they may see
@@ -409,7 +75,8 @@ def page_status_apply(*, page: Page, drafts: list[SectionDraft], before: dict[st
     issue/PR changed (opened, closed, reopened) at an event time after it was set.
 
     `before`: {container key: (work_kind, work_open)} of the page's sections of this thread
-    before the rebuild. Returns whether the page changed."""
+    before the rebuild; `work`: the page's (work_open, occurred_at, container_key) now, newest
+    first (`_pages_work`; read here if not given). Returns whether the page changed."""
     had_work = any(kind for kind, _ in before.values())
     if not (had_work or any(d.work_kind for d in drafts)):
         return False
@@ -418,12 +85,7 @@ def page_status_apply(*, page: Page, drafts: list[SectionDraft], before: dict[st
     if page.status_manual and any(d.work_at and d.work_at > page.status_manual_at for d in moved):
         page.status_manual, page.status_manual_at, page.status_manual_by = "", None, ""
         fields += ["status_manual", "status_manual_at", "status_manual_by"]
-    work = list(
-        page.sections.filter(stale=False)
-        .exclude(work_kind="")
-        .order_by("-occurred_at", "-id")
-        .values_list("work_open", "occurred_at", "container_key")
-    )
+    work = _pages_work([page.pk]).get(page.pk, []) if work is None else work
     if work:
         status = Page.Status.OPEN if any(w[0] for w in work) else Page.Status.CLOSED
         at, container = work[0][1], work[0][2]
@@ -440,65 +102,113 @@ def page_status_apply(*, page: Page, drafts: list[SectionDraft], before: dict[st
     return True
 
 
-def thread_rebuild(*, event: Event, thread_key: str | None = None, batch: Batch | None = None) -> set[int]:
-    """Steps 1–5 of a compile, inside the caller's transaction; returns the changed page ids.
-
-    1. lock the thread, 2. read its items from the inbox, 3. resolve their entities,
-    4. lock the affected pages in id order, 5. write/delete sections and page status.
-    `thread_key`: another thread than the event's (one its item has left).
-    """
-    tenant = event.tenant
-    thread_key = thread_key or thread_of(event)
-    _lock_thread(tenant.pk, thread_key)
-    items = thread_items(event=event, thread_key=thread_key)
-    plan = thread_plan(tenant=tenant, thread_key=thread_key, items=items, batch=batch)
-    existing = list(PageSection.objects.filter(tenant=tenant, thread_key=thread_key))
-    page_ids = {s.page_id for s in existing} | set(
-        Page.objects.filter(entity_id__in=plan).values_list("id", flat=True)
+def _pages_work(page_ids) -> dict[int, list[tuple]]:
+    """page id → its non-stale sections' (work_open, occurred_at, container_key), newest first."""
+    rows = (
+        PageSection.objects.filter(page_id__in=list(page_ids), stale=False)
+        .exclude(work_kind="")
+        .order_by("page_id", "-occurred_at", "-id")
+        .values_list("page_id", "work_open", "occurred_at", "container_key")
     )
-    pages = list(Page.objects.select_for_update().filter(id__in=page_ids).order_by("id"))
-    reason = f"event {event.id} ({event.kind})"
+    work: dict[int, list[tuple]] = defaultdict(list)
+    for page_id, *row in rows:
+        work[page_id].append(tuple(row))
+    return work
+
+
+def threads_rebuild(*, tenant, threads: dict[str, Event], batch: Batch | None = None) -> set[int]:
+    """Steps 2–5 of a compile for threads of one tenant that the caller has locked, inside its
+    transaction; returns the changed page ids.
+
+    2. read the threads' items from the inbox (two queries for all), 3. resolve their
+    entities, 4. lock the affected pages in id order (one statement), 5. write and delete
+    sections (in bulk, `SectionWrites`) and refresh the pages' status.
+    `threads`: thread key → the event that asks for it (a thread its item has left too).
+    """
+    items = threads_items(tenant_id=tenant.pk, threads=threads)
+    plans = {
+        key: thread_plan(tenant=tenant, thread_key=key, items=items[key], batch=batch)
+        for key in sorted(threads)
+    }
+    existing: dict[str, list[PageSection]] = defaultdict(list)
+    rows = PageSection.objects.filter(tenant=tenant, thread_key__in=sorted(threads))
+    for section in rows.defer("embedding", "search_vector"):
+        existing[section.thread_key].append(section)
+    entity_ids = {pk for plan in plans.values() for pk in plan}
+    held = {s.page_id for sections in existing.values() for s in sections}
+    pages = Page.objects.select_for_update().filter(Q(id__in=held) | Q(entity_id__in=entity_ids))
+    pages = {page.pk: page for page in pages.order_by("id")}
+    page_of = {page.entity_id: page.pk for page in pages.values()}
+    writes = SectionWrites(batch.stats if batch else None)
     changed: set[int] = set()
-    for page in pages:
-        drafts = plan.get(page.entity_id, (None, []))[1]
-        keep = {d.container_key for d in drafts}
-        mine = {s.container_key: s for s in existing if s.page_id == page.pk}
-        before = {key: (s.work_kind, s.work_open) for key, s in mine.items()}
-        for draft in drafts:
-            current = mine.get(draft.container_key)
-            stats = batch.stats if batch else None
-            if section_write(page=page, draft=draft, reason=reason, existing=current, stats=stats)[1]:
-                changed.add(page.pk)
-        for section in existing:
-            if section.page_id == page.pk and section.container_key not in keep:
-                section_delete(section=section, reason=reason, stats=batch.stats if batch else None)
-                changed.add(page.pk)
-        if page_status_apply(page=page, drafts=drafts, before=before):
+    statuses = []
+    for key in sorted(threads):
+        reason = f"event {threads[key].id} ({threads[key].kind})"
+        mine: dict[int, dict[str, PageSection]] = defaultdict(dict)
+        for section in existing[key]:
+            mine[section.page_id][section.container_key] = section
+        for page_id in sorted(set(mine) | {page_of[pk] for pk in plans[key] if pk in page_of}):
+            page = pages[page_id]
+            drafts = plans[key].get(page.entity_id, (None, []))[1]
+            keep = {d.container_key for d in drafts}
+            for draft in drafts:
+                if writes.write(
+                    page=page, draft=draft, reason=reason, existing=mine[page_id].get(draft.container_key)
+                ):
+                    changed.add(page_id)
+            for container_key, section in mine[page_id].items():
+                if container_key not in keep:
+                    writes.delete(section=section, reason=reason)
+                    changed.add(page_id)
+            before = {k: (s.work_kind, s.work_open) for k, s in mine[page_id].items()}
+            statuses.append((page, drafts, before))
+    writes.flush()
+    work = _pages_work(
+        {
+            page.pk
+            for page, drafts, before in statuses
+            if any(d.work_kind for d in drafts) or any(k for k, _ in before.values())
+        }
+    )
+    for page, drafts, before in statuses:
+        if page_status_apply(page=page, drafts=drafts, before=before, work=work.get(page.pk, [])):
             changed.add(page.pk)
     return changed
 
 
-def container_visibility(*, tenant_id: int, keys) -> dict[str, bool]:
-    """{container key: readable tenant-wide} for the containers whose visibility has been
-    observed (`connectors.services.membership.visibility_observe`): the newest observation
-    decides, not the thread being compiled, so the wiki is the same in any arrival order."""
-    from almanac.models import AccessGroup
-
-    rows = AccessGroup.objects.filter(tenant_id=tenant_id, key__in=list(keys), public__isnull=False)
-    return dict(rows.values_list("key", "public"))
-
-
-def container_acl(*, tenant, container_key: str, public: bool) -> list[str]:
-    return sorted({container_key, *([tenant.group_key] if public else [])})
+def thread_rebuild(*, event: Event, thread_key: str | None = None, batch: Batch | None = None) -> set[int]:
+    """Steps 1–5 of a compile for the event's thread (or `thread_key`, another thread: one
+    its item has left), inside the caller's transaction; returns the changed page ids."""
+    thread_key = thread_key or thread_of(event)
+    _lock_thread(event.tenant_id, thread_key)
+    return threads_rebuild(tenant=event.tenant, threads={thread_key: event}, batch=batch)
 
 
 def container_acl_apply(*, tenant, container_key: str, public: bool, reason: str) -> set[int]:
     """Every section of the container gets the ACL its visibility says; the pages changed."""
-    acl = container_acl(tenant=tenant, container_key=container_key, public=public)
-    sections = PageSection.objects.filter(tenant_id=tenant.pk, container_key=container_key).exclude(acl=acl)
+    return containers_acl_apply(tenant=tenant, containers={container_key: (public, reason)})
+
+
+def containers_acl_apply(*, tenant, containers: dict[str, tuple[bool, str]]) -> set[int]:
+    """`container_acl_apply` for many containers ({key: (public, reason)}): the sections whose
+    ACL is not what their container's visibility says are found in one query."""
+    if not containers:
+        return set()
+    keys = sorted(containers)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT s.id FROM {PageSection._meta.db_table} s
+                JOIN unnest(%s::text[], %s::bool[]) AS c(key, public) ON s.container_key = c.key
+                CROSS JOIN LATERAL (SELECT CASE WHEN c.public THEN ARRAY[c.key, %s] ELSE ARRAY[c.key] END AS acl) e
+                WHERE s.tenant_id = %s AND NOT (s.acl @> e.acl::varchar[] AND s.acl <@ e.acl::varchar[])""",
+            [keys, [containers[k][0] for k in keys], tenant.group_key, tenant.pk],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
     changed = set()
+    sections = PageSection.objects.filter(id__in=ids).defer("embedding", "search_vector")
     for section in sections.select_for_update(of=("self",)).order_by("id"):
-        section.acl = acl
+        public, reason = containers[section.container_key]
+        section.acl = container_acl(tenant=tenant, container_key=section.container_key, public=public)
         section._change_reason = reason
         section.save(update_fields=["acl", "updated_at"])
         changed.add(section.page_id)
@@ -575,9 +285,9 @@ def compile_event(event_id: int) -> str | None:
                 left = threads_left(event=event, thread_key=thread_key)
                 for key in sorted([thread_key, *left]):  # every lock in one order: no deadlock
                     _lock_thread(event.tenant_id, key)
-                changed = thread_rebuild(event=event)
-                for key in left:
-                    changed |= thread_rebuild(event=event, thread_key=key)
+                changed = threads_rebuild(
+                    tenant=event.tenant, threads=dict.fromkeys([thread_key, *left], event)
+                )
                 changed |= container_acl_sync(event=event, thread_key=thread_key)
                 _enqueue_summaries(changed)
             event.state, event.compiled_at, event.error = Event.State.COMPILED, timezone.now(), ""
@@ -714,13 +424,25 @@ def _batch_rebuild(events: list[Event], *, batch: Batch) -> tuple[set[str], set[
     for tenant_id, key in sorted(threads):  # every lock in one order: no deadlock
         _lock_thread(tenant_id, key)
     changed: set[int] = set()
-    for (_, key), event in sorted(threads.items()):
-        changed |= thread_rebuild(event=event, thread_key=key, batch=batch)
-    newest: dict[tuple[int, str], Event] = {}
+    for tenant_id in sorted({t for t, _ in threads}):
+        mine = {key: event for (t, key), event in threads.items() if t == tenant_id}
+        changed |= threads_rebuild(tenant=next(iter(mine.values())).tenant, threads=mine, batch=batch)
+    newest: dict[int, dict[str, Event]] = defaultdict(dict)
     for event in events:  # event-time order: each container's newest event decides
-        newest[(event.tenant_id, event.container_key)] = event
-    for event in newest.values():
-        changed |= container_acl_sync(event=event, thread_key=thread_of(event))
+        if event.container_key:
+            newest[event.tenant_id][event.container_key] = event
+    for containers in newest.values():
+        tenant = next(iter(containers.values())).tenant
+        known = container_visibility(tenant_id=tenant.pk, keys=list(containers))
+        changed |= containers_acl_apply(
+            tenant=tenant,
+            containers={
+                key: (public, f"container visibility changed (event {containers[key].id})")
+                for key, public in known.items()
+            },
+        )
+        for key in sorted(set(containers) - set(known)):  # not observed: its newest section decides
+            changed |= container_acl_sync(event=containers[key], thread_key=keys[containers[key].id])
     return {key for _, key in threads}, changed
 
 
@@ -767,80 +489,6 @@ def _relink_notes(notes: list[list], skip=frozenset()) -> None:
         by_tenant[tenant_id].append(note)
     for tenant_id, tenant_notes in sorted(by_tenant.items()):
         entity_relink(tenant_id=tenant_id, notes=tenant_notes, skip=skip)
-
-
-def relink_threads(*, tenant_id: int, terms: list[str], containers: list[str] | None = None) -> list[str]:
-    """The compiled threads that may name one of `terms` (an entity's name or aliases), found
-    through the sections' keyword index (every token of a term; a ticket prefix as a token
-    prefix), within `containers` (section ACL keys) if given. E-mail domains are looked up
-    in the inbox's e-mail and meeting participants (a scan of those, for an alias change)."""
-    clauses, domains = [], []
-    for term in terms:
-        if domain := alias_domain(term):
-            domains.append(domain)
-        elif prefix := alias_prefix(term):
-            clauses.append(f"'{prefix.lower()}-':*")
-        else:
-            clauses += _term_clauses(term)
-    keys: set[str] = set()
-    sections = PageSection.objects.filter(tenant_id=tenant_id)
-    if containers:
-        sections = sections.filter(acl__overlap=containers)
-    if clauses:
-        match = RawSQL("search_vector @@ %s::tsquery", [" | ".join(clauses)], output_field=BooleanField())
-        keys |= set(sections.filter(match).values_list("thread_key", flat=True).distinct())
-    for domain in domains:
-        keys |= _threads_with_domain(tenant_id=tenant_id, domain=domain, containers=containers)
-    return sorted(keys)
-
-
-def _quoted(token: str) -> str:
-    return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def _term_clauses(term: str) -> list[str]:
-    """tsquery clauses that find a term in sections indexed before it was a known word: its
-    tokens now (a Chinese name is one word once the segmenter knows it, its parts too), its
-    parts alone, or its characters (how it may have been cut before)."""
-    from almanac.search.text import is_cjk, segment
-
-    tokens = [t for t in segment(term) if t]
-    if not tokens:
-        return []
-    clauses = ["(" + " & ".join(_quoted(t) for t in tokens) + ")"]
-    if is_cjk(term):
-        longest = max(tokens, key=len)
-        parts = [t for t in tokens if t != longest]
-        clauses.append(_quoted(longest))
-        if parts:
-            clauses.append("(" + " & ".join(_quoted(t) for t in parts) + ")")
-        chars = sorted({c for t in tokens for c in t if is_cjk(c)})
-        clauses.append("(" + " & ".join(_quoted(c) for c in chars) + ")")
-    return clauses
-
-
-def _threads_with_domain(*, tenant_id: int, domain: str, containers) -> set[str]:
-    events = Event.objects.filter(tenant_id=tenant_id, kind__in=PARTICIPANT_KINDS | {K.MESSAGE})
-    if containers:
-        events = events.filter(container_key__in=containers)
-    pattern = "%@" + domain.replace("%", "").replace("_", "\\_")
-    members = RawSQL(
-        "EXISTS (SELECT 1 FROM unnest(container_members) m WHERE lower(m) LIKE %s)",
-        [pattern],
-        output_field=BooleanField(),
-    )
-    hits = events.filter(Q(author__iendswith="@" + domain) | Q(members))
-    return {thread_of(e) for e in hits.select_related("source")}
-
-
-def thread_event(*, tenant_id: int, thread_key: str) -> Event | None:
-    """An inbox event of the thread (its newest), to rebuild the thread from."""
-    events = Event.objects.filter(tenant_id=tenant_id).exclude(kind__in=NO_CONTENT)
-    event = events.filter(thread_key=thread_key).order_by("-occurred_at", "-id").first()
-    if event is None and thread_key.startswith("item:"):
-        _, source, external_id = thread_key.split(":", 2)
-        event = events.filter(source__name=source, external_id=external_id).order_by("-id").first()
-    return event
 
 
 def thread_recompile(*, tenant_id: int, thread_key: str) -> set[int]:

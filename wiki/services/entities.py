@@ -244,8 +244,10 @@ def entities_from_tags(
             if not isinstance(value, str) or not folding.fold(value):
                 continue
             known = matcher.get(kind, folding.fold(value.strip()[:300])[:300]) if matcher else None
-            if known is None or named_in not in known.named_in:
+            if known is None:
                 known = entity_ensure(tenant=tenant, kind=kind, name=value, named_in=named_in)
+            else:
+                entity_seen(entity=known, named_in=named_in)  # the matcher's copy learns it too
             found.append(known)
     return found
 

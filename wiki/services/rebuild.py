@@ -19,16 +19,16 @@ from django.utils import timezone
 from connectors.models import Event
 from wiki.models import Entity, Page, PageSection, Rebuild
 from wiki.services.compiler import (
-    NO_CONTENT,
     _enqueue_summaries,
     _lock_thread,
     _relink_notes,
     compile_pending,
     domains_learn_relink,
-    relink_threads,
     thread_recompile,
 )
 from wiki.services.entities import relinks_take
+from wiki.services.relink import relink_threads
+from wiki.services.threads import NO_CONTENT
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,11 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.http import Http404
+from django.utils import timezone
 from django_q.tasks import async_task
+from simple_history.utils import get_change_reason_from_object
 
+from almanac.bulk import copy_insert
 from almanac.errors import ApplicationError
 from almanac.search import keyword
 from almanac.search.embeddings import embed
@@ -92,30 +95,117 @@ def _old_index(section: PageSection) -> dict:
 
 
 _UNSET = object()
+# Fields a section's text decides: written only when the text changed.
+INDEX_FIELDS = ["tokens", "tf", "doc_len", "embedding"]
 
 
-def section_write(
-    *, page: Page, draft: SectionDraft, reason: str, existing=_UNSET, stats=None
-) -> tuple[PageSection, bool]:
-    """Create or update the section of (page, thread, container) to match `draft`.
+class SectionWrites:
+    """The section writes of a compile, collected and written at `flush`: new sections in one
+    multi-row insert and their history rows in another, changed ones in one update per set
+    of fields, keyword statistics once (`stats`: a `keyword.StatsBuffer`, else written at
+    flush). The keyword index and embedding are computed only for a section whose text
+    changed, so replaying an event writes nothing."""
 
-    `existing` is the current section if the caller already fetched it (None: there is none);
-    `stats`, a buffer of keyword statistics written once per batch (default: written now).
-    Returns (section, changed). The embedding and keyword index are recomputed only when
-    the text changed, so replaying an event costs no embedding call and writes nothing.
-    """
-    if existing is _UNSET:
-        existing = PageSection.objects.filter(
-            page=page, thread_key=draft.thread_key, container_key=draft.container_key
-        ).first()
-    section = existing
-    confirmed = list(section.confirmed_recall_ids) if section else []
+    def __init__(self, stats=None) -> None:
+        self.stats = stats
+        self.created: list[PageSection] = []
+        self.updated: list[PageSection] = []  # text unchanged
+        self.reindexed: list[PageSection] = []  # text changed
+        self.deleted: list[PageSection] = []
+
+    def write(
+        self, *, page: Page, draft: SectionDraft, reason: str, existing: PageSection | None
+    ) -> PageSection | None:
+        """Make (page, thread, container)'s section match `draft`; the section if it changed."""
+        values = _section_values(page=page, draft=draft, existing=existing)
+        if existing is not None and all(getattr(existing, k) == v for k, v in values.items()):
+            return None
+        section = existing or PageSection(
+            tenant_id=page.tenant_id,
+            page=page,
+            thread_key=draft.thread_key,
+            container_key=draft.container_key,
+        )
+        text_changed = existing is None or existing.content_digest != draft.digest
+        old = _old_index(section) if existing is not None and text_changed else None
+        for name, value in values.items():
+            setattr(section, name, value)
+        if text_changed:
+            new = keyword.index_fields(_keyword_text(page, draft))
+            section.tokens, section.tf, section.doc_len = new["tokens"], new["tf"], new["doc_len"]
+            section.embedding = embed_mean(draft.embed_texts or [f"{draft.title}\n{draft.content}"])
+            (self.stats or keyword).stats_apply(tenant_id=page.tenant_id, corpus=CORPUS, old=old, new=new)
+        section._change_reason = reason
+        (self.created if existing is None else self.reindexed if text_changed else self.updated).append(
+            section
+        )
+        return section
+
+    def delete(self, *, section: PageSection, reason: str) -> None:
+        (self.stats or keyword).stats_apply(
+            tenant_id=section.tenant_id, corpus=CORPUS, old=_old_index(section), new=None
+        )
+        section._change_reason = reason
+        self.deleted.append(section)
+
+    def flush(self) -> None:
+        now = timezone.now()
+        copy_insert(PageSection, self.created)
+        history = _history_rows(self.created, kind="+", date=now)
+        for sections, fields in ((self.updated, VALUE_FIELDS), (self.reindexed, VALUE_FIELDS + INDEX_FIELDS)):
+            if sections:
+                for section in sections:
+                    section.updated_at = now
+                PageSection.objects.bulk_update(sections, [*fields, "updated_at"], batch_size=FLUSH_ROWS)
+                history += _history_rows(sections, kind="~", date=now)
+        copy_insert(PageSection.history.model, history)
+        for section in self.deleted:  # rare: one by one, each with its history row
+            section.delete()
+        self.created, self.updated, self.reindexed, self.deleted = [], [], [], []
+
+
+def _history_rows(sections: list[PageSection], *, kind: str, date) -> list:
+    """The history rows `simple_history` would write for these saves (created "+", changed "~")."""
+    history = PageSection.history.model
+    return [
+        history(
+            history_date=date,
+            history_user=getattr(s, "_history_user", None) or history.get_default_history_user(s),
+            history_change_reason=get_change_reason_from_object(s) or "",
+            history_type=kind,
+            **{f.attname: getattr(s, f.attname) for f in history.tracked_fields},
+        )
+        for s in sections
+    ]
+
+
+FLUSH_ROWS = 200
+VALUE_FIELDS = [
+    "container_name",
+    "title",
+    "content",
+    "content_digest",
+    "occurred_at",
+    "acl",
+    "authors",
+    "event_ids",
+    "source_list",
+    "recall_event_ids",
+    "stale",
+    "stale_reason",
+    "work_kind",
+    "work_open",
+]
+
+
+def _section_values(*, page: Page, draft: SectionDraft, existing: PageSection | None) -> dict:
+    confirmed = list(existing.confirmed_recall_ids) if existing else []
     if set(draft.recall_event_ids) - set(confirmed):
         # A recall confirmed for the thread on another page holds here too (a later reply
         # that names another customer must not make it stale again).
         confirmed += _thread_confirmations(tenant_id=page.tenant_id, draft=draft)
     stale = bool(set(draft.recall_event_ids) - set(confirmed))
-    values = {
+    return {
         "container_name": draft.container_name[:300],
         "title": draft.title[:500],
         "content": draft.content,
@@ -131,37 +221,32 @@ def section_write(
         "work_kind": draft.work_kind,
         "work_open": draft.work_open,
     }
-    if section is not None and all(getattr(section, k) == v for k, v in values.items()):
-        return section, False
-    text_changed = section is None or section.content_digest != draft.digest
-    if section is None:
-        section = PageSection(
-            tenant_id=page.tenant_id,
-            page=page,
-            thread_key=draft.thread_key,
-            container_key=draft.container_key,
-        )
-    old = _old_index(section) if section.pk and text_changed else None
-    for name, value in values.items():
-        setattr(section, name, value)
-    if text_changed:
-        new = keyword.index_fields(_keyword_text(page, draft))
-        section.tokens, section.tf, section.doc_len = new["tokens"], new["tf"], new["doc_len"]
-        section.embedding = embed_mean(draft.embed_texts or [f"{draft.title}\n{draft.content}"])
-        (stats or keyword).stats_apply(tenant_id=page.tenant_id, corpus=CORPUS, old=old, new=new)
-    section._change_reason = reason
-    section.save()
-    return section, True
+
+
+def section_write(
+    *, page: Page, draft: SectionDraft, reason: str, existing=_UNSET, stats=None
+) -> tuple[PageSection, bool]:
+    """Create or update the section of (page, thread, container) to match `draft`, now.
+
+    `existing` is the current section if the caller already fetched it (None: there is none);
+    `stats`, a buffer of keyword statistics written once per batch (default: written now).
+    Returns (section, changed). One write of `SectionWrites`."""
+    if existing is _UNSET:
+        existing = PageSection.objects.filter(
+            page=page, thread_key=draft.thread_key, container_key=draft.container_key
+        ).first()
+    writes = SectionWrites(stats)
+    section = writes.write(page=page, draft=draft, reason=reason, existing=existing)
+    writes.flush()
+    return (section, True) if section is not None else (existing, False)
 
 
 def section_delete(*, section: PageSection, reason: str, stats=None) -> None:
-    """`stats`: a buffer of keyword statistics written once per batch (the compiler's
-    `StatsBuffer`); default: written now."""
-    (stats or keyword).stats_apply(
-        tenant_id=section.tenant_id, corpus=CORPUS, old=_old_index(section), new=None
-    )
-    section._change_reason = reason
-    section.delete()
+    """`stats`: a buffer of keyword statistics written once per batch (`keyword.StatsBuffer`);
+    default: written now."""
+    writes = SectionWrites(stats)
+    writes.delete(section=section, reason=reason)
+    writes.flush()
 
 
 def _thread_confirmations(*, tenant_id: int, draft: SectionDraft) -> list[int]:
