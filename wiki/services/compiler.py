@@ -55,9 +55,21 @@ BATCH = 500  # events per batch compile (compile_pending, rebuilds)
 
 
 def _lock_thread(tenant_id: int, thread_key: str) -> None:
-    digest = int.from_bytes(hashlib.sha256(thread_key.encode()).digest()[:4], "big", signed=True)
+    _lock_threads([(tenant_id, thread_key)])
+
+
+def _lock_threads(threads: list[tuple[int, str]]) -> None:
+    """Take the threads' advisory locks in (tenant, key) order, in one statement: every
+    compile locks in that order, so two never deadlock."""
+    threads = sorted(set(threads))
+    digests = [
+        int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big", signed=True) for _, key in threads
+    ]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [tenant_id, digest])
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(t, d) FROM unnest(%s::int[], %s::int[]) AS u(t, d)",
+            [[t for t, _ in threads], digests],
+        )
 
 
 # The reason on a page's history row for a status change: it says no more than the row's
@@ -283,8 +295,7 @@ def compile_event(event_id: int) -> str | None:
             if event.kind not in NO_CONTENT:
                 thread_key = thread_of(event)
                 left = threads_left(event=event, thread_key=thread_key)
-                for key in sorted([thread_key, *left]):  # every lock in one order: no deadlock
-                    _lock_thread(event.tenant_id, key)
+                _lock_threads([(event.tenant_id, key) for key in [thread_key, *left]])
                 changed = threads_rebuild(
                     tenant=event.tenant, threads=dict.fromkeys([thread_key, *left], event)
                 )
@@ -380,6 +391,11 @@ def compile_batch(event_ids: list[int]) -> int:
             )
             content = [e for e in events if e.kind not in NO_CONTENT]
             batch = Batch(stats=StatsBuffer())
+            for tenant_id in {e.tenant_id for e in content}:  # one read of the containers' visibility
+                batch.container_visibility(
+                    tenant_id=tenant_id,
+                    keys={e.container_key for e in content if e.tenant_id == tenant_id} - {""},
+                )
             _batch_tags(content, batch=batch)
             named_first = relinks_take()  # before any thread of the batch was rebuilt
             threads, changed = _batch_rebuild(content, batch=batch)
@@ -421,8 +437,7 @@ def _batch_rebuild(events: list[Event], *, batch: Batch) -> tuple[set[str], set[
         threads.setdefault((event.tenant_id, keys[event.id]), event)
         for key in left.get(event.id, []):
             threads.setdefault((event.tenant_id, key), event)
-    for tenant_id, key in sorted(threads):  # every lock in one order: no deadlock
-        _lock_thread(tenant_id, key)
+    _lock_threads(list(threads))
     changed: set[int] = set()
     for tenant_id in sorted({t for t, _ in threads}):
         mine = {key: event for (t, key), event in threads.items() if t == tenant_id}

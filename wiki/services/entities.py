@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
-from django.db.models import BooleanField, F, Func, Value
+from django.db import IntegrityError, connection, transaction
+from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.text import slugify
@@ -124,16 +124,14 @@ def entity_seen(*, entity: Entity, named_in: str) -> None:
     to `Entity.named_in`; its aliases may now link text there (relinked)."""
     if named_in in entity.named_in:
         return
-    # Appended in SQL: two workers naming it in two containers both count.
-    appended = Func(
-        F("named_in"),
-        Value(named_in),
-        function="array_append",
-        output_field=Entity._meta.get_field("named_in"),
-    )
-    Entity.objects.filter(pk=entity.pk).exclude(named_in__contains=[named_in]).update(
-        named_in=appended, updated_at=timezone.now()
-    )
+    # Appended in SQL: two workers naming it in two containers both count. A statement of
+    # its own (not the ORM's update): a backlog compile runs this for every new container.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Entity._meta.db_table} SET named_in = array_append(named_in, %s), updated_at = %s "
+            "WHERE id = %s AND NOT (%s = ANY(named_in))",
+            [named_in, timezone.now(), entity.pk, named_in],
+        )
     entity.named_in = [*entity.named_in, named_in]
     relink_note(entity=entity, terms=entity.aliases, containers=[named_in])
 
