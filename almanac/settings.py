@@ -111,11 +111,18 @@ if DATABASE_URL:
     DATABASES = {}
     for _alias, _name, _url in (
         ("default", "DATABASE_URL", DATABASE_URL),
-        ("owner", "DATABASE_OWNER_URL" if DATABASE_OWNER_URL else "DATABASE_URL", DATABASE_OWNER_URL or DATABASE_URL),
+        (
+            "owner",
+            "DATABASE_OWNER_URL" if DATABASE_OWNER_URL else "DATABASE_URL",
+            DATABASE_OWNER_URL or DATABASE_URL,
+        ),
     ):
         try:
             DATABASES[_alias] = dj_database_url.parse(_url, conn_max_age=60, conn_health_checks=True)
-        except (ValueError, dj_database_url.UnknownSchemeError) as exc:  # never echo the URL: it holds a password
+        except (
+            ValueError,
+            dj_database_url.UnknownSchemeError,
+        ) as exc:  # never echo the URL: it holds a password
             raise ImproperlyConfigured(
                 f"{_name} is not a database URL ({type(exc).__name__}); expected postgres://user:pass@host:5432/db"
             ) from exc
@@ -128,9 +135,14 @@ else:
         "maintenance_work_mem": env("EMBEDDED_PG_MAINTENANCE_WORK_MEM", "256MB"),
         "random_page_cost": "1.1",
     }
-    DATABASES = database_settings(DATA_DIR / "pg", env("ALMANAC_DB_NAME", "almanac"), tuning=EMBEDDED_PG_SETTINGS)
+    DATABASES = database_settings(
+        DATA_DIR / "pg", env("ALMANAC_DB_NAME", "almanac"), tuning=EMBEDDED_PG_SETTINGS
+    )
 # The role names `migrate` grants to (almanac.pgtools.grants_sql); equal names: one role.
-DATABASE_ROLES = {"runtime": DATABASES["default"].get("USER", ""), "owner": DATABASES["owner"].get("USER", "")}
+DATABASE_ROLES = {
+    "runtime": DATABASES["default"].get("USER", ""),
+    "owner": DATABASES["owner"].get("USER", ""),
+}
 if envbool("DATABASE_AS_OWNER", False):
     DATABASES["default"] = {**DATABASES["owner"]}
 # The owner alias is the same database: tests create one test database and reach it as both.
@@ -242,6 +254,8 @@ EMBEDDING_MODEL = env("EMBEDDING_MODEL")
 EMBEDDING_API_KEY = envsecret("EMBEDDING_API_KEY")
 EMBEDDING_TIMEOUT = envfloat("EMBEDDING_TIMEOUT", 30.0)
 EMBEDDING_THREADS = envint("EMBEDDING_THREADS", 1, minimum=1)
+# A backlog of at least this many texts is embedded ahead in a child process (embed_ahead).
+EMBED_AHEAD_MIN_TEXTS = envint("EMBED_AHEAD_MIN_TEXTS", 2000, minimum=0)
 TIKTOKEN_CACHE_DIR = Path(env("TIKTOKEN_CACHE_DIR", str(DATA_DIR / "tiktoken")))
 
 # --- Memories -------------------------------------------------------------------------

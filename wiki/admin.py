@@ -11,7 +11,9 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
+from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
+from django_q.tasks import async_task
 from simple_history.admin import SimpleHistoryAdmin
 
 from almanac.admin_mixins import (
@@ -23,7 +25,7 @@ from almanac.admin_mixins import (
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from wiki import folding, selectors, services
-from wiki.models import Entity, Page, PageSection, Steward
+from wiki.models import Entity, Page, PageSection, Rebuild, Steward
 from wiki.services.compiler import STATUS_REASON
 
 SECTION_READONLY = [
@@ -322,3 +324,71 @@ class StewardAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_filter = ["tenant"]
     search_fields = ["container_key", "user__username", "note"]
     raw_id_fields = ["user"]
+
+
+class RebuildAdminForm(forms.ModelForm):
+    class Meta:
+        model = Rebuild
+        fields = ["tenant", "page_slug"]
+
+    def clean(self):
+        data = super().clean()
+        tenant, slug = data.get("tenant"), data.get("page_slug")
+        if tenant and slug and not Page.objects.filter(tenant=tenant, slug=slug).exists():
+            raise forms.ValidationError({"page_slug": f"no page {slug!r} in {tenant.slug}"})
+        return data
+
+
+@admin.register(Rebuild)
+class RebuildAdmin(admin.ModelAdmin):
+    """Wiki rebuilds (`manage.py wiki_rebuild`) and their progress; superusers start one here
+    (a tenant, optionally one page), and a qcluster runs it. Superusers only: a page slug may
+    name an entity known only in private containers."""
+
+    form = RebuildAdminForm
+    list_display = ["id", "tenant", "scope", "state", "progress", "created_at", "started_at", "finished_at"]
+    list_filter = ["state", "tenant"]
+    readonly_fields = [
+        "state",
+        "events_done",
+        "events_total",
+        "threads_done",
+        "threads_total",
+        "error",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
+
+    def has_module_permission(self, request):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_add_permission(self, request):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return False  # progress is written by the run
+
+    def has_delete_permission(self, request, obj=None):
+        return (
+            request.user.is_active
+            and request.user.is_superuser
+            and (obj is None or obj.state != obj.State.RUNNING)
+        )
+
+    @admin.display(description="scope")
+    def scope(self, obj: Rebuild) -> str:
+        return obj.page_slug or "all pages"
+
+    @admin.display(description="progress")
+    def progress(self, obj: Rebuild) -> str:
+        share = f" ({100 * obj.events_done // obj.events_total}%)" if obj.events_total else ""
+        return f"events {obj.events_done}/{obj.events_total}{share}, threads {obj.threads_done}/{obj.threads_total}"
+
+    def save_model(self, request, obj, form, change):
+        rebuild = services.rebuild_start(tenant=obj.tenant, page_slug=obj.page_slug)
+        obj.pk, obj.state, obj.created_at = rebuild.pk, rebuild.state, rebuild.created_at
+        transaction.on_commit(lambda: async_task("wiki.tasks.rebuild_task", rebuild.pk))

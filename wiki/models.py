@@ -49,6 +49,10 @@ class Entity(models.Model):
     # named it, else the private containers whose events' tags named it. Text elsewhere
     # matches it only where every reader may know the name (`name_known_to`).
     named_in = ArrayField(models.CharField(max_length=300), default=list, blank=True)
+    # The event time of the tag that spelled `name`: of the spellings events give the same
+    # name, the earliest wins (then the first in code point order), whatever order the
+    # events arrive in. Empty when a person or the directory set the name: events keep it.
+    name_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

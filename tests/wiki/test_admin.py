@@ -47,3 +47,31 @@ def test_confirm_action_makes_stale_sections_current(admin_client, push, alice):
     assert response.status_code == 302
     section.refresh_from_db()
     assert not section.stale
+
+
+def test_a_superuser_starts_a_rebuild_and_follows_its_progress(
+    admin_client, vercel_world, tenant, django_capture_on_commit_callbacks
+):
+    from wiki.models import Rebuild
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = admin_client.post("/admin/wiki/rebuild/add/", {"tenant": tenant.pk, "page_slug": "vercel"})
+    assert response.status_code == 302 and len(callbacks) == 1
+    rebuild = Rebuild.objects.get()  # tests run django-q tasks at once (Q_SYNC)
+    assert (rebuild.page_slug, rebuild.state) == ("vercel", "done")
+    body = admin_client.get("/admin/wiki/rebuild/").content.decode()
+    assert "done" in body and "threads 2/2" in body
+    response = admin_client.post(
+        "/admin/wiki/rebuild/add/", {"tenant": tenant.pk, "page_slug": "no-such-page"}
+    )
+    assert response.status_code == 200 and "no page" in response.content.decode()
+    assert Rebuild.objects.count() == 1
+
+
+def test_staff_who_are_not_superusers_see_no_rebuilds(client, vercel_world, alice):
+    alice.is_staff = True
+    alice.save(update_fields=["is_staff"])
+    alice.user_permissions.add(*Permission.objects.filter(codename__in=["view_rebuild", "add_rebuild"]))
+    client.force_login(alice)
+    assert client.get("/admin/wiki/rebuild/").status_code == 403
+    assert client.get("/admin/wiki/rebuild/add/").status_code == 403

@@ -134,3 +134,21 @@ def test_sweep_compiles_events_whose_task_was_lost(tenant, alice, monkeypatch):
     assert compile_sweep_task() == 1
     assert PageSection.objects.filter(page__slug="vercel").exists()
     assert SCHEDULES[0]["func"] == "wiki.tasks.compile_sweep_task"
+
+
+def test_a_batch_meeting_an_entity_deleted_since_the_matcher_read_it_compiles_one_by_one(tenant, alice):
+    from django.db import connection, transaction
+
+    from connectors.services import event_ingest
+    from wiki.matching import entity_matcher
+
+    gone = services.entity_ensure(tenant=tenant, kind="customer", name="Vercel")
+    assert entity_matcher(tenant.pk, max_age=0).get("customer", "vercel") == gone
+    with connection.cursor() as cursor:  # as another process's merge would: no signal here
+        cursor.execute("DELETE FROM wiki_page WHERE entity_id = %s", [gone.pk])
+        cursor.execute("DELETE FROM wiki_entity WHERE id = %s", [gone.pk])
+    with transaction.atomic():  # stored while nothing compiles
+        event_ingest(tenant=tenant, payload=slack("Vercel renewal", tags={"customer": "Vercel"}))
+    assert services.compile_pending(tenant=tenant) == 1
+    page = Page.objects.get(slug="vercel")
+    assert page.entity_id != gone.pk and page.sections.filter(content__contains="Vercel renewal").exists()

@@ -2,6 +2,9 @@
 on the set of events, not on the order they arrive or are compiled in, nor on whether they
 are compiled one by one or in batches."""
 
+import itertools
+
+import pytest
 from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -10,7 +13,7 @@ from connectors.services import event_ingest
 from wiki import services
 from wiki.models import Page
 
-from .conftest import at
+from .conftest import at, slack
 
 
 def _event(source, external_id, kind, minutes, container, thread, text, *, title="", author="alice@acme.com",
@@ -253,3 +256,41 @@ def test_a_batch_compile_makes_the_wiki_one_by_one_makes(tenant, alice, bob, dja
         batched = (_dump(tenant), _stats(tenant))
         transaction.set_rollback(True)
     assert batched == one_by_one
+
+
+def _spelled(tenant, order, capture, *, admin_name: str = "") -> str:
+    """The customer page's title after three tags spell its name three ways, in `order`."""
+    spellings = [
+        slack(
+            "Kickoff with Initech next week",
+            ts="1700000101.000100",
+            minutes=5,
+            tags={"customer": "Initech Corp."},
+        ),
+        slack("Initech signed", ts="1700000102.000100", minutes=1, tags={"customer": "Initech"}),
+        slack("initech renewal", ts="1700000103.000100", minutes=1, tags={"customer": "INITECH"}),
+    ]
+    with transaction.atomic():
+        if admin_name:
+            services.entity_create(tenant=tenant, kind="customer", name=admin_name)
+        for step in order:
+            with capture(execute=True):
+                event_ingest(tenant=tenant, payload=spellings[step])
+        title = Page.objects.get(tenant=tenant, slug="initech").title
+        transaction.set_rollback(True)
+    return title
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_a_name_spelled_several_ways_titles_its_page_with_the_earliest_spelling(
+    tenant, alice, django_capture_on_commit_callbacks, order
+):
+    # "Initech" and "INITECH" are equally early: the first in code point order wins
+    assert _spelled(tenant, order, django_capture_on_commit_callbacks) == "INITECH"
+
+
+def test_a_name_an_admin_gave_is_kept_whatever_the_tags_spell(
+    tenant, alice, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    assert _spelled(tenant, [2, 1, 0], capture, admin_name="Initech Corporation") == "Initech Corporation"

@@ -28,13 +28,20 @@ from django.db.models import Q
 from django.utils import timezone
 from django_q.tasks import async_task
 
+from almanac.search.embed_ahead import embed_ahead
 from almanac.search.keyword import StatsBuffer
 from connectors.models import Event
-from wiki.matching import entity_matcher
+from wiki.matching import entities_changed, entity_matcher
 from wiki.models import Entity, Page, PageSection
 from wiki.services.entities import domains_learn, entities_from_tags, relinks_take
 from wiki.services.relink import relink_threads, thread_event
-from wiki.services.sections import SectionDraft, SectionWrites, embed_mean_prewarm
+from wiki.services.sections import (
+    SectionDraft,
+    SectionWrites,
+    embed_cache_put,
+    embed_mean_prewarm,
+    embed_missing,
+)
 from wiki.services.threads import (
     NO_CONTENT,
     NOT_BASE,
@@ -50,7 +57,6 @@ from wiki.services.threads import (
 
 log = logging.getLogger(__name__)
 
-PREWARM_CHUNK = 256
 BATCH = 500  # events per batch compile (compile_pending, rebuilds)
 
 
@@ -114,6 +120,11 @@ def page_status_apply(
     return True
 
 
+class StaleEntities(RuntimeError):
+    """A batch resolved a name to an entity deleted since (a merge in another process): its
+    events are compiled one by one instead, with the matcher read again."""
+
+
 def _pages_work(page_ids) -> dict[int, list[tuple]]:
     """page id → its non-stale sections' (work_open, occurred_at, container_key), newest first."""
     rows = (
@@ -151,6 +162,11 @@ def threads_rebuild(*, tenant, threads: dict[str, Event], batch: Batch | None = 
     pages = Page.objects.select_for_update().filter(Q(id__in=held) | Q(entity_id__in=entity_ids))
     pages = {page.pk: page for page in pages.order_by("id")}
     page_of = {page.entity_id: page.pk for page in pages.values()}
+    if entity_ids - set(page_of):  # deleted (merged) since this process's matcher read them
+        entities_changed(tenant.pk)
+        raise StaleEntities(
+            f"entities {sorted(entity_ids - set(page_of))} are gone; the matcher is read again"
+        )
     writes = SectionWrites(batch.stats if batch else None)
     changed: set[int] = set()
     statuses = []
@@ -329,11 +345,19 @@ def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: i
     if tenant is not None:
         qs = qs.filter(tenant=tenant)
     ids = list(qs.order_by("occurred_at", "id").values_list("id", flat=True)[:limit])
+    chunks = [ids[start : start + BATCH] for start in range(0, len(ids), BATCH)]
     compiled = 0
-    for start in range(0, len(ids), BATCH):
-        compiled += compile_batch(ids[start : start + BATCH])
-        if progress is not None:
-            progress(min(start + BATCH, len(ids)), len(ids))
+    # The next batch's texts are embedded (in a child process, for a long backlog) while
+    # this batch compiles.
+    with embed_ahead(texts_expected=len(ids)) as ahead:
+        texts, vectors = _embed_submit(ahead, chunks[0]) if chunks else ([], None)
+        for n, chunk in enumerate(chunks):
+            embed_cache_put(texts, vectors.result())
+            if n + 1 < len(chunks):
+                texts, vectors = _embed_submit(ahead, chunks[n + 1])
+            compiled += compile_batch(chunk, prewarm=False)
+            if progress is not None:
+                progress(min((n + 1) * BATCH, len(ids)), len(ids))
     if compiled:
         tenants = (
             {tenant.pk}
@@ -357,15 +381,19 @@ def domains_learn_relink(*, tenant_id: int) -> list[tuple[str, str]]:
     return added
 
 
-def _prewarm_embeddings(event_ids: list[int]) -> None:
-    """Embed a backlog's item texts in batches (≈5x cheaper per text than one by one)."""
+def _item_texts(event_ids: list[int]) -> list[str]:
+    """The texts of the events' items, which their sections' embeddings average."""
     rows = Event.objects.filter(id__in=event_ids).exclude(kind__in=NOT_BASE).values_list("title", "text")
-    texts = [f"{title}\n{text}".strip() for title, text in rows]
-    for start in range(0, len(texts), PREWARM_CHUNK):
-        embed_mean_prewarm(texts[start : start + PREWARM_CHUNK])
+    return [f"{title}\n{text}".strip() for title, text in rows]
 
 
-def compile_batch(event_ids: list[int]) -> int:
+def _embed_submit(ahead, event_ids: list[int]) -> tuple[list[str], object]:
+    """The events' texts not embedded yet, and the Future of their embeddings."""
+    texts = embed_missing(_item_texts(event_ids))
+    return texts, ahead.submit(texts)
+
+
+def compile_batch(event_ids: list[int], *, prewarm: bool = True) -> int:
     """Compile many inbox events at once (a backlog, an import, a rebuild); returns how many
     were compiled. The wiki is the one `compile_event` would make for each of them:
 
@@ -379,7 +407,8 @@ def compile_batch(event_ids: list[int]) -> int:
     If the batch fails, its events are compiled one by one (`compile_event`: a bad event
     fails alone, marked `failed`).
     """
-    _prewarm_embeddings(event_ids)
+    if prewarm:  # else the caller has (compile_pending, ahead)
+        embed_mean_prewarm(_item_texts(event_ids))
     try:
         with transaction.atomic():
             events = list(
@@ -425,7 +454,9 @@ def _batch_tags(events: list[Event], *, batch: Batch) -> None:
         public = batch.container_visibility(tenant_id=tenant.pk, keys=[key]).get(key, event.container_public)
         matcher = entity_matcher(tenant.pk, max_age=batch.matcher_age)
         named_in = tenant.group_key if public or not key else key
-        entities_from_tags(tenant=tenant, tags=event.tags, matcher=matcher, named_in=named_in)
+        entities_from_tags(
+            tenant=tenant, tags=event.tags, matcher=matcher, named_in=named_in, seen_at=event.occurred_at
+        )
 
 
 def _batch_rebuild(events: list[Event], *, batch: Batch) -> tuple[set[str], set[int]]:

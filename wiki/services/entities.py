@@ -78,12 +78,15 @@ def entity_ensure(
     aliases: list[str] | None = None,
     user=None,
     named_in: str | None = None,
+    seen_at=None,
 ) -> Entity:
     """The entity of `kind` whose folded name is `name`'s, else the one entity of `kind` that
     has it as an alias ("Alibaba" for 阿里巴巴集团), created with its page if neither exists.
 
     `named_in`: where this name was seen (a private container's key; default `tenant:<slug>`,
     known to all: the directory, an admin, a public event), added to `Entity.named_in`.
+    `seen_at`: the event time of the tag that spelled `name` (None: a person or the
+    directory named it), see `entity_spelled`.
 
     Idempotent and safe under concurrent workers (the unique key decides the winner).
     """
@@ -106,6 +109,7 @@ def entity_ensure(
                     alias_keys=alias_keys_of(name, []),
                     user=user,
                     named_in=[named_in],
+                    name_at=seen_at,
                 )
                 page_ensure(entity=entity)
             relink_note(entity=entity, terms=[name])
@@ -116,7 +120,36 @@ def entity_ensure(
     if any(a not in entity.aliases for a in new_aliases) or (user is not None and entity.user_id != user.pk):
         entity_update(entity=entity, aliases=entity.aliases + new_aliases, user=user or entity.user)
     entity_seen(entity=entity, named_in=named_in)
+    entity_spelled(entity=entity, name=name, seen_at=seen_at)
     return entity
+
+
+def entity_spelled(*, entity: Entity, name: str, seen_at) -> None:
+    """An event's tag spelled the entity's name `name` at `seen_at`: of the spellings of the
+    same name ("Globex", "Globex Corp."), the earliest (then the first in code point order)
+    titles the entity and its page, so the title does not depend on the order events arrive
+    in. A name a person or the directory set (`name_at` empty) stays, as does the name when
+    `name` is one of its aliases."""
+    name = (name or "").strip()[:300]
+    if seen_at is None or entity.name_at is None or name == entity.name:
+        return
+    if folding.fold(name)[:300] != entity.key or (seen_at, name) >= (entity.name_at, entity.name):
+        return
+    with transaction.atomic():
+        current = (
+            Entity.objects.select_for_update().filter(pk=entity.pk).values_list("name", "name_at").first()
+        )
+        if current is None or current[1] is None or (seen_at, name) >= (current[1], current[0]):
+            return
+        entity.name, entity.name_at = name, seen_at
+        entity.save(update_fields=["name", "name_at", "updated_at"])
+        page = Page.objects.filter(entity=entity).first()
+        if page is not None:
+            page.title = name
+            page._change_reason = "entity renamed: the earliest spelling"
+            page.save(update_fields=["title", "updated_at"])
+    add_words([name])
+    relink_note(entity=entity, terms=[name])
 
 
 def entity_seen(*, entity: Entity, named_in: str) -> None:
@@ -184,9 +217,11 @@ def entity_update(*, entity: Entity, aliases: list[str], user=None, name: str | 
     fields = ["aliases", "alias_keys", "user", "updated_at"]
     before = {entity.name, *entity.aliases}
     if name is not None and name.strip():
+        if name.strip()[:300] != entity.name:
+            entity.name_at = None  # a person's name: events keep it
         entity.name = name.strip()[:300]
         entity.key = folding.fold(entity.name)[:300]
-        fields += ["name", "key"]
+        fields += ["name", "key", "name_at"]
         page = Page.objects.filter(entity=entity).first()
         if page is not None and page.title != entity.name:
             page.title = entity.name
@@ -227,12 +262,13 @@ def page_ensure(*, entity: Entity) -> Page:
 
 
 def entities_from_tags(
-    *, tenant: Tenant, tags: dict, matcher=None, named_in: str | None = None
+    *, tenant: Tenant, tags: dict, matcher=None, named_in: str | None = None, seen_at=None
 ) -> list[Entity]:
     """Entities named by an event's tags ({"customer": "...", "project": "..."}); created if new.
 
     `matcher` (`wiki.matching.entity_matcher`) answers known names without a query. `named_in`:
-    the event's container key when it is private (see `entity_ensure`).
+    the event's container key when it is private; `seen_at`, the event's time (see
+    `entity_ensure`).
     """
     named_in = named_in or tenant.group_key
     found = []
@@ -243,9 +279,12 @@ def entities_from_tags(
                 continue
             known = matcher.get(kind, folding.fold(value.strip()[:300])[:300]) if matcher else None
             if known is None:
-                known = entity_ensure(tenant=tenant, kind=kind, name=value, named_in=named_in)
-            else:
-                entity_seen(entity=known, named_in=named_in)  # the matcher's copy learns it too
+                known = entity_ensure(
+                    tenant=tenant, kind=kind, name=value, named_in=named_in, seen_at=seen_at
+                )
+            else:  # the matcher's copy learns it too
+                entity_seen(entity=known, named_in=named_in)
+                entity_spelled(entity=known, name=value, seen_at=seen_at)
             found.append(known)
     return found
 

@@ -59,18 +59,31 @@ _EMBED_CACHE: dict[str, np.ndarray] = {}
 _EMBED_CACHE_MAX = 50_000
 
 
+def _cache_keys(texts: list[str]) -> list[tuple[str, str]]:
+    """(cache key, text as embedded: cut at WIKI_EMBED_MAX_CHARS) of each text."""
+    cut = [t[: settings.WIKI_EMBED_MAX_CHARS] for t in texts]
+    return [(hashlib.sha1(t.encode()).hexdigest(), t) for t in cut]
+
+
+def embed_missing(texts: list[str]) -> list[str]:
+    """The texts (cut as embedded) whose embeddings are not cached yet, once each."""
+    return list({k: t for k, t in _cache_keys(texts) if k not in _EMBED_CACHE}.values())
+
+
+def embed_cache_put(texts: list[str], vectors) -> None:
+    """Cache the embeddings of texts from `embed_missing` (computed elsewhere: ahead of a batch)."""
+    if len(_EMBED_CACHE) + len(texts) > _EMBED_CACHE_MAX:
+        _EMBED_CACHE.clear()
+    for (key, _), vector in zip(_cache_keys(texts), vectors, strict=True):
+        _EMBED_CACHE[key] = vector
+
+
 def embed_mean_prewarm(texts: list[str]) -> list[str]:
     """Embed the texts not in the cache (in batches); returns their cache keys."""
-    texts = [t[: settings.WIKI_EMBED_MAX_CHARS] for t in texts]
-    keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
-    by_key = dict(zip(keys, texts, strict=True))
-    missing = [k for k in by_key if k not in _EMBED_CACHE]
+    missing = embed_missing(texts)
     if missing:
-        if len(_EMBED_CACHE) + len(missing) > _EMBED_CACHE_MAX:
-            _EMBED_CACHE.clear()
-        for key, vector in zip(missing, embed([by_key[k] for k in missing]), strict=True):
-            _EMBED_CACHE[key] = vector
-    return keys
+        embed_cache_put(missing, embed(missing))
+    return [key for key, _ in _cache_keys(texts)]
 
 
 def embed_mean(texts: list[str]) -> np.ndarray:

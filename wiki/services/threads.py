@@ -150,8 +150,10 @@ def item_entities(*, tenant, item: Item, matcher, public: bool | None = None) ->
         else [tenant.group_key]
     )
     named_in = tenant.group_key if public or not container else container
-    tags = item.current.tags or base.tags
-    found = entities_from_tags(tenant=tenant, tags=tags, matcher=matcher, named_in=named_in)
+    tagged = item.current if item.current.tags else base
+    found = entities_from_tags(
+        tenant=tenant, tags=tagged.tags, matcher=matcher, named_in=named_in, seen_at=tagged.occurred_at
+    )
     text = f"{base.title}\n{base.text}"
     for entity, by_name in matcher.find_matches(text):
         if entity.kind not in LINKED_KINDS:
