@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import transaction
 from django_q.tasks import async_task
 
-from wiki.services.compiler import container_visibility_at_ingest
+from wiki.services.visibility import container_visibility_at_ingest
 
 
 def event_ingested(sender, *, event_id: int, **kwargs) -> None:

@@ -41,6 +41,14 @@ def compile_sweep_task() -> int:
     return compiled
 
 
+def domains_learn_task(tenant_id: int, domains: list[str]) -> list:
+    """Learn these e-mail domains as customers' aliases where the mail says so, and relink
+    (`wiki.services.domains_learn_relink`): enqueued after a live e-mail from outside."""
+    from wiki import services
+
+    return services.domains_learn_relink(tenant_id=tenant_id, domains=domains)
+
+
 def entity_relink_task(tenant_id: int, notes: list) -> int:
     """Recompile the threads an entity change may relink (`wiki.services.entity_relink`):
     idempotent, a thread is rebuilt from the inbox."""

@@ -1,7 +1,7 @@
 """A small company for the context tests, built through the real services.
 
 Events go through `connectors.services.event_ingest` and are compiled into the wiki by
-`wiki.services.compiler.compile_pending`; memories through `memories.services.memory_create`.
+`wiki.services.compile_pending`; memories through `memories.services.memory_create`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from connectors.services import event_ingest
 from memories.services import memory_create
-from wiki.services.compiler import compile_pending
+from wiki.services import compile_pending
 
 _ids = itertools.count(1)
 

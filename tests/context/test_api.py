@@ -298,7 +298,7 @@ def test_query_count_is_bounded_and_independent_of_corpus_size(api, company, dja
             compile=False,
         )
         memory_create(owner=alice, content=f"Renewal pricing memory {i} for customer {i}.")
-    from wiki.services.compiler import compile_pending
+    from wiki.services import compile_pending
 
     compile_pending(tenant=company)
     with django_assert_max_num_queries(25) as large:

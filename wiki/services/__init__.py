@@ -1,13 +1,7 @@
 """Writes of the wiki: the compiler, entities, people pages, sections, summaries."""
 
-from wiki.services.compiler import (
-    compile_batch,
-    compile_event,
-    compile_pending,
-    domains_learn_relink,
-    entity_relink,
-    thread_rebuild,
-)
+from wiki.services.backlog import compile_batch, compile_pending, domains_learn_relink
+from wiki.services.compiler import compile_event, entity_relink, thread_rebuild
 from wiki.services.entities import entity_create, entity_ensure, entity_key_taken, entity_update, page_ensure
 from wiki.services.merge import entity_merge
 from wiki.services.people import directory_sync, person_page_sync

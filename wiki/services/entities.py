@@ -289,20 +289,32 @@ def entities_from_tags(
     return found
 
 
+def domain_learnable(*, tenant: Tenant, domain: str) -> bool:
+    """May `domain` still be learned as a customer's alias: none of the tenant's users has it
+    and no entity has it as an alias yet?"""
+    if domain in _internal_domains(tenant):
+        return False
+    return not Entity.objects.filter(tenant=tenant, aliases__contains=[f"@{domain}"]).exists()
+
+
 def _internal_domains(tenant: Tenant) -> set[str]:
     """The tenant's own e-mail domains: those of its users."""
     emails = User.objects.filter(profile__tenant=tenant).exclude(email="").values_list("email", flat=True)
     return {e.rsplit("@", 1)[1].lower() for e in emails if "@" in e}
 
 
-def domains_learn(*, tenant: Tenant, min_threads: int = 2) -> list[tuple[str, str]]:
+def domains_learn(
+    *, tenant: Tenant, min_threads: int = 2, domains: list[str] | None = None
+) -> list[tuple[str, str]]:
     """E-mail domains learned as customers' aliases, where it is safe: an outside domain
     (none of the tenant's users has it) whose senders wrote at least `min_threads` e-mail
     threads that name a customer by its name, all the same customer, and none naming
     another. The evidence is the text, never a link made by a domain, so a learned alias
     does not feed itself; computed from the compiled wiki as it is, so it depends on the set
     of events, not their order. Each alias added relinks that domain's other mail (threads
-    that never name the customer). Returns the (customer, "@domain") pairs added."""
+    that never name the customer). Returns the (customer, "@domain") pairs added.
+
+    `domains`: only these (a live e-mail's sender's), reading only their senders' sections."""
     from wiki.matching import entity_matcher
     from wiki.models import PageSection
 
@@ -321,14 +333,24 @@ def domains_learn(*, tenant: Tenant, min_threads: int = 2) -> list[tuple[str, st
         .filter(outside)
         .values_list("thread_key", "content", "authors")
     )
+    if domains is not None:
+        rows = rows.filter(
+            RawSQL(
+                "EXISTS (SELECT 1 FROM unnest(authors) a WHERE split_part(a, '@', 2) = ANY(%s))",
+                [sorted(domains)],
+                output_field=BooleanField(),
+            )
+        )
     for thread_key, content, authors in rows.iterator():
-        domains = {a.rsplit("@", 1)[1] for a in authors if "@" in a} - internal
-        if not domains:
+        senders = {a.rsplit("@", 1)[1] for a in authors if "@" in a} - internal
+        if domains is not None:
+            senders &= set(domains)
+        if not senders:
             continue
         named = {
             e.pk for e, by_name in matcher.find_matches(content) if by_name and e.kind == Entity.Kind.CUSTOMER
         }
-        for domain in domains:
+        for domain in senders:
             seen.setdefault(domain, {}).setdefault(thread_key, set()).update(named)
     added = []
     for domain, threads in sorted(seen.items()):

@@ -18,16 +18,11 @@ from django.utils import timezone
 
 from connectors.models import Event
 from wiki.models import Entity, Page, PageSection, Rebuild
-from wiki.services.compiler import (
-    _enqueue_summaries,
-    _lock_thread,
-    _relink_notes,
-    compile_pending,
-    domains_learn_relink,
-    thread_recompile,
-)
+from wiki.services.backlog import compile_pending, domains_learn_relink
+from wiki.services.compiler import relinks_run, thread_lock, thread_recompile
 from wiki.services.entities import relinks_take
 from wiki.services.relink import relink_threads
+from wiki.services.summary import summaries_enqueue
 from wiki.services.threads import NO_CONTENT
 
 log = logging.getLogger(__name__)
@@ -90,9 +85,9 @@ def rebuild_run(*, rebuild_id: int, progress: Callable[[Rebuild], None] | None =
             chunk = keys[start : start + THREADS_PER_TRANSACTION]
             with transaction.atomic():
                 for key in chunk:
-                    _lock_thread(rebuild.tenant_id, key)
+                    thread_lock(rebuild.tenant_id, key)
                 for key in chunk:
-                    _enqueue_summaries(thread_recompile(tenant_id=rebuild.tenant_id, thread_key=key))
+                    summaries_enqueue(thread_recompile(tenant_id=rebuild.tenant_id, thread_key=key))
                 notes += relinks_take()
             Rebuild.objects.filter(pk=rebuild.pk).update(
                 events_done=F("events_done") + sum(threads[k] for k in chunk),
@@ -101,7 +96,7 @@ def rebuild_run(*, rebuild_id: int, progress: Callable[[Rebuild], None] | None =
             if progress is not None:
                 rebuild.refresh_from_db()
                 progress(rebuild)
-        _relink_notes(notes)
+        relinks_run(notes)
         domains_learn_relink(tenant_id=rebuild.tenant_id)
     except Exception as exc:
         log.exception("wiki rebuild %s failed", rebuild.pk)

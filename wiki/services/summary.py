@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
+from django_q.tasks import async_task
 
 from almanac.search.text import is_cjk
 from almanac.search.tokens import count_tokens
@@ -319,3 +320,11 @@ def page_summarize(*, page_id: int) -> bool:
         page._change_reason = "summary regenerated"
         page.save(update_fields=["summary", "summary_digest", "summary_section_ids", "updated_at"])
     return True
+
+
+def summaries_enqueue(page_ids: set[int]) -> None:
+    """After the caller's transaction commits, (re)summarize these pages (one task each)."""
+    if not settings.WIKI_SUMMARY_ENABLED:
+        return
+    for page_id in sorted(page_ids):
+        transaction.on_commit(lambda pid=page_id: async_task("wiki.tasks.page_summarize_task", pid))
