@@ -19,15 +19,15 @@ TEXTS = ["Vercel renewal at risk, budget cut by 20%", "华为 续约有风险，
 def test_a_long_backlog_embeds_in_a_child_process_with_the_same_vectors(settings):
     settings.EMBED_AHEAD_MIN_TEXTS = 3
     with embed_ahead(texts_expected=3) as ahead:
-        assert ahead.pool is not None
-        vectors = ahead.submit(TEXTS).result(timeout=120)
+        assert ahead.child is not None
+        vectors = ahead.submit(TEXTS).result()
     assert np.allclose(vectors, embed(TEXTS), atol=1e-6)
 
 
 def test_a_short_backlog_embeds_here(settings):
     settings.EMBED_AHEAD_MIN_TEXTS = 4
     with embed_ahead(texts_expected=3) as ahead:
-        assert ahead.pool is None
+        assert ahead.child is None
         assert np.allclose(ahead.submit(TEXTS).result(), embed(TEXTS))
 
 
@@ -54,3 +54,13 @@ def test_the_compiler_backlog_through_the_child_makes_the_same_sections(tenant, 
     assert [r[:2] for r in ahead] == [r[:2] for r in here] and len(here) == 4
     for (*_, a), (*_, b) in zip(ahead, here, strict=True):
         assert np.allclose(np.asarray(a), np.asarray(b), atol=1e-6)
+
+
+def test_a_child_that_dies_leaves_the_embedding_to_this_process(settings):
+    settings.EMBED_AHEAD_MIN_TEXTS = 0
+    with embed_ahead(texts_expected=3) as ahead:
+        ahead.child.kill()
+        ahead.child.wait()
+        assert np.allclose(ahead.submit(TEXTS).result(), embed(TEXTS))
+        assert ahead.child is None
+        assert np.allclose(ahead.submit(TEXTS[:1]).result(), embed(TEXTS[:1]))

@@ -261,10 +261,17 @@ def relinks_run(notes: list[list], skip=frozenset()) -> None:
 
 def thread_recompile(*, tenant_id: int, thread_key: str) -> set[int]:
     """Rebuild one thread from the inbox (inside the caller's transaction); the pages changed."""
-    event = thread_event(tenant_id=tenant_id, thread_key=thread_key)
-    if event is None:
+    return threads_recompile(tenant_id=tenant_id, keys=[thread_key])
+
+
+def threads_recompile(*, tenant_id: int, keys: list[str], batch: Batch | None = None) -> set[int]:
+    """Rebuild threads from the inbox together (`threads_rebuild`), inside the caller's
+    transaction, after taking their locks; the pages changed."""
+    threads = {key: event for key in keys if (event := thread_event(tenant_id=tenant_id, thread_key=key))}
+    if not threads:
         return set()
-    return thread_rebuild(event=event, thread_key=thread_key)
+    threads_lock([(tenant_id, key) for key in threads])
+    return threads_rebuild(tenant=next(iter(threads.values())).tenant, threads=threads, batch=batch)
 
 
 def entity_relink(*, tenant_id: int, notes: list[list], skip=frozenset()) -> int:

@@ -16,18 +16,19 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from almanac.search.keyword import StatsBuffer
 from connectors.models import Event
 from wiki.models import Entity, Page, PageSection, Rebuild
 from wiki.services.backlog import compile_pending, domains_learn_relink
-from wiki.services.compiler import relinks_run, thread_lock, thread_recompile
+from wiki.services.compiler import relinks_run, threads_recompile
 from wiki.services.entities import relinks_take
 from wiki.services.relink import relink_threads
 from wiki.services.summary import summaries_enqueue
-from wiki.services.threads import NO_CONTENT
+from wiki.services.threads import NO_CONTENT, Batch
 
 log = logging.getLogger(__name__)
 
-THREADS_PER_TRANSACTION = 50
+THREADS_PER_TRANSACTION = 500
 
 
 def rebuild_start(*, tenant, page_slug: str = "") -> Rebuild:
@@ -84,10 +85,9 @@ def rebuild_run(*, rebuild_id: int, progress: Callable[[Rebuild], None] | None =
         for start in range(0, len(keys), THREADS_PER_TRANSACTION):
             chunk = keys[start : start + THREADS_PER_TRANSACTION]
             with transaction.atomic():
-                for key in chunk:
-                    thread_lock(rebuild.tenant_id, key)
-                for key in chunk:
-                    summaries_enqueue(thread_recompile(tenant_id=rebuild.tenant_id, thread_key=key))
+                batch = Batch(stats=StatsBuffer())
+                summaries_enqueue(threads_recompile(tenant_id=rebuild.tenant_id, keys=chunk, batch=batch))
+                batch.stats.flush()
                 notes += relinks_take()
             Rebuild.objects.filter(pk=rebuild.pk).update(
                 events_done=F("events_done") + sum(threads[k] for k in chunk),

@@ -117,7 +117,8 @@ class SectionWrites:
     multi-row insert and their history rows in another, changed ones in one update per set
     of fields, keyword statistics once (`stats`: a `keyword.StatsBuffer`, else written at
     flush). The keyword index and embedding are computed only for a section whose text
-    changed, so replaying an event writes nothing."""
+    changed, so replaying an event writes nothing; the embeddings at flush, the texts not
+    cached yet in one batch."""
 
     def __init__(self, stats=None) -> None:
         self.stats = stats
@@ -125,6 +126,7 @@ class SectionWrites:
         self.updated: list[PageSection] = []  # text unchanged
         self.reindexed: list[PageSection] = []  # text changed
         self.deleted: list[PageSection] = []
+        self.unembedded: list[tuple[PageSection, list[str]]] = []  # embedded at flush, in one batch
 
     def write(
         self, *, page: Page, draft: SectionDraft, reason: str, existing: PageSection | None
@@ -146,7 +148,7 @@ class SectionWrites:
         if text_changed:
             new = keyword.index_fields(_keyword_text(page, draft))
             section.tokens, section.tf, section.doc_len = new["tokens"], new["tf"], new["doc_len"]
-            section.embedding = embed_mean(draft.embed_texts or [f"{draft.title}\n{draft.content}"])
+            self.unembedded.append((section, draft.embed_texts or [f"{draft.title}\n{draft.content}"]))
             (self.stats or keyword).stats_apply(tenant_id=page.tenant_id, corpus=CORPUS, old=old, new=new)
         section._change_reason = reason
         (self.created if existing is None else self.reindexed if text_changed else self.updated).append(
@@ -163,6 +165,9 @@ class SectionWrites:
 
     def flush(self) -> None:
         now = timezone.now()
+        embed_mean_prewarm([text for _, texts in self.unembedded for text in texts])
+        for section, texts in self.unembedded:
+            section.embedding = embed_mean(texts)
         copy_insert(PageSection, self.created)
         history = _history_rows(self.created, kind="+", date=now)
         for sections, fields in ((self.updated, VALUE_FIELDS), (self.reindexed, VALUE_FIELDS + INDEX_FIELDS)):
@@ -174,7 +179,7 @@ class SectionWrites:
         copy_insert(PageSection.history.model, history)
         for section in self.deleted:  # rare: one by one, each with its history row
             section.delete()
-        self.created, self.updated, self.reindexed, self.deleted = [], [], [], []
+        self.created, self.updated, self.reindexed, self.deleted, self.unembedded = [], [], [], [], []
 
 
 def _history_rows(sections: list[PageSection], *, kind: str, date) -> list:
