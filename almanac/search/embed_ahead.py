@@ -15,6 +15,7 @@ same vectors either way.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
@@ -100,10 +101,8 @@ class EmbedAhead:
     def close(self) -> None:
         if self.child is not None:
             child, self.child = self.child, None
-            try:
+            with contextlib.suppress(OSError):  # it is gone already
                 child.stdin.close()
-            except OSError:  # it is gone already
-                pass
             try:
                 child.wait(timeout=10)
             except subprocess.TimeoutExpired:
