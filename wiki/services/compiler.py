@@ -149,40 +149,67 @@ def threads_rebuild(*, tenant, threads: dict[str, Event], batch: Batch | None = 
     rows = PageSection.objects.filter(tenant=tenant, thread_key__in=sorted(threads))
     for section in rows.defer("embedding", "search_vector"):
         existing[section.thread_key].append(section)
-    entity_ids = {pk for plan in plans.values() for pk in plan}
-    held = {s.page_id for sections in existing.values() for s in sections}
-    pages = Page.objects.select_for_update().filter(Q(id__in=held) | Q(entity_id__in=entity_ids))
-    pages = {page.pk: page for page in pages.order_by("id")}
-    page_of = {page.entity_id: page.pk for page in pages.values()}
-    if entity_ids - set(page_of):  # deleted (merged) since this process's matcher read them
-        entities_changed(tenant.pk)
-        raise StaleEntities(
-            f"entities {sorted(entity_ids - set(page_of))} are gone; the matcher is read again"
-        )
+    pages = _pages_lock(tenant=tenant, plans=plans, existing=existing)
     writes = SectionWrites(batch.stats if batch else None)
     changed: set[int] = set()
     statuses = []
     for key in sorted(threads):
         reason = f"event {threads[key].id} ({threads[key].kind})"
-        mine: dict[int, dict[str, PageSection]] = defaultdict(dict)
-        for section in existing[key]:
-            mine[section.page_id][section.container_key] = section
-        for page_id in sorted(set(mine) | {page_of[pk] for pk in plans[key] if pk in page_of}):
-            page = pages[page_id]
-            drafts = plans[key].get(page.entity_id, (None, []))[1]
-            keep = {d.container_key for d in drafts}
-            for draft in drafts:
-                if writes.write(
-                    page=page, draft=draft, reason=reason, existing=mine[page_id].get(draft.container_key)
-                ):
-                    changed.add(page_id)
-            for container_key, section in mine[page_id].items():
-                if container_key not in keep:
-                    writes.delete(section=section, reason=reason)
-                    changed.add(page_id)
-            before = {k: (s.work_kind, s.work_open) for k, s in mine[page_id].items()}
-            statuses.append((page, drafts, before))
+        changed |= _thread_write(
+            plan=plans[key],
+            existing=existing[key],
+            pages=pages,
+            writes=writes,
+            reason=reason,
+            statuses=statuses,
+        )
     writes.flush()
+    return changed | _statuses_apply(statuses)
+
+
+def _pages_lock(*, tenant, plans: dict, existing: dict[str, list[PageSection]]) -> dict[int, Page]:
+    """The pages the threads' sections are on or will be on, row-locked in id order in one
+    statement. Raises `StaleEntities` if a planned entity has no page any more."""
+    entity_ids = {pk for plan in plans.values() for pk in plan}
+    held = {s.page_id for sections in existing.values() for s in sections}
+    rows = Page.objects.select_for_update().filter(Q(id__in=held) | Q(entity_id__in=entity_ids))
+    pages = {page.pk: page for page in rows.order_by("id")}
+    gone = entity_ids - {page.entity_id for page in pages.values()}
+    if gone:  # deleted (merged) since this process's matcher read them
+        entities_changed(tenant.pk)
+        raise StaleEntities(f"entities {sorted(gone)} are gone; the matcher is read again")
+    return pages
+
+
+def _thread_write(
+    *, plan, existing: list[PageSection], pages: dict[int, Page], writes, reason, statuses
+) -> set[int]:
+    """One thread's sections made to match its plan (written at `writes.flush`); the pages
+    changed. Appends (page, drafts, work before) to `statuses` for each page it touches."""
+    page_of = {page.entity_id: page.pk for page in pages.values()}
+    mine: dict[int, dict[str, PageSection]] = defaultdict(dict)
+    for section in existing:
+        mine[section.page_id][section.container_key] = section
+    changed = set()
+    for page_id in sorted(set(mine) | {page_of[pk] for pk in plan}):
+        page = pages[page_id]
+        drafts = plan.get(page.entity_id, (None, []))[1]
+        for draft in drafts:
+            current = mine[page_id].get(draft.container_key)
+            if writes.write(page=page, draft=draft, reason=reason, existing=current):
+                changed.add(page_id)
+        keep = {d.container_key for d in drafts}
+        for container_key, section in mine[page_id].items():
+            if container_key not in keep:
+                writes.delete(section=section, reason=reason)
+                changed.add(page_id)
+        before = {k: (s.work_kind, s.work_open) for k, s in mine[page_id].items()}
+        statuses.append((page, drafts, before))
+    return changed
+
+
+def _statuses_apply(statuses: list[tuple]) -> set[int]:
+    """`page_status_apply` for each (page, drafts, before), from one read of the pages' work."""
     work = _pages_work(
         {
             page.pk
@@ -190,6 +217,7 @@ def threads_rebuild(*, tenant, threads: dict[str, Event], batch: Batch | None = 
             if any(d.work_kind for d in drafts) or any(k for k, _ in before.values())
         }
     )
+    changed = set()
     for page, drafts, before in statuses:
         if page_status_apply(page=page, drafts=drafts, before=before, work=work.get(page.pk, [])):
             changed.add(page.pk)

@@ -303,6 +303,46 @@ def _internal_domains(tenant: Tenant) -> set[str]:
     return {e.rsplit("@", 1)[1].lower() for e in emails if "@" in e}
 
 
+def _domain_evidence(*, tenant: Tenant, domains: list[str] | None) -> dict[str, dict[str, set[int]]]:
+    """{outside domain: {e-mail thread its senders wrote: customers the thread names by name}},
+    from the customer pages' e-mail sections (of `domains`' senders only, if given)."""
+    from wiki.matching import entity_matcher
+    from wiki.models import PageSection
+
+    internal = _internal_domains(tenant)
+    matcher = entity_matcher(tenant.pk, max_age=0)
+    seen: dict[str, dict[str, set[int]]] = {}
+    rows = PageSection.objects.filter(
+        tenant=tenant, container_key__startswith="email:", page__kind=Entity.Kind.CUSTOMER
+    ).filter(
+        RawSQL(  # only sections with an author from outside (most mail is internal)
+            "EXISTS (SELECT 1 FROM unnest(authors) a WHERE a LIKE '%%@%%' AND split_part(a, '@', 2) <> ALL(%s))",
+            [sorted(internal)],
+            output_field=BooleanField(),
+        )
+    )
+    if domains is not None:
+        rows = rows.filter(
+            RawSQL(
+                "EXISTS (SELECT 1 FROM unnest(authors) a WHERE split_part(a, '@', 2) = ANY(%s))",
+                [sorted(domains)],
+                output_field=BooleanField(),
+            )
+        )
+    for thread_key, content, authors in rows.values_list("thread_key", "content", "authors").iterator():
+        senders = {a.rsplit("@", 1)[1] for a in authors if "@" in a} - internal
+        if domains is not None:
+            senders &= set(domains)
+        if not senders:
+            continue
+        named = {
+            e.pk for e, by_name in matcher.find_matches(content) if by_name and e.kind == Entity.Kind.CUSTOMER
+        }
+        for domain in senders:
+            seen.setdefault(domain, {}).setdefault(thread_key, set()).update(named)
+    return seen
+
+
 def domains_learn(
     *, tenant: Tenant, min_threads: int = 2, domains: list[str] | None = None
 ) -> list[tuple[str, str]]:
@@ -315,43 +355,7 @@ def domains_learn(
     that never name the customer). Returns the (customer, "@domain") pairs added.
 
     `domains`: only these (a live e-mail's sender's), reading only their senders' sections."""
-    from wiki.matching import entity_matcher
-    from wiki.models import PageSection
-
-    internal = _internal_domains(tenant)
-    matcher = entity_matcher(tenant.pk, max_age=0)
-    seen: dict[str, dict[str, set[int]]] = {}  # domain → thread → customers named by name
-    outside = RawSQL(  # only sections with an author from outside (most mail is internal)
-        "EXISTS (SELECT 1 FROM unnest(authors) a WHERE a LIKE '%%@%%' AND split_part(a, '@', 2) <> ALL(%s))",
-        [sorted(internal)],
-        output_field=BooleanField(),
-    )
-    rows = (
-        PageSection.objects.filter(
-            tenant=tenant, container_key__startswith="email:", page__kind=Entity.Kind.CUSTOMER
-        )
-        .filter(outside)
-        .values_list("thread_key", "content", "authors")
-    )
-    if domains is not None:
-        rows = rows.filter(
-            RawSQL(
-                "EXISTS (SELECT 1 FROM unnest(authors) a WHERE split_part(a, '@', 2) = ANY(%s))",
-                [sorted(domains)],
-                output_field=BooleanField(),
-            )
-        )
-    for thread_key, content, authors in rows.iterator():
-        senders = {a.rsplit("@", 1)[1] for a in authors if "@" in a} - internal
-        if domains is not None:
-            senders &= set(domains)
-        if not senders:
-            continue
-        named = {
-            e.pk for e, by_name in matcher.find_matches(content) if by_name and e.kind == Entity.Kind.CUSTOMER
-        }
-        for domain in senders:
-            seen.setdefault(domain, {}).setdefault(thread_key, set()).update(named)
+    seen = _domain_evidence(tenant=tenant, domains=domains)
     added = []
     for domain, threads in sorted(seen.items()):
         customers = set().union(*threads.values())
