@@ -118,6 +118,14 @@ def entities_changed(tenant_id: int) -> None:
         _checked.pop(tenant_id, None)
 
 
+def matchers_forget() -> None:
+    """Drop every cached matcher: after a rolled-back compile, whose in-memory changes to the
+    cached entities (where a name was seen) the database never got."""
+    with _matchers_lock:
+        _matchers.clear()
+        _checked.clear()
+
+
 def entity_matcher(tenant_id: int, *, max_age: float | None = None) -> EntityMatcher:
     """One alternation regex of all folded names/aliases of a tenant, rebuilt when entities change.
 

@@ -49,9 +49,17 @@ class Entity(models.Model):
     # named it, else the private containers whose events' tags named it. Text elsewhere
     # matches it only where every reader may know the name (`name_known_to`).
     named_in = ArrayField(models.CharField(max_length=300), default=list, blank=True)
-    # The event time of the tag that spelled `name`: of the spellings events give the same
-    # name, the earliest wins (then the first in code point order), whatever order the
-    # events arrive in. Empty when a person or the directory set the name: events keep it.
+
+    class NameFrom(models.TextChoices):
+        PERSON = "", "a person or the directory"
+        PUBLIC = "public", "a tag where the whole tenant reads"
+        PRIVATE = "private", "a tag in a private container"
+
+    # Who spelled `name`, and for a tag its event time. A spelling from a public tag replaces
+    # one from a private tag, and of public spellings of the same name the earliest wins (then
+    # the first in code point order), whatever order the events arrive in
+    # (`wiki.services.entities.entity_spelled`). A person's name is kept.
+    name_from = models.CharField(max_length=8, choices=NameFrom.choices, blank=True, default="")
     name_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -152,3 +152,29 @@ def test_a_batch_meeting_an_entity_deleted_since_the_matcher_read_it_compiles_on
     assert services.compile_pending(tenant=tenant) == 1
     page = Page.objects.get(slug="vercel")
     assert page.entity_id != gone.pk and page.sections.filter(content__contains="Vercel renewal").exists()
+
+
+def test_a_rolled_back_batch_leaves_no_trace_in_the_cached_entities(tenant, alice, monkeypatch):
+    from django.db import transaction
+
+    from connectors.services import event_ingest
+    from wiki.services import backlog
+
+    monkeypatch.setattr("wiki.receivers.async_task", lambda *a, **k: None)
+    first = event_ingest(
+        tenant=tenant, payload=slack("hello", tags={"customer": "Acme"}, ts="1700000501.000100")
+    )[0]
+    assert services.compile_event(first.pk) == "compiled"
+    private = dict(channel="C999", name="#deal", public=False, members=["alice@acme.com"])
+    with transaction.atomic():
+        second = event_ingest(
+            tenant=tenant,
+            payload=slack("secret", tags={"customer": "Acme"}, ts="1700000502.000100", **private),
+        )[0]
+
+    def crash(*args, **kwargs):  # after the batch's tags were seen in #deal, in memory and in the database
+        raise RuntimeError("deadlock detected")
+
+    monkeypatch.setattr(backlog, "_batch_rebuild", crash)
+    assert services.compile_batch([second.pk]) == 1  # one by one, after the rollback
+    assert "slack:channel:C999" in Entity.objects.get(key="acme").named_in

@@ -294,3 +294,32 @@ def test_a_name_an_admin_gave_is_kept_whatever_the_tags_spell(
 ):
     capture = django_capture_on_commit_callbacks
     assert _spelled(tenant, [2, 1, 0], capture, admin_name="Initech Corporation") == "Initech Corporation"
+
+
+def _titled(tenant, payloads, capture) -> str:
+    with transaction.atomic():
+        for payload in payloads:
+            with capture(execute=True):
+                event_ingest(tenant=tenant, payload=payload)
+        title = Page.objects.get(tenant=tenant, kind="customer").title
+        transaction.set_rollback(True)
+    return title
+
+
+def test_a_private_spelling_never_titles_the_page_and_a_public_one_replaces_it(
+    tenant, alice, bob, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    public = slack("续约进展顺利", ts="1700000301.000100", minutes=5, tags={"customer": "阿里巴巴"})
+    private = slack(  # earlier, and its spelling folds to the same name: the bracketed words are private
+        "内部讨论",
+        ts="1700000302.000100",
+        minutes=1,
+        channel="C999",
+        name="#mna",
+        public=False,
+        members=["bob@acme.com"],
+        tags={"customer": "阿里巴巴（收购谈判）有限公司"},
+    )
+    assert _titled(tenant, [public, private], capture) == "阿里巴巴"
+    assert _titled(tenant, [private, public], capture) == "阿里巴巴"

@@ -14,7 +14,7 @@ from django.utils import timezone
 from almanac.search.embed_ahead import embed_ahead
 from almanac.search.keyword import StatsBuffer
 from connectors.models import Event
-from wiki.matching import entity_matcher
+from wiki.matching import entity_matcher, matchers_forget
 from wiki.models import PageSection
 from wiki.services.compiler import BATCH, compile_event, relinks_run, threads_lock, threads_rebuild
 from wiki.services.entities import domains_learn, entities_from_tags, relinks_take
@@ -134,6 +134,7 @@ def compile_batch(event_ids: list[int], *, prewarm: bool = True) -> int:
             notes = relinks_take()
     except Exception:
         log.exception("batch compile of %s events failed: compiling them one by one", len(event_ids))
+        matchers_forget()  # what the rolled-back batch changed on cached entities
         relinks_take()
         return sum(1 for event_id in event_ids if compile_event(event_id) == Event.State.COMPILED)
     relinks_run(named_first, skip=threads)  # the batch's own threads saw those entities

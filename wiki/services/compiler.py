@@ -22,14 +22,14 @@ import traceback
 from collections import defaultdict
 
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 from django_q.tasks import async_task
 
 from connectors.models import Event
-from wiki.matching import entities_changed
+from wiki.matching import entities_changed, matchers_forget
 from wiki.models import Entity, Page, PageSection
-from wiki.services.entities import domain_learnable, relinks_take
+from wiki.services.entities import LINKED_KINDS, domain_learnable, relinks_take
 from wiki.services.relink import relink_threads, thread_event
 from wiki.services.sections import (
     SectionDraft,
@@ -178,7 +178,23 @@ def _pages_lock(*, tenant, plans: dict, existing: dict[str, list[PageSection]]) 
     if gone:  # deleted (merged) since this process's matcher read them
         entities_changed(tenant.pk)
         raise StaleEntities(f"entities {sorted(gone)} are gone; the matcher is read again")
+    _titles_sync(pages)
     return pages
+
+
+def _titles_sync(pages: dict[int, Page]) -> None:
+    """Customer and project pages take their entity's name (a tag may have respelled it:
+    `entity_spelled`), now that they are locked."""
+    renamed = (
+        Page.objects.filter(id__in=list(pages), kind__in=LINKED_KINDS)
+        .exclude(title=F("entity__name"))
+        .values_list("id", "entity__name")
+    )
+    for page_id, name in renamed:
+        page = pages[page_id]
+        page.title = name
+        page._change_reason = "entity renamed: the earliest public spelling"
+        page.save(update_fields=["title", "updated_at"])
 
 
 def _thread_write(
@@ -272,6 +288,7 @@ def compile_event(event_id: int) -> str | None:
             return event.state
     except Exception as exc:
         log.exception("compiling event %s failed", event_id)
+        matchers_forget()  # what the rolled-back compile changed on cached entities
         error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"[:4000]
         Event.objects.filter(id=event_id).exclude(state=Event.State.COMPILED).update(
             state=Event.State.FAILED, error=error

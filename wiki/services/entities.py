@@ -110,6 +110,7 @@ def entity_ensure(
                     user=user,
                     named_in=[named_in],
                     name_at=seen_at,
+                    name_from=_name_from(seen_at=seen_at, public=named_in == tenant.group_key),
                 )
                 page_ensure(entity=entity)
             relink_note(entity=entity, terms=[name])
@@ -120,34 +121,42 @@ def entity_ensure(
     if any(a not in entity.aliases for a in new_aliases) or (user is not None and entity.user_id != user.pk):
         entity_update(entity=entity, aliases=entity.aliases + new_aliases, user=user or entity.user)
     entity_seen(entity=entity, named_in=named_in)
-    entity_spelled(entity=entity, name=name, seen_at=seen_at)
+    entity_spelled(entity=entity, name=name, seen_at=seen_at, public=named_in == tenant.group_key)
     return entity
 
 
-def entity_spelled(*, entity: Entity, name: str, seen_at) -> None:
-    """An event's tag spelled the entity's name `name` at `seen_at`: of the spellings of the
-    same name ("Globex", "Globex Corp."), the earliest (then the first in code point order)
-    titles the entity and its page, so the title does not depend on the order events arrive
-    in. A name a person or the directory set (`name_at` empty) stays, as does the name when
-    `name` is one of its aliases."""
+def _name_from(*, seen_at, public: bool) -> str:
+    if seen_at is None:
+        return Entity.NameFrom.PERSON
+    return Entity.NameFrom.PUBLIC if public else Entity.NameFrom.PRIVATE
+
+
+def entity_spelled(*, entity: Entity, name: str, seen_at, public: bool) -> None:
+    """A tag spelled the entity's name `name` at `seen_at`, where the whole tenant reads it
+    (`public`) or in a private container. Of the spellings of the same name ("Globex",
+    "Globex Corp."), a public one replaces a private one, and of public ones the earliest
+    (then the first in code point order) titles the entity, so the title does not depend on
+    the order events arrive in. A private spelling never retitles (its extra words may be
+    private: `fold` drops a bracketed note and legal suffixes); a person's name stays, as does
+    the name when `name` is one of its aliases. The page takes the title when the compile
+    locks it (`wiki.services.compiler`), not here: pages are locked in id order only there."""
     name = (name or "").strip()[:300]
-    if seen_at is None or entity.name_at is None or name == entity.name:
+    if seen_at is None or not public or name == entity.name or entity.name_from == Entity.NameFrom.PERSON:
         return
-    if folding.fold(name)[:300] != entity.key or (seen_at, name) >= (entity.name_at, entity.name):
+    if folding.fold(name)[:300] != entity.key:
         return
-    with transaction.atomic():
-        current = (
-            Entity.objects.select_for_update().filter(pk=entity.pk).values_list("name", "name_at").first()
+    if entity.name_from == Entity.NameFrom.PUBLIC and (seen_at, name) >= (entity.name_at, entity.name):
+        return
+    with connection.cursor() as cursor:  # the row's own spelling decides: another worker may have renamed it
+        cursor.execute(
+            f"""UPDATE {Entity._meta.db_table} SET name = %s, name_at = %s, name_from = 'public', updated_at = %s
+                WHERE id = %s AND (name_from = 'private' OR (name_from = 'public' AND
+                  (name_at > %s OR (name_at = %s AND name COLLATE "C" > %s))))""",
+            [name, seen_at, timezone.now(), entity.pk, seen_at, seen_at, name],
         )
-        if current is None or current[1] is None or (seen_at, name) >= (current[1], current[0]):
+        if cursor.rowcount == 0:
             return
-        entity.name, entity.name_at = name, seen_at
-        entity.save(update_fields=["name", "name_at", "updated_at"])
-        page = Page.objects.filter(entity=entity).first()
-        if page is not None:
-            page.title = name
-            page._change_reason = "entity renamed: the earliest spelling"
-            page.save(update_fields=["title", "updated_at"])
+    entity.name, entity.name_at, entity.name_from = name, seen_at, Entity.NameFrom.PUBLIC
     add_words([name])
     relink_note(entity=entity, terms=[name])
 
@@ -217,11 +226,11 @@ def entity_update(*, entity: Entity, aliases: list[str], user=None, name: str | 
     fields = ["aliases", "alias_keys", "user", "updated_at"]
     before = {entity.name, *entity.aliases}
     if name is not None and name.strip():
-        if name.strip()[:300] != entity.name:
-            entity.name_at = None  # a person's name: events keep it
+        if name.strip()[:300] != entity.name:  # a person's name: events keep it
+            entity.name_at, entity.name_from = None, Entity.NameFrom.PERSON
         entity.name = name.strip()[:300]
         entity.key = folding.fold(entity.name)[:300]
-        fields += ["name", "key", "name_at"]
+        fields += ["name", "key", "name_at", "name_from"]
         page = Page.objects.filter(entity=entity).first()
         if page is not None and page.title != entity.name:
             page.title = entity.name
@@ -284,7 +293,7 @@ def entities_from_tags(
                 )
             else:  # the matcher's copy learns it too
                 entity_seen(entity=known, named_in=named_in)
-                entity_spelled(entity=known, name=value, seen_at=seen_at)
+                entity_spelled(entity=known, name=value, seen_at=seen_at, public=named_in == tenant.group_key)
             found.append(known)
     return found
 
@@ -361,7 +370,7 @@ def domains_learn(
         customers = set().union(*threads.values())
         if len(customers) != 1 or sum(1 for named in threads.values() if named) < min_threads:
             continue
-        entity = Entity.objects.get(pk=customers.pop())
+        entity = Entity.objects.select_for_update().get(pk=customers.pop())  # aliases read, then written
         alias = f"@{domain}"
         if (
             alias in entity.aliases

@@ -20,7 +20,7 @@ from almanac.search.keyword import StatsBuffer
 from connectors.models import Event
 from wiki.models import Entity, Page, PageSection, Rebuild
 from wiki.services.backlog import compile_pending, domains_learn_relink
-from wiki.services.compiler import relinks_run, threads_recompile
+from wiki.services.compiler import StaleEntities, relinks_run, threads_recompile
 from wiki.services.entities import relinks_take
 from wiki.services.relink import relink_threads
 from wiki.services.summary import summaries_enqueue
@@ -64,6 +64,23 @@ def rebuild_threads(*, rebuild: Rebuild) -> Counter:
     return Counter(_item_key(*row) for row in rows)
 
 
+def _chunk_rebuild(*, tenant_id: int, keys: list[str]) -> list[list]:
+    """Rebuild these threads in one transaction; the relinks they noted. Tried once more if an
+    entity was merged away meanwhile (`StaleEntities`: the matcher is read again)."""
+    for attempt in (1, 2):
+        try:
+            with transaction.atomic():
+                batch = Batch(stats=StatsBuffer())
+                summaries_enqueue(threads_recompile(tenant_id=tenant_id, keys=keys, batch=batch))
+                batch.stats.flush()
+                return relinks_take()
+        except StaleEntities:
+            relinks_take()
+            if attempt == 2:
+                raise
+    return []
+
+
 def rebuild_run(*, rebuild_id: int, progress: Callable[[Rebuild], None] | None = None) -> Rebuild:
     """Run a rebuild: drain the tenant's pending events (whole-tenant rebuilds), then rebuild
     every thread in key order, `THREADS_PER_TRANSACTION` per transaction, saving progress
@@ -84,11 +101,7 @@ def rebuild_run(*, rebuild_id: int, progress: Callable[[Rebuild], None] | None =
         notes: list[list] = []
         for start in range(0, len(keys), THREADS_PER_TRANSACTION):
             chunk = keys[start : start + THREADS_PER_TRANSACTION]
-            with transaction.atomic():
-                batch = Batch(stats=StatsBuffer())
-                summaries_enqueue(threads_recompile(tenant_id=rebuild.tenant_id, keys=chunk, batch=batch))
-                batch.stats.flush()
-                notes += relinks_take()
+            notes += _chunk_rebuild(tenant_id=rebuild.tenant_id, keys=chunk)
             Rebuild.objects.filter(pk=rebuild.pk).update(
                 events_done=F("events_done") + sum(threads[k] for k in chunk),
                 threads_done=F("threads_done") + len(chunk),
