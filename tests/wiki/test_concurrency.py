@@ -23,7 +23,7 @@ def test_a_second_worker_waits_for_the_thread_and_sees_the_first_ones_write(tena
     )[0]
     first_compiled = []
     outcome = while_locked(
-        lambda: compiler.thread_lock(tenant.pk, "slack:thread:C100/1700000000.000100"),
+        lambda: compiler.threads_lock([(tenant.pk, "slack:thread:C100/1700000000.000100")]),
         lambda: services.compile_event(reply.pk),
         then=lambda: first_compiled.append(services.compile_event(root.pk)),
     )

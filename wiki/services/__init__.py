@@ -1,7 +1,7 @@
 """Writes of the wiki: the compiler, entities, people pages, sections, summaries."""
 
 from wiki.services.backlog import compile_batch, compile_pending, domains_learn_relink
-from wiki.services.compiler import compile_event, entity_relink, thread_rebuild
+from wiki.services.compiler import compile_event, entity_relink
 from wiki.services.entities import entity_create, entity_ensure, entity_key_taken, entity_update, page_ensure
 from wiki.services.merge import entity_merge
 from wiki.services.people import directory_sync, person_page_sync
@@ -31,5 +31,4 @@ __all__ = [
     "section_confirm",
     "section_delete",
     "section_write",
-    "thread_rebuild",
 ]

@@ -18,7 +18,7 @@ from wiki.matching import entity_matcher, matchers_forget
 from wiki.models import PageSection
 from wiki.services.compiler import BATCH, compile_event, relinks_run, threads_lock, threads_rebuild
 from wiki.services.entities import domains_learn, entities_from_tags, relinks_take
-from wiki.services.sections import embed_cache_put, embed_mean_prewarm, embed_missing
+from wiki.services.sections import embed_cache_put, embed_missing
 from wiki.services.summary import summaries_enqueue
 from wiki.services.threads import NO_CONTENT, NOT_BASE, Batch, K, container_visibility, thread_of
 from wiki.services.visibility import container_acl_sync, containers_acl_apply
@@ -52,7 +52,7 @@ def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: i
             embed_cache_put(texts, vectors.result())
             if n + 1 < len(chunks):
                 texts, vectors = _embed_submit(ahead, chunks[n + 1])
-            compiled += compile_batch(chunk, prewarm=False)
+            compiled += compile_batch(chunk)
             if progress is not None:
                 progress(min((n + 1) * BATCH, len(ids)), len(ids))
     if compiled:
@@ -91,22 +91,20 @@ def _embed_submit(ahead, event_ids: list[int]) -> tuple[list[str], object]:
     return texts, ahead.submit(texts)
 
 
-def compile_batch(event_ids: list[int], *, prewarm: bool = True) -> int:
+def compile_batch(event_ids: list[int]) -> int:
     """Compile many inbox events at once (a backlog, an import, a rebuild); returns how many
     were compiled. The wiki is the one `compile_event` would make for each of them:
 
-    1. embed the items' texts in batches;
-    2. in one transaction: lock the events (skipping ones a worker holds), lock their threads
+    1. in one transaction: lock the events (skipping ones a worker holds), lock their threads
        (and the threads their items left) in one order, rebuild each thread **once** from the
-       inbox, apply each container's visibility once, mark the events compiled;
-    3. relink older threads to the entities this batch created or named in new places
+       inbox (the texts of changed sections embedded in one batch), apply each container's
+       visibility once, mark the events compiled;
+    2. relink older threads to the entities this batch created or named in new places
        (`entity_relink`), in this process.
 
     If the batch fails, its events are compiled one by one (`compile_event`: a bad event
     fails alone, marked `failed`).
     """
-    if prewarm:  # else the caller has (compile_pending, ahead)
-        embed_mean_prewarm(_item_texts(event_ids))
     try:
         with transaction.atomic():
             events = list(

@@ -52,10 +52,6 @@ log = logging.getLogger(__name__)
 BATCH = 500  # events per batch compile (compile_pending, rebuilds)
 
 
-def thread_lock(tenant_id: int, thread_key: str) -> None:
-    threads_lock([(tenant_id, thread_key)])
-
-
 def threads_lock(threads: list[tuple[int, str]]) -> None:
     """Take the threads' advisory locks in (tenant, key) order, in one statement: every
     compile locks in that order, so two never deadlock."""
@@ -240,14 +236,6 @@ def _statuses_apply(statuses: list[tuple]) -> set[int]:
     return changed
 
 
-def thread_rebuild(*, event: Event, thread_key: str | None = None, batch: Batch | None = None) -> set[int]:
-    """Steps 1–5 of a compile for the event's thread (or `thread_key`, another thread: one
-    its item has left), inside the caller's transaction; returns the changed page ids."""
-    thread_key = thread_key or thread_of(event)
-    thread_lock(event.tenant_id, thread_key)
-    return threads_rebuild(tenant=event.tenant, threads={thread_key: event}, batch=batch)
-
-
 def _domain_learn_enqueue(event: Event) -> None:
     """A live e-mail from outside the company: its sender's domain may now be learned as a
     customer's alias (`domains_learn`, that domain only), after this compile commits."""
@@ -304,11 +292,6 @@ def relinks_run(notes: list[list], skip=frozenset()) -> None:
         entity_relink(tenant_id=tenant_id, notes=tenant_notes, skip=skip)
 
 
-def thread_recompile(*, tenant_id: int, thread_key: str) -> set[int]:
-    """Rebuild one thread from the inbox (inside the caller's transaction); the pages changed."""
-    return threads_recompile(tenant_id=tenant_id, keys=[thread_key])
-
-
 def threads_recompile(*, tenant_id: int, keys: list[str], batch: Batch | None = None) -> set[int]:
     """Rebuild threads from the inbox together (`threads_rebuild`), inside the caller's
     transaction, after taking their locks; the pages changed."""
@@ -339,8 +322,7 @@ def entity_relink(*, tenant_id: int, notes: list[list], skip=frozenset()) -> int
             if key in skip:
                 continue
             with transaction.atomic():
-                thread_lock(tenant_id, key)
-                summaries_enqueue(thread_recompile(tenant_id=tenant_id, thread_key=key))
+                summaries_enqueue(threads_recompile(tenant_id=tenant_id, keys=[key]))
                 queue += [(n[1], tuple(n[2]), tuple(n[3] or ())) for n in relinks_take()]
             rebuilt += 1
     return rebuilt
