@@ -112,22 +112,3 @@ def test_traditional_and_simplified_chinese_find_each_other(alice, remember):
     remember(alice, "華為的報價是三萬元", embedding=unit(402))
     for query in ("华为 报价", "華為", "报价"):
         assert _found(alice, query) == ["華為的報價是三萬元"], query
-
-
-def test_the_upgrade_indexes_old_rows_with_separators_again(alice, remember):
-    from almanac.migration_helpers import reindex_changed_text
-    from almanac.models import TermStat
-
-    memory = remember(alice, "Acme paid $12,500 for the pilot", embedding=unit(401))
-    # As the old segmenter indexed it: "12" and "500", with the statistics to match.
-    before = {"tokens": "acm paid 12 500 pilot", "tf": {"acm": 1, "paid": 1, "12": 1, "500": 1, "pilot": 1}}
-    before["doc_len"] = 5
-    Memory.objects.filter(pk=memory.pk).update(**before)
-    now = {"tf": memory.tf, "doc_len": memory.doc_len}
-    keyword.stats_apply(tenant_id=memory.tenant_id, corpus=CORPUS, old=now, new=before)
-    assert _found(alice, "12500") == []
-    assert reindex_changed_text(Memory, corpus=CORPUS, text=lambda m: m.content) == 1
-    assert _found(alice, "12500") == ["Acme paid $12,500 for the pilot"]
-    df = dict(TermStat.objects.filter(tenant_id=memory.tenant_id, corpus=CORPUS).values_list("term", "df"))
-    assert df.get("12500") == 1 and not df.get("500")
-    assert reindex_changed_text(Memory, corpus=CORPUS, text=lambda m: m.content) == 0
