@@ -1,4 +1,4 @@
-"""The admin scoping every app's admin shares (DESIGN §3, §8).
+"""The admin scoping every app's admin shares (docs/design.md, Identity and access; Governance).
 
 Staff users who are not superusers are scoped: `TenantScopedAdminMixin` keeps them to their
 own tenant, `ScopedHistoryAdminMixin` keeps simple-history's views to what the admin's

@@ -1,4 +1,4 @@
-"""API authentication (API.md, Auth): agent keys by Bearer token, or a Django session."""
+"""API authentication (docs/api.md, Auth): agent keys by Bearer token, or a Django session."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def acting_key(request):
 
 
 def user_ref(request, ref: str | None) -> str | None:
-    """`user` as the body gave it, else as the query string did (API.md: either works)."""
+    """`user` as the body gave it, else as the query string did (docs/api.md, Auth: either works)."""
     return ref or request.GET.get("user") or None
 
 

@@ -1,4 +1,4 @@
-"""The web server's own refusals in the API's JSON (API.md: every error is JSON).
+"""The web server's own refusals in the API's JSON (docs/api.md, Errors: every error is JSON).
 
 gunicorn refuses some requests before Django sees them: a request line (method, URL and
 version) over `--limit-request-line` is a 414, a header over `--limit-request-field_size`

@@ -1,8 +1,8 @@
-"""Receivers that keep the personal key `user:<username>` on the person (DESIGN §3).
+"""Receivers that keep the personal key `user:<username>` on the person (docs/design.md, Identity and access).
 
 Django's UserAdmin and the shell rename or delete a user with a plain `User.save()` /
 `delete()`, which calls no service of ours: these receivers are the one way to catch every
-path, and they hand over to a service at once (STYLE §1 keeps logic out of signals).
+path, and they hand over to a service at once (docs/style.md, Where code goes: no logic in signals).
 `post_save` runs inside the caller's transaction (the admin's, a service's); in autocommit
 the service opens its own, right after the user row is written.
 """

@@ -1,4 +1,4 @@
-"""Signals of the base layer: what the apps above it follow (DESIGN §3)."""
+"""Signals of the base layer: what the apps above it follow (docs/design.md, Identity and access)."""
 
 from __future__ import annotations
 

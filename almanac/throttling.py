@@ -1,4 +1,4 @@
-"""Per-caller rate limits for the agent API (API.md: a 429 with `Retry-After`).
+"""Per-caller rate limits for the agent API (docs/api.md, Limits: a 429 with `Retry-After`).
 
 A fixed window per caller: an agent key (its own `rate_limit`, else `API_RATE_LIMIT`), or a
 logged-in user calling the API from the web. Counted in Django's cache with `add` and

@@ -21,7 +21,7 @@ router = Router(tags=["connectors"])
     openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}},
 )
 def push_events(request):
-    """One normalized event, or {"events": [...]} (API.md, Connectors)."""
+    """One normalized event, or {"events": [...]} (docs/api.md, Connectors)."""
     key = require_connector_key(request)
     body = jsonbody.loads(request.body)
     payloads = body["events"] if isinstance(body, dict) and set(body) == {"events"} else [body]

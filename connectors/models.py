@@ -99,7 +99,7 @@ class ExternalIdentity(models.Model):
 
 
 class Event(models.Model):
-    """One normalized event (API.md, Connectors). Append-only; compiled into the wiki."""
+    """One normalized event (docs/api.md, Connectors). Append-only; compiled into the wiki."""
 
     class Kind(models.TextChoices):
         MESSAGE = "message"

@@ -1,4 +1,4 @@
-"""Input/output shapes of the connector API (API.md, Connectors)."""
+"""Input/output shapes of the connector API (docs/api.md, Connectors)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Prompt assembly: neutral labelled blocks, no persona prefix (DESIGN.md §6).
+"""Prompt assembly: neutral labelled blocks, no persona prefix (docs/design.md, Context).
 
 The fitter measures exactly these strings, so any change to the layout here is covered
 by the budget guarantee automatically.

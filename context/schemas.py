@@ -1,4 +1,4 @@
-"""Input and output of `POST /api/v1/context` (API.md, Context: keep the field names)."""
+"""Input and output of `POST /api/v1/context` (docs/api.md, Context: keep the field names)."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ def context_for(
     cursor: str | None = None,
     touch: bool = True,
 ) -> dict:
-    """The context for one LLM call of an agent acting for `user` (API.md, Context).
+    """The context for one LLM call of an agent acting for `user` (docs/api.md, Context).
 
     1. Decode the cursor (what earlier passes returned; 400 if foreign or tampered).
     2. Select candidates through the access filters (selection.py).

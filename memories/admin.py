@@ -1,4 +1,4 @@
-"""Governance of memories (DESIGN §8): browse, edit, export, archive/reactivate, history.
+"""Governance of memories (docs/design.md, Governance): browse, edit, export, archive/reactivate, history.
 
 Non-superusers see only the memories `visible_to` them (any status) and, in their history,
 only the versions the access filter lets them read; their own sessions; feedback on, and

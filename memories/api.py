@@ -1,4 +1,4 @@
-"""Memories and Sessions endpoints (API.md). Thin: resolve the acting user, call a selector/service."""
+"""Memories and Sessions endpoints (docs/api.md). Thin: resolve the acting user, call a selector/service."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one access filter of memories (DESIGN §3)."""
+"""The one access filter of memories (docs/design.md, Identity and access)."""
 
 from __future__ import annotations
 

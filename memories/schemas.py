@@ -1,4 +1,4 @@
-"""Input/output schemas of the Memories and Sessions API (API.md)."""
+"""Input/output schemas of the Memories and Sessions API (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -175,7 +175,8 @@ def memory_search(
     memory_types: list[str] | None = None,
     exclude_ids: set[int] | None = None,
 ) -> list[MemoryHit]:
-    """Hybrid recall inside the user's visible set (DESIGN §5, docs/memories.md "Ranking").
+    """Hybrid recall inside the user's visible set (docs/design.md, Memories: recall; docs/memories.md
+    "Ranking").
 
     1. for each form of the query (the whole text; for a long or conversational one also
        its latest turn: `query_forms`), keyword lane: BM25 top 50 ‖ vector lane: cosine

@@ -1,7 +1,7 @@
 """Receivers: a user's rename or deletion reaches their memories (`memories.services.users`).
 
 Only here because a plain `User.save()`/`delete()` (Django's UserAdmin, the shell) calls no
-service of ours; each receiver hands over to a service at once (STYLE §1).
+service of ours; each receiver hands over to a service at once (docs/style.md, Where code goes).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""django-q2 tasks of the memories app: they take ids, load, guard and delegate (STYLE §4)."""
+"""django-q2 tasks of the memories app: they take ids, load, guard and delegate (docs/style.md, Tasks)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The domain events that skills subscribe to (DESIGN: the skill bus).
+"""The domain events that skills subscribe to (docs/design.md, Skills and the LLM).
 
 The apps above skills (memories, wiki, connectors) announce what happened by sending
 `domain_event`; they never call the bus themselves. The one receiver here hands the event to

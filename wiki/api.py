@@ -1,4 +1,4 @@
-"""The wiki API (API.md, Wiki): list, get-as-user, hybrid search, confirm stale sections."""
+"""The wiki API (docs/api.md, Wiki): list, get-as-user, hybrid search, confirm stale sections."""
 
 from __future__ import annotations
 

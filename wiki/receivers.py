@@ -1,7 +1,7 @@
 """Receivers: what connectors announce (`connectors.signals`) reaches the wiki.
 
 The wiki reads connectors' events; connectors never import the wiki. Each receiver hands
-over at once (STYLE §1 keeps logic out of signals). Connected in `WikiConfig.ready`.
+over at once (docs/style.md, Where code goes: no logic in signals). Connected in `WikiConfig.ready`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Input/output shapes of the wiki API (API.md, Wiki)."""
+"""Input/output shapes of the wiki API (docs/api.md, Wiki)."""
 
 from __future__ import annotations
 

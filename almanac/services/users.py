@@ -1,6 +1,6 @@
 """Users of a tenant: the one resolver from a name to a user, creation, their departments
 and projects, and the personal key `user:<username>` that follows a rename or a deletion
-(DESIGN §3).
+(docs/design.md, Identity and access).
 
 Names are per tenant: `UserProfile.username` is unique in its tenant, and the same name in
 two tenants is two people. `auth.User.username` is the installation-wide handle that Django

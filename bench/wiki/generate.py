@@ -1,7 +1,8 @@
 """Synthetic company history for benchmarks: Slack, e-mail, GitHub, calendar and notes events.
 
 `generate(tenant, n_events, seed=0)` returns `n_events` normalized event payloads (the
-API.md shape, ready for `connectors.services.event_ingest_batch`) spread over customers,
+the shape of docs/api.md (Connectors), ready for `connectors.services.event_ingest_batch`) spread over
+customers,
 projects, public and private channels, in English and Chinese, with edits, deletions,
 recalls and closed issues mixed in. `ensure_users(tenant)` creates the people they
 mention. `load(tenant, n_events)` does both, ingests and compiles (for other benchmarks

@@ -231,7 +231,7 @@ def _store(*, tenant: Tenant, data: EventIn, cache: dict, observed_at=None) -> t
 def event_ingest(
     *, tenant: Tenant, payload: dict, members_observed_at: datetime | None = None
 ) -> tuple[Event, bool]:
-    """Store one normalized event (API.md shape) and return it with `created`.
+    """Store one normalized event (the shape of docs/api.md, Connectors) and return it with `created`.
 
     1. validate (ApplicationError 422 with the reason; nothing is written);
     2. a duplicate `(source, external_id, version)` returns the stored event, created=False,

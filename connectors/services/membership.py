@@ -1,4 +1,5 @@
-"""Container memberships from connector events (DESIGN §3): the container's access group
+"""Container memberships from connector events (docs/design.md, Identity and access): the container's
+access group
 follows its member lists and join/leave events, last write by time wins (`MembershipClock`).
 
 A full list is dated when it was read (`observed_at`: a poll's or an import's start), a

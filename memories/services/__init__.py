@@ -1,4 +1,4 @@
-"""Writes of the memories app (STYLE §1): memories, feedback, sessions, extraction.
+"""Writes of the memories app (docs/style.md, Where code goes): memories, feedback, sessions, extraction.
 
 Modules depend one way: `rows` (row primitives) ← `compression` ← `memories` ← `extraction`;
 `scopes` and `common` below them all; `sessions`, `touches` (recall hits) and `users` beside them.

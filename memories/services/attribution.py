@@ -1,4 +1,4 @@
-"""Scope attribution (DESIGN §5 write path): which scope a fact said in a conversation is
+"""Scope attribution (docs/design.md, Memories: write): which scope a fact said in a conversation is
 written to, read from what it says and who said it.
 
 1. About the speaker ("I", "my", "我", "个人"): their own scope, whatever team it names.

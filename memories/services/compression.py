@@ -1,4 +1,4 @@
-"""Compression (DESIGN §5): many active memories on one topic become one summary memory.
+"""Compression (docs/design.md, Memories): many active memories on one topic become one summary memory.
 
 A topic is a group of active semantic memories of one scope (one acl key, so the summary
 is visible to exactly the readers of its originals; a user's private scope is theirs

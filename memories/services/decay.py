@@ -1,4 +1,4 @@
-"""Decay (DESIGN §5): active memories nobody recalled for DECAY_AFTER_DAYS whose importance
+"""Decay (docs/design.md, Memories): active memories nobody recalled for DECAY_AFTER_DAYS whose importance
 is below DECAY_BELOW_IMPORTANCE are archived: kept, restorable, no longer retrieved."""
 
 from __future__ import annotations

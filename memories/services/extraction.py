@@ -1,4 +1,4 @@
-"""Memories from an ended session (DESIGN §5 write path).
+"""Memories from an ended session (docs/design.md, Memories: write).
 
 chunk (256/32 tokens) → embed → skip chunks already covered → fact_extract skill → junk filter →
 scope attribution → semantic/episodic memories (dedup within scope). Idempotent: each

@@ -358,7 +358,7 @@ def memory_remove(*, memory: Memory, user, reason: str, purge: bool = False) -> 
 
 @transaction.atomic
 def memory_purge(*, memory: Memory, user, reason: str = "purge") -> dict:
-    """Delete a sensitive memory and what still says it (DESIGN §8): its history rows keep
+    """Delete a sensitive memory and what still says it (docs/design.md, Governance): its history rows keep
     who changed what and when but lose the text and meta, so do the history rows of the
     summaries that ever folded it in, skill runs that quote any text it ever had are
     redacted, and an audit event without the content records the purge. A summary's

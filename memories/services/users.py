@@ -1,4 +1,5 @@
-"""What a user's rename or deletion means for memories (DESIGN §3: `user:<username>` is the
+"""What a user's rename or deletion means for memories (docs/design.md, Identity and access:
+`user:<username>` is the
 user's personal scope key, and it must follow the person, never the name).
 
 Called from signals (`memories.signals`), inside the transaction of the rename or delete.

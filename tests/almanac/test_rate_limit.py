@@ -1,4 +1,4 @@
-"""Rate limits of the agent API (API.md: 429): per agent key, and per logged-in user."""
+"""Rate limits of the agent API (docs/api.md, Limits: 429): per agent key, and per logged-in user."""
 
 import pytest
 from django.core.management import call_command

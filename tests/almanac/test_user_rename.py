@@ -1,4 +1,4 @@
-"""The personal key `user:<username>` follows the person, not the name (DESIGN §3).
+"""The personal key `user:<username>` follows the person, not the name (docs/design.md, Identity and access).
 
 A rename (a plain `User.save()`, as Django's UserAdmin and the shell do) moves the personal
 group and every memory of that scope to the new name in the same transaction; a deleted

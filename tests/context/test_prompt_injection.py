@@ -1,4 +1,4 @@
-"""Stored text cannot pass itself off as a block of the prompt (DESIGN §6): a message that
+"""Stored text cannot pass itself off as a block of the prompt (docs/design.md, Context): a message that
 says "[Long-term memory]" stays inside the company-knowledge block it came from."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""The Memories and Sessions endpoints of API.md: status codes, fields, bad input, query counts."""
+"""The Memories and Sessions endpoints of docs/api.md: status codes, fields, bad input, query counts."""
 
 import pytest
 from django.conf import settings
@@ -153,7 +153,7 @@ def test_session_flow(api, alice):
         f"/sessions/{sid}/turns", {"user": "alice", "role": "user", "content": "我喜欢喝美式咖啡"}
     )
     assert turn.status_code == 201 and turn.json()["tokens"] > 0
-    # An agent key may address the session without naming the user again (API.md body).
+    # An agent key may address the session without naming the user again (docs/api.md, Sessions).
     assert api.post(f"/sessions/{sid}/turns", {"role": "assistant", "content": "好的"}).status_code == 201
     window = api.get(f"/sessions/{sid}/window", user="alice").json()
     assert [t["role"] for t in window["turns"]] == ["user", "assistant"] and window["tokens"] > 0

@@ -1,4 +1,4 @@
-"""Compression (DESIGN §5): a crowded topic of one scope becomes one summary memory; the
+"""Compression (docs/design.md, Memories): a crowded topic of one scope becomes one summary memory; the
 originals are compressed, linked, restorable, and deleted after the keep period."""
 
 import json

@@ -1,4 +1,5 @@
-"""A compression summary never outlives what it says about an original (DESIGN §3, §5).
+"""A compression summary never outlives what it says about an original (docs/design.md, Identity and
+access; Memories).
 
 An original folded into a summary that is deleted, purged, moved to another scope or
 rewritten must stop being readable through the summary, in the same transaction: the

@@ -1,4 +1,4 @@
-"""Purging a sensitive memory (DESIGN §8): gone, and gone from its history and the skill-run
+"""Purging a sensitive memory (docs/design.md, Governance): gone, and gone from its history and the skill-run
 log; an audit event without the content says it happened. A plain delete keeps history."""
 
 import hashlib

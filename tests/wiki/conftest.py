@@ -29,7 +29,7 @@ def slack(
     tags=None,
     source="slack",
 ):
-    """A normalized Slack-like event payload (API.md shape)."""
+    """A normalized Slack-like event payload (the shape of docs/api.md, Connectors)."""
     ts = ts or f"1700000{next(_counter):03d}.000100"
     container = {"key": f"slack:channel:{channel}", "name": name, "public": public}
     if members is not None:

@@ -1,4 +1,5 @@
-"""A project's status is read through the access filter too (DESIGN §3): a private repo's
+"""A project's status is read through the access filter too (docs/design.md, Identity and access): a
+private repo's
 issue closing a project says nothing to a reader who cannot read that repo."""
 
 import pytest
