@@ -74,7 +74,7 @@ class Memory(models.Model):
     last_access = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.FACT)
-    # What it states a value of: subject + attribute, normalized (skills.builtin.claims); "" when
+    # What it states a value of: subject + attribute, normalized (almanac.text.claims); "" when
     # it states no one value. A newer memory of the scope with the same key and another
     # value supersedes it.
     fact_key = models.CharField(max_length=200, blank=True, default="")

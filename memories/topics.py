@@ -17,18 +17,10 @@ import re
 
 from almanac.search.text import CJK, segment, word_spans
 from almanac.search.tokens import count_tokens
-from skills.builtin.facts import (
-    CALENDAR_WORDS,
-    KEPT_WORDS_SHARE,
-    codes,
-    name_tokens,
-    number_roles,
-    reordered,
-    summary_holds,
-    summary_terms,
-    without_reminder,
-)
-from skills.builtin.text import names
+from almanac.text.facts import CALENDAR_WORDS, codes, number_roles, reordered
+from almanac.text.filler import without_reminder
+from almanac.text.names import name_tokens, names
+from almanac.text.summaries import KEPT_WORDS_SHARE, summary_holds, summary_terms
 
 # Words that name no topic: modal verbs and other words rules of every topic use.
 _GENERIC = (

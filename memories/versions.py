@@ -7,14 +7,14 @@ upgrade reads only the row itself, so both give the same result, and running it 
 changes nothing.
 
 - 1: the original rows (a row at 0 is read as 1: nothing was different).
-- 2: `kind` (fact, preference, ...: `skills.builtin.claims.kind_infer`; the migration that added
+- 2: `kind` (fact, preference, ...: `almanac.text.claims.kind_infer`; the migration that added
   it filled what the database alone could tell, from `meta` and the memory type) and
-  `fact_key` (what it states a value of: `skills.builtin.claims.claim`).
+  `fact_key` (what it states a value of: `almanac.text.claims.claim`).
 """
 
 from __future__ import annotations
 
-from skills.builtin.claims import claim, kind_infer
+from almanac.text.claims import claim, kind_infer
 
 # The fields an upgrade may change (what the job writes back).
 UPGRADE_FIELDS = ("kind", "fact_key", "schema_version")

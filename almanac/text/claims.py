@@ -19,14 +19,8 @@ import unicodedata
 from dataclasses import dataclass
 
 from almanac.search.text import segment
-from skills.builtin.facts import (
-    CALENDAR_WORDS,
-    NEGATION_WORDS_ZH,
-    NUMBER_WITH_UNIT,
-    ZH_RELATIVE_DATE,
-    fact_signature,
-    is_negated,
-)
+from almanac.text.amounts import quantities
+from almanac.text.facts import CALENDAR_WORDS, NEGATION_WORDS_ZH, ZH_RELATIVE_DATE, fact_signature, is_negated
 
 # A text of more words than this states more than one thing: no claim.
 MAX_KEY_TOKENS = 12
@@ -116,7 +110,7 @@ def _key_tokens(text: str, *, identifiers: bool = False) -> list[str]:
     """The words of `text` that name what it is about: no amounts, dates, negations or
     change words. `identifiers`: numbers without a unit and ids ("review number 3",
     "PRD-2024-013") stay: they say which thing, not how much."""
-    text = ZH_RELATIVE_DATE.sub(" ", _strip_amounts(text) if identifiers else NUMBER_WITH_UNIT.sub(" ", text))
+    text = ZH_RELATIVE_DATE.sub(" ", _without_numbers(text, bare=not identifiers))
     change = _change_tokens()
     return [
         t
@@ -128,11 +122,16 @@ def _key_tokens(text: str, *, identifiers: bool = False) -> list[str]:
     ]
 
 
-def _strip_amounts(text: str) -> str:
-    """`text` without its numbers that have a unit, currency or magnitude (30万元, $50k, 3 pm)."""
-    return NUMBER_WITH_UNIT.sub(
-        lambda m: " " if (m.group("pre") or m.group("mag") or m.group("unit")) else m.group(0), text
-    )
+def _without_numbers(text: str, *, bare: bool) -> str:
+    """`text` without its numbers that have a unit, currency or magnitude (30万元, $50k/yr,
+    3 pm) and, with `bare`, without its other numbers too."""
+    rest, pos = [], 0
+    for quantity in quantities(text):
+        if bare or quantity.qualified:
+            rest.append(text[pos : quantity.start])
+            pos = quantity.end
+    rest.append(text[pos:])
+    return " ".join(rest)
 
 
 def _numeral(token: str) -> bool:
@@ -253,11 +252,7 @@ def _value_claim(text: str) -> Claim | None:
 def _bare_numbers(text: str) -> int:
     """How many numbers without a unit `text` has: with two ("fact number 3: orchard 111",
     "moved from March 12 to March 19") which is the value is anyone's guess."""
-    return sum(
-        1
-        for m in NUMBER_WITH_UNIT.finditer(text)
-        if not (m.group("pre") or m.group("mag") or m.group("unit")) and m.group("num")[0].isdigit()
-    )
+    return sum(1 for q in quantities(text) if not q.qualified and q.shown[:1].isdigit())
 
 
 def same_value(first: frozenset[str], second: frozenset[str]) -> bool:

@@ -18,29 +18,11 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
-_NUM = r"(?P<num>\d{1,3}(?:[,，]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-_MAG = r"(?P<mag>million|thousand|bn|mn|[kKmM](?![A-Za-z])|万|亿|千)?"
-_PRE = r"(?P<pre>US\$|\$|€|£|¥|￥|USD|EUR|GBP|RMB|CNY)"
-_POST = r"(?P<post>美元|欧元|英镑|人民币|元|块|USD|EUR|GBP|RMB|CNY|dollars?|euros?)"
-_PER = (
-    r"(?P<per>\s*(?:/\s*(?:yr|year|y|annum|mo|month|年|月)(?![A-Za-z])|per\s+(?:year|annum|month)|"
-    r"a\s+(?:year|month)|annually|yearly|monthly|p\.a\.|每年|每月|一年|/年|/月))?"
-)
-# A number with a currency before or after it (the code keeps only those with one).
-AMOUNT = re.compile(rf"{_PRE}?\s?{_NUM}\s?{_MAG}\s?{_POST}?{_PER}", re.IGNORECASE)
-_MAGNITUDES = {"k": 3, "thousand": 3, "千": 3, "万": 4, "m": 6, "mn": 6, "million": 6, "亿": 8, "bn": 9}
-_CURRENCIES = {
-    "$": "usd", "us$": "usd", "usd": "usd", "dollar": "usd", "dollars": "usd", "美元": "usd",
-    "€": "eur", "eur": "eur", "euro": "eur", "euros": "eur", "欧元": "eur", "£": "gbp", "gbp": "gbp",
-    "英镑": "gbp", "¥": "cny", "￥": "cny", "rmb": "cny", "cny": "cny", "元": "cny", "块": "cny", "人民币": "cny",
-}  # fmt: skip
-_YEARLY_BEFORE = re.compile(
-    r"(?:每年|年费|年度|年付|annual|yearly|ARR)\s*(?:费用|价格|报价)?\s*(?:为|是|:|：)?\s*$", re.I
-)
-_MONTHLY_BEFORE = re.compile(r"(?:每月|月费|monthly|MRR)\s*(?:费用|价格)?\s*(?:为|是|:|：)?\s*$", re.I)
-PERCENT = re.compile(r"(?P<num>\d+(?:\.\d+)?)\s?(?:%|％|percent\b)", re.IGNORECASE)
+from almanac.text.amounts import PERCENT
+from almanac.text.amounts import amounts as read_amounts
+
 _ZH_COUNT = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "十": 10}
 _EN_COUNT = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10, "twelve": 12}
 TERM = re.compile(
@@ -126,12 +108,13 @@ class Statement:
 _CLAUSE_MARK = re.compile(r"[;；,，。]")
 
 
-def _topic(kind: str, sentence: str, match: re.Match | None = None) -> str:
-    """The first topic whose cue is in the clause around `match` (the sentence without one)."""
-    if match is not None:
-        before = _CLAUSE_MARK.split(sentence[max(0, match.start() - 40) : match.start()])[-1]
-        after = _CLAUSE_MARK.split(sentence[match.end() : match.end() + 20])[0]
-        sentence = before + match.group(0) + after
+def _topic(kind: str, sentence: str, start: int | None = None, end: int = 0) -> str:
+    """The first topic whose cue is in the clause around `start`..`end` (the sentence
+    without them)."""
+    if start is not None:
+        before = _CLAUSE_MARK.split(sentence[max(0, start - 40) : start])[-1]
+        after = _CLAUSE_MARK.split(sentence[end : end + 20])[0]
+        sentence = before + sentence[start:end] + after
     for name, cue in _TOPIC_RES[kind]:
         if not cue.pattern or cue.search(sentence):
             return name
@@ -143,44 +126,22 @@ def _own_key(kind: str, sentence: str) -> str:
     return f"{kind}:#{hashlib.sha1(sentence.encode()).hexdigest()[:10]}"
 
 
-def _amount_value(match: re.Match) -> str | None:
-    try:
-        value = Decimal(re.sub(r"[,，]", "", match.group("num")))
-    except InvalidOperation:
-        return None
-    mag = (match.group("mag") or "").lower()
-    return format(value.scaleb(_MAGNITUDES.get(mag, 0)).normalize(), "f")
-
-
-def _period(match: re.Match, sentence: str) -> str:
-    per = (match.group("per") or "").strip().lower()
-    before = sentence[max(0, match.start() - 12) : match.start()]
-    if per:
-        return "month" if any(w in per for w in ("mo", "月")) else "year"
-    if _YEARLY_BEFORE.search(before):
-        return "year"
-    if _MONTHLY_BEFORE.search(before):
-        return "month"
-    return "once"
-
-
 def amounts(sentence: str) -> list[Statement]:
     out = []
-    for match in AMOUNT.finditer(sentence):
-        value = _amount_value(match)
-        currency = _CURRENCIES.get((match.group("pre") or match.group("post") or "").lower(), "")
-        if value is None or not currency:
+    for amount in read_amounts(sentence):
+        if not amount.currency:
             continue
-        period = _period(match, sentence)
-        key = f"amount:{currency}/{period}:{_topic('amount', sentence, match)}"
-        out.append(Statement(key, f"{value} {currency}/{period}", match.group(0).strip(), "amount"))
+        period = amount.period or "once"
+        topic = _topic("amount", sentence, amount.start, amount.end)
+        key = f"amount:{amount.currency}/{period}:{topic}"
+        out.append(Statement(key, f"{amount.value} {amount.currency}/{period}", amount.shown, "amount"))
     return out
 
 
 def _percents(sentence: str) -> list[Statement]:
     out = []
     for match in PERCENT.finditer(sentence):
-        topic = _topic("percent", sentence, match)
+        topic = _topic("percent", sentence, match.start(), match.end())
         key = f"percent:{topic}" if topic else _own_key("percent", sentence + match.group(0))
         value = format(Decimal(match.group("num")).normalize(), "f")
         out.append(Statement(key, f"{value}%", match.group(0), "percent"))
@@ -204,7 +165,7 @@ def _terms(sentence: str) -> list[Statement]:
 def _dates(sentence: str) -> list[Statement]:
     out = []
     for match in DATE.finditer(sentence):
-        topic = _topic("date", sentence, match)
+        topic = _topic("date", sentence, match.start(), match.end())
         key = f"date:{topic}" if topic else _own_key("date", sentence + match.group(0))
         out.append(Statement(key, match.group(0).lower(), match.group(0), "date"))
     return out

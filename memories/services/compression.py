@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from almanac.search.embeddings import embed
 from almanac.search.tokens import count_tokens
+from almanac.text.summaries import SummaryTerms, summary_holds, summary_terms
 from memories.models import Memory, MemoryLink
 from memories.services.common import log
 from memories.services.rows import (
@@ -48,7 +49,6 @@ from memories.services.rows import (
     memory_set_status,
 )
 from memories.topics import covers, structured_summary, tokens_of, topic_terms
-from skills.builtin.facts import SummaryTerms, summary_holds, summary_terms
 from skills.services import SkillFailed, skill_run
 
 # The history reason of an original deleted after the keep period: its text then lives on

@@ -19,6 +19,10 @@ from almanac.dates import year_problem
 from almanac.search.embeddings import embed
 from almanac.search.text import CJK, detect_lang
 from almanac.search.tokens import count_tokens
+from almanac.text.dates import RESOLVED_DATE, resolve_relative_dates
+from almanac.text.duplicates import says_the_same
+from almanac.text.filler import is_filler
+from almanac.text.sentences import sentence_ends
 from memories.constants import (
     DEDUP_CANDIDATES,
     JUNK_PHRASES,
@@ -31,12 +35,8 @@ from memories.services.attribution import scope_attribution
 from memories.services.common import log
 from memories.services.dates import parse_occurred
 from memories.services.memories import memory_create
-from skills.builtin.fact_extract import RESOLVED_DATE, resolve_relative_dates
-from skills.builtin.facts import reordered, same_facts
-from skills.builtin.text import is_filler
 from skills.services import skill_run
 
-BOUNDARY = re.compile(r"[。！？!?；;\n]|\.(?=\s)")
 TURN_END = re.compile(r"\n")
 CLAUSE = re.compile(r"[，、：]|[,:](?!\d)")
 SPACE = re.compile(r"\s+")
@@ -118,9 +118,8 @@ def _overlap_start(text: str, floor: int, start: int, overlap: int) -> int:
     def inside_number(at: int) -> bool:
         return any(begin < at < finish for begin, finish in spans)
 
-    for pattern, enough in ((BOUNDARY, overlap * 3 // 4), (CLAUSE, 1), (SPACE, 1)):
-        for m in pattern.finditer(text, lo, start):
-            at = m.end()
+    for kind, enough in (("sentence", overlap * 3 // 4), ("clause", 1), ("space", 1)):
+        for at in _ends(kind, text, lo, start):
             # Tokens are not additive: "reviewed" after a cut may count more than " reviewed".
             if at < start and not inside_number(at) and enough <= count_tokens(text[at:start]) <= overlap:
                 return at
@@ -133,6 +132,15 @@ def _overlap_start(text: str, floor: int, start: int, overlap: int) -> int:
     ):
         at += 1
     return at if at < start else start
+
+
+def _ends(kind: str, text: str, lo: int, hi: int) -> list[int]:
+    """Where in `text[lo:hi]` a turn, a sentence (the one rule, `almanac.text.sentences`),
+    a clause or a run of blanks ends."""
+    if kind == "sentence":
+        return sentence_ends(text, lo, hi)
+    pattern = {"turn": TURN_END, "clause": CLAUSE, "space": SPACE}[kind]
+    return [m.end() for m in pattern.finditer(text, lo, hi)]
 
 
 def _number_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
@@ -157,13 +165,13 @@ def _cut(text: str, start: int, hi: int) -> tuple[int, str]:
         return len(text), "end"
     spans = _number_spans(text, start, hi)
     span = hi - start
-    for pattern, floor, how in (
-        (TURN_END, span // 4, "turn"),
-        (BOUNDARY, span // 2, "sentence"),
-        (CLAUSE, span // 2, "clause"),
-        (SPACE, span // 2, "clause"),
+    for kind, floor, how in (
+        ("turn", span // 4, "turn"),
+        ("sentence", span // 2, "sentence"),
+        ("clause", span // 2, "clause"),
+        ("space", span // 2, "clause"),
     ):
-        cuts = [m.end() for m in pattern.finditer(text, start + floor, hi)]
+        cuts = _ends(kind, text, start + floor, hi)
         cuts = [c for c in cuts if _outside_numbers(spans, c, start) == c]
         if cuts:
             return cuts[-1], how
@@ -249,8 +257,7 @@ def _covered(*, session: ConversationSession, vector, chunk: str, base: date) ->
         return False
     when = parse_occurred(chunk, base)
     return any(
-        same_facts(chunk, RESOLVED_DATE.sub("", text))
-        and not reordered(chunk, RESOLVED_DATE.sub("", text))
+        says_the_same(chunk, RESOLVED_DATE.sub("", text))
         and (when is None or occurred is None or occurred == when)
         for text, occurred in visible.filter(pk__in=close).values_list("content", "occurred_at")
     )
@@ -304,43 +311,52 @@ def _iso_date(value) -> date | None:
 
 
 def _extract_chunk(*, session, item: dict, position: int, digest: str, vector, base: date) -> None:
-    chunk = item["text"]
-    with transaction.atomic():
-        # One extraction of a chunk at a time: a session ended twice can have two runs
-        # going; the second waits here, then finds the chunk handled and skips it (it used
-        # to extract it again and fail on the chunk's unique digest).
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"chunk:{digest}"])
-        if SessionChunk.objects.filter(session=session, digest=digest).exists():
-            return
-        if _covered(session=session, vector=vector, chunk=chunk, base=base):
-            SessionChunk.objects.create(
+    """One chunk: short reads, then the skill (an LLM with its timeout and retries) outside
+    any transaction or lock, then one short transaction that writes what it found unless
+    the chunk was handled meanwhile (a session ended twice has two runs going) or the
+    session is gone. Idempotent by session and chunk digest (`SessionChunk`)."""
+    if SessionChunk.objects.filter(session=session, digest=digest).exists():
+        return
+    if _covered(session=session, vector=vector, chunk=item["text"], base=base):
+        with transaction.atomic():
+            _chunk_claim(
                 session=session, digest=digest, position=position, outcome=SessionChunk.Outcome.COVERED
             )
+        return
+    out = skill_run(name="fact_extract", input=item, trigger=f"session:{session.pk}", tenant=session.tenant)
+    facts = (out or {}).get("facts") or []
+    with transaction.atomic():
+        row = _chunk_claim(
+            session=session, digest=digest, position=position, outcome=SessionChunk.Outcome.EXTRACTED
+        )
+        if row is None:
             return
-        out = skill_run(
-            name="fact_extract",
-            input=item,
-            trigger=f"session:{session.pk}",
-            tenant=session.tenant,
+        row.facts = len(facts)
+        row.memories_written = sum(
+            _write_fact(session=session, fact=f, base=base, digest=digest) for f in facts
         )
-        facts = (out or {}).get("facts") or []
-        written = sum(_write_fact(session=session, fact=f, base=base, digest=digest) for f in facts)
-        SessionChunk.objects.create(
-            session=session,
-            digest=digest,
-            position=position,
-            outcome=SessionChunk.Outcome.EXTRACTED,
-            facts=len(facts),
-            memories_written=written,
-        )
+        row.save(update_fields=["facts", "memories_written"])
+
+
+def _chunk_claim(*, session, digest: str, position: int, outcome: str) -> SessionChunk | None:
+    """In the caller's transaction: the chunk's `SessionChunk` row, new, or None when a
+    concurrent run handled the chunk first or the session was deleted. One run at a time
+    gets here for a chunk (an advisory lock to the end of the transaction)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"chunk:{digest}"])
+    if SessionChunk.objects.filter(session=session, digest=digest).exists():
+        return None
+    if not ConversationSession.objects.filter(pk=session.pk).exists():
+        return None
+    return SessionChunk.objects.create(session=session, digest=digest, position=position, outcome=outcome)
 
 
 def session_extract(*, session_id: int) -> dict:
     """Extract memories of one ended session. Safe to run again: handled chunks are skipped.
 
     1. chunk the user's turns; 2. drop chunks handled before (digest); 3. embed the rest;
-    4. per chunk, in its own transaction: skip if covered, else fact_extract and write.
+    4. per chunk: skip if covered, else fact_extract (no transaction open), then write in
+    one short transaction (`_extract_chunk`).
     """
     session = ConversationSession.objects.select_related("user", "tenant").filter(pk=session_id).first()
     if session is None or session.status != ConversationSession.Status.ENDED:

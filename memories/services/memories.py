@@ -13,6 +13,8 @@ from almanac.dates import check_year
 from almanac.errors import ApplicationError
 from almanac.search.embeddings import embed
 from almanac.search.text import is_cjk
+from almanac.text.claims import claim
+from almanac.text.duplicates import says_the_same
 from memories.constants import DEDUP_CANDIDATES, QUALITY_MAX, QUALITY_MIN, QUALITY_STEP
 from memories.models import Feedback, Memory, MemoryAuditText, MemoryLink
 from memories.selectors import nearest
@@ -35,8 +37,6 @@ from memories.services.rows import (
 )
 from memories.services.scopes import scope_resolve
 from memories.services.supersede import memory_claim, memory_supersede_older, supersede_release
-from skills.builtin.claims import claim, same_value
-from skills.builtin.facts import reordered, same_facts
 from skills.services import skillrun_redact
 
 
@@ -57,8 +57,8 @@ def memory_find_duplicate(
     occurred_at: date | None = None,
 ) -> Memory | None:
     """An active memory of the same scope that says the same: cosine similarity above the
-    threshold and, when `content` is given, the same facts (`same_facts`: the same numbers
-    attached to the same words, ids, codes, names and dates); for an
+    threshold and, when `content` is given, the same facts, not reordered, not another
+    value of the same thing (`almanac.text.duplicates.says_the_same`); for an
     episodic `memory_type`, also the same `occurred_at` (the same event on another day is
     another event).
 
@@ -82,25 +82,9 @@ def memory_find_duplicate(
         row = rows.get(pk)
         if row is None or (dated and row.occurred_at != occurred_at):
             continue
-        if content is None or (
-            same_facts(content, row.content)
-            and not reordered(content, row.content)
-            and not _another_value(content, row.content)
-        ):
+        if content is None or says_the_same(content, row.content):
             return Memory.objects.get(pk=pk)
     return None
-
-
-def _another_value(new: str, old: str) -> bool:
-    """The same thing with another value ("prefers window seats" / "aisle seats", owner 张三
-    / 李四): no duplicate, whatever the vectors say; the newer supersedes the older."""
-    first, second = claim(new), claim(old)
-    return (
-        first is not None
-        and second is not None
-        and first.key == second.key
-        and not same_value(first.value, second.value)
-    )
 
 
 def _check_kind(kind: str | None) -> str | None:

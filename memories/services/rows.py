@@ -13,9 +13,9 @@ from django.db import connection, transaction
 from almanac.search import keyword
 from almanac.search.embeddings import embed
 from almanac.services.audit import audit_record
+from almanac.text.claims import claim, kind_infer
 from memories.models import CORPUS, Memory, MemoryAuditText
 from memories.services.common import clean_text
-from skills.builtin.claims import claim, kind_infer
 from skills.signals import domain_event
 
 
@@ -36,7 +36,7 @@ def lock_tenant_writes(tenant_id: int) -> None:
 def memory_insert(*, tenant_id: int, content: str, embedding, history_user, reason: str, **fields) -> Memory:
     """Insert a checked memory row (acl from its scope), indexed for BM25, with a history reason.
 
-    `kind` and `fact_key` default to what the text and meta say (`skills.builtin.claims`): a
+    `kind` and `fact_key` default to what the text and meta say (`almanac.text.claims`): a
     compression summary is a `summary`, and only a semantic fact has a key."""
     index = keyword.index_fields(content)
     fields.setdefault("meta", {})

@@ -14,11 +14,13 @@ from django_q.tasks import async_task
 from almanac.errors import ApplicationError
 from almanac.search.text import detect_lang
 from almanac.search.tokens import count_tokens, truncate_tokens
+from almanac.text.facts import fact_signature, key_facts
+from almanac.text.filler import LEADING_FILLER, is_filler
+from almanac.text.normalize import normalize
+from almanac.text.sentences import split_sentences
 from memories.models import ConversationSession, Turn
 from memories.selectors import window_turns
 from memories.services.common import clean_text, log
-from skills.builtin import text as T
-from skills.builtin.facts import fact_signature, key_facts
 from skills.services import SkillFailed, skill_run
 from skills.signals import domain_event
 
@@ -217,7 +219,7 @@ def _checkable(text: str) -> set[str]:
     """Numbers, dates, ids and names (a capitalised word not opening a sentence, not "I")."""
     names = {
         m.group().lower()
-        for sentence in T.split_sentences(text)
+        for sentence in split_sentences(text)
         for m in _NAME.finditer(sentence, len(sentence) - len(sentence.lstrip()) + 1)
         if not m.group().startswith(("I'", "I’")) and m.group() != "I"
     }
@@ -233,9 +235,9 @@ def working_digest(turns: list[Turn], *, known: str = "") -> str:
     lines: list[tuple[str, list[str]]] = []
     for turn in turns:
         kept = []
-        for sentence in T.split_sentences(T.normalize(turn.content)):
-            plain = T.LEADING_FILLER.sub("", sentence).strip()
-            if not plain or T.is_filler(plain) or plain.lower() in said:
+        for sentence in split_sentences(normalize(turn.content)):
+            plain = LEADING_FILLER.sub("", sentence).strip()
+            if not plain or is_filler(plain) or plain.lower() in said:
                 continue
             facts = _checkable(plain)
             if turn.role != Turn.Role.USER and (facts <= seen or plain.endswith(("?", "？"))):

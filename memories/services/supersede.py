@@ -1,5 +1,5 @@
 """Supersede: a newer memory that states another value for the same thing (same key:
-subject + attribute, `skills.builtin.claims`) in the same scope replaces the older one.
+subject + attribute, `almanac.text.claims`) in the same scope replaces the older one.
 
 The older one becomes `superseded`, points to its successor (`superseded_by`), leaves
 recall and context (they read active memories only) and is audited (`memory.supersede`,
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from almanac.text.claims import Claim, claim, claim_value, holds_value, key_normalize, same_value
 from memories.models import Memory
 from memories.services.rows import keyed, memory_audit, memory_set_status
-from skills.builtin.claims import Claim, claim, claim_value, holds_value, key_normalize, same_value
 
 # A correction that names no subject ("不是30万，是50万") corrects the newest memory of its
 # scope that says the old value, among this many.

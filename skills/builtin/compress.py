@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from almanac.search.tokens import count_tokens
-from skills.builtin import text as T
-from skills.builtin.summarize import OUTPUT_SCHEMA, extractive_summary
+from almanac.text.extractive import extractive_summary
+from almanac.text.normalize import is_cjk, normalize
+from skills.builtin.summarize import OUTPUT_SCHEMA
 from skills.registry import BaseSkill, register
 
 INPUT_SCHEMA = {
@@ -42,7 +43,7 @@ def _key(item: str) -> str:
 
 def unique_items(items: list[str]) -> list[str]:
     """Drop empty items, exact duplicates and items contained in a longer one (order kept)."""
-    cleaned = [T.normalize(i).strip() for i in items if i and i.strip()]
+    cleaned = [normalize(i).strip() for i in items if i and i.strip()]
     keys = [_key(i) for i in cleaned]
     out = []
     for i, item in enumerate(cleaned):
@@ -89,7 +90,7 @@ class Compress(BaseSkill):
 
     def run_offline(self, input: dict) -> dict:
         items = [
-            item if item[-1:] in ".。!！?？" else item + ("。" if T.is_cjk(item) else ".")
+            item if item[-1:] in ".。!！?？" else item + ("。" if is_cjk(item) else ".")
             for item in unique_items(input["items"])
         ]
         text = "\n".join(items)

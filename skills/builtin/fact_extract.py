@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import re
 
-from almanac.search.text import NON_USER_ROLES
-from skills.builtin import text as T
-from skills.builtin.claims import PREFERENCE, claim, key_normalize
-from skills.builtin.dates import RECURRING, find_date, parse_iso
+from almanac.search.text import CJK, NON_USER_ROLES
+from almanac.text.amounts import mentions as amount_mentions
+from almanac.text.claims import PREFERENCE, claim, key_normalize
+from almanac.text.dates import RECURRING, dated_text, find_date, parse_iso
+from almanac.text.filler import LEADING_FILLER, is_filler
+from almanac.text.names import IDENT, names, with_subject
+from almanac.text.normalize import LATIN_WORD, is_cjk
+from almanac.text.sentences import split_sentences, turns
 from skills.registry import BaseSkill, register
 
 FACT_TYPES = ("preference", "event", "fact", "decision")
@@ -40,7 +44,7 @@ OUTPUT_SCHEMA = {
                     "occurred_at": {"type": ["string", "null"], "pattern": r"^\d{4}-\d{2}-\d{2}$"},
                     "kind": {"enum": ["preference"]},  # a standing wish or rule ("以后…都…", "from now on…")
                     # What it states one value of (subject + attribute), as memories store it
-                    # (skills.builtin.claims): a newer value of the same key supersedes it.
+                    # (almanac.text.claims): a newer value of the same key supersedes it.
                     "key": {"type": "string", "minLength": 1, "maxLength": 200},
                 },
                 "required": ["text", "type", "importance", "occurred_at"],
@@ -180,16 +184,16 @@ def _is_question(sentence: str) -> bool:
 
 
 def _clean(sentence: str) -> str:
-    sentence = T.LEADING_FILLER.sub("", sentence.strip())
+    sentence = LEADING_FILLER.sub("", sentence.strip())
     sentence = _REMEMBER.sub("", sentence)
     return sentence.strip(" ,，、;；:：-")
 
 
 def _size(sentence: str) -> int:
     """Two per CJK character and two per Latin word or number: "我住在上海" (10) weighs about
-    what "I live in Shanghai" (8) does. (`T.content_size` counts a CJK character as one, which
+    what "I live in Shanghai" (8) does. (`content_size` counts a CJK character as one, which
     dropped short Chinese facts that their English translations passed.)"""
-    return 2 * len(T.CJK.findall(sentence)) + 2 * len(T.LATIN_WORD.findall(sentence))
+    return 2 * len(CJK.findall(sentence)) + 2 * len(LATIN_WORD.findall(sentence))
 
 
 def _classify(sentence: str, date) -> str | None:
@@ -221,7 +225,7 @@ def _importance(kind: str, sentence: str) -> float:
     score = {"preference": 0.6, "decision": 0.7, "event": 0.5, "fact": 0.4}[kind]
     if _HIGH.search(sentence):
         score += 0.2
-    if T.AMOUNT.search(sentence) or T.IDENT.search(sentence):
+    if amount_mentions(sentence) or IDENT.search(sentence):
         score += 0.1
     return round(min(score, 1.0), 2)
 
@@ -230,20 +234,20 @@ def _finish(sentence: str) -> str:
     if sentence[:1].isalpha() and sentence[:1].islower():
         sentence = sentence[0].upper() + sentence[1:]
     if sentence[-1:] not in ".。!！":
-        sentence += "。" if T.is_cjk(sentence) else "."
+        sentence += "。" if is_cjk(sentence) else "."
     return sentence
 
 
 def _fact_of(raw: str, session_date, subject: str | None = None) -> dict | None:
-    if T.is_filler(raw) or _is_question(raw) or _HYPOTHETICAL.search(raw):
+    if is_filler(raw) or _is_question(raw) or _HYPOTHETICAL.search(raw):
         return None
     sentence = _clean(raw)
-    if not sentence or T.is_filler(sentence):
+    if not sentence or is_filler(sentence):
         return None
     if _REQUEST.match(sentence) and not (_PREFERENCE.search(sentence) or PREFERENCE.search(sentence)):
         return None  # a request to the assistant, not something about the user
     if subject:
-        sentence = T.with_subject(sentence, subject)
+        sentence = with_subject(sentence, subject)
     date = find_date(sentence, session_date)
     kind = _classify(sentence, date)
     if kind is None:
@@ -253,7 +257,7 @@ def _fact_of(raw: str, session_date, subject: str | None = None) -> dict | None:
         date = find_date(sentence, session_date, periods=True)  # "we shipped it last month"
     dated = kind in ("event", "decision") and date is not None
     fact = {
-        "text": _dated_text(sentence, date) if dated else sentence,
+        "text": dated_text(sentence, date) if dated else sentence,
         "type": kind,
         "importance": _importance(kind, sentence),
         "occurred_at": date.isoformat() if dated else None,
@@ -272,45 +276,14 @@ def _keyed(fact: dict) -> dict:
     return fact
 
 
-# Relative dates, which mean nothing once the session is over: the resolved day goes after them.
-_RELATIVE = re.compile(
-    r"\b(?:yesterday|today|tomorrow|(?:last|next|this)\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
-    r"\d+\s+days?\s+ago)\b|大前天|前天|昨天|今天|明天|后天|大后天|\d+\s*天前|"
-    r"(?:上上|下下|上|下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天1-7]",
-    re.IGNORECASE,
-)
-
-
-# The day written after a relative date by `_dated_text` ("上周五（2025-03-14）",
-# "Last Friday (2025-03-14)"): what readers comparing texts strip first.
-RESOLVED_DATE = re.compile(r" ?[（(]\d{4}-\d{2}-\d{2}[）)]")
-
-
-def _dated_text(sentence: str, date) -> str:
-    """ "上周五我们决定…" → "上周五（2025-03-14）我们决定…", "Last Friday we…" → "Last Friday
-    (2025-03-14) we…": the memory keeps its day after the session that dated it is gone."""
-    match = _RELATIVE.search(sentence)
-    if match is None or date.isoformat() in sentence:
-        return sentence
-    mark = f"（{date.isoformat()}）" if T.CJK.search(match.group()) else f" ({date.isoformat()})"
-    return sentence[: match.end()] + mark + sentence[match.end() :]
-
-
-def resolve_relative_dates(text: str, base) -> str:
-    """Every relative date of `text` followed by its day, as the extractor writes facts."""
-    return _RELATIVE.sub(
-        lambda m: _dated_text(m.group(), d) if (d := find_date(m.group(), base)) else m.group(), text
-    )
-
-
 def _subject_of(sentence: str, previous: str | None) -> str | None:
     """Who the next sentence's pronoun refers to: the one name of this sentence; none when it
     names several (ambiguous) or none, unless a pronoun opens it ("Acme called. They want X.
     They also asked for Y.": both are Acme)."""
-    found = T.names(sentence)
+    found = names(sentence)
     if found:
         return found[0] if len(found) == 1 else None
-    return previous if T.with_subject(sentence, "X") != sentence else None
+    return previous if with_subject(sentence, "X") != sentence else None
 
 
 def extract_offline(text: str, session_date=None, context: str = "") -> list[dict]:
@@ -320,16 +293,13 @@ def extract_offline(text: str, session_date=None, context: str = "") -> list[dic
     facts, seen = [], set()
     subject = None
     for raw in (
-        raw
-        for role, body in T.turns(context)
-        if role not in NON_USER_ROLES
-        for raw in T.split_sentences(body)
+        raw for role, body in turns(context) if role not in NON_USER_ROLES for raw in split_sentences(body)
     ):
         subject = _subject_of(raw, subject)
-    for role, body in T.turns(text):
+    for role, body in turns(text):
         if role in NON_USER_ROLES:
             continue
-        for raw in T.split_sentences(body):
+        for raw in split_sentences(body):
             fact = _fact_of(raw, session_date, subject)
             subject = _subject_of(raw, subject)
             if fact and fact["text"].lower() not in seen:

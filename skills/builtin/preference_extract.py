@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from skills.builtin.dates import parse_iso
+from almanac.text.dates import parse_iso
 from skills.builtin.fact_extract import INPUT_SCHEMA, OUTPUT_SCHEMA, PROMPT, FactExtract, extract_offline
 from skills.registry import register
 

@@ -1,4 +1,4 @@
-"""The date parser (skills.builtin.dates.find_date), shared by the skill and the memories app:
+"""The date parser (almanac.text.dates.find_date), shared by the skill and the memories app:
 Chinese and English forms, plans dated in the future and reports in the past, numeric d/m/y
 and m/d/y dates when only one reading is one."""
 
@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
+from almanac.text.dates import find_date
 from memories.services.dates import parse_occurred
-from skills.builtin.dates import find_date
 
 SESSION = date(2026, 3, 20)
 

@@ -1,9 +1,11 @@
-"""`skills.builtin.facts`: the facts that tell two close sentences apart (`fact_signature`), and
+"""`almanac.text.facts`: the facts that tell two close sentences apart (`fact_signature`), and
 whether a summary still says what an original said (`summary_holds`). No database."""
 
 import pytest
 
-from skills.builtin.facts import codes, fact_signature, same_facts, summary_holds, summary_terms
+from almanac.text.duplicates import same_facts
+from almanac.text.facts import codes, fact_signature
+from almanac.text.summaries import summary_holds, summary_terms
 
 HELD = [
     ("Alice does not eat pork", "Alice eats pork."),

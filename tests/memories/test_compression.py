@@ -12,12 +12,13 @@ from django.utils import timezone
 
 from almanac.models import AuditEvent
 from almanac.search.tokens import count_tokens
+from almanac.text.facts import fact_signature
+from almanac.text.summaries import summary_holds, summary_terms
 from memories import selectors, services
 from memories.models import Memory, MemoryLink
 from memories.services import compression
 from memories.tasks import memory_compress_task
 from memories.topics import covers, structured_summary, tokens_of
-from skills.builtin.facts import fact_signature, summary_holds, summary_terms
 from skills.models import SkillRun
 from tests.memories.conftest import FILLER, at_cosine, on_topic, unit
 from tests.skills.conftest import ChatServer

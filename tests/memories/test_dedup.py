@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from almanac.text.duplicates import same_facts
 from memories import services
 from memories.models import Memory
-from skills.builtin.facts import same_facts
 from tests.memories.conftest import at_cosine, unit
 
 pytestmark = pytest.mark.django_db

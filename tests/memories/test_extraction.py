@@ -5,13 +5,13 @@ from datetime import date
 import pytest
 
 from almanac.search.tokens import count_tokens
+from almanac.text.dates import RESOLVED_DATE
 from memories import services
 from memories.models import Memory, SessionChunk
 from memories.services.attribution import attribute_scope
 from memories.services.dates import parse_occurred
 from memories.services.extraction import chunk_spans, chunk_text, is_junk
 from memories.tasks import session_extract_task
-from skills.builtin.fact_extract import RESOLVED_DATE
 
 pytestmark = pytest.mark.django_db
 

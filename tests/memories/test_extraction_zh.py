@@ -7,10 +7,10 @@ from datetime import date
 import pytest
 
 from almanac.search.tokens import count_tokens
+from almanac.text.dates import RESOLVED_DATE
 from memories import services
 from memories.models import Memory
 from memories.services.extraction import chunk_spans, is_junk
-from skills.builtin.fact_extract import RESOLVED_DATE
 
 pytestmark = pytest.mark.django_db
 

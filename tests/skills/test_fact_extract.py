@@ -302,7 +302,7 @@ def test_the_context_is_read_for_references_not_extracted():
     ],
 )
 def test_offline_and_llm_paths_name_the_same_key(text, llm_key, chat_server, settings):
-    from skills.builtin.claims import claim
+    from almanac.text.claims import claim
 
     expected = claim(text).key
     assert expected
@@ -333,7 +333,7 @@ def test_an_event_has_no_key_and_a_plain_statement_none_either(settings):
     ],
 )
 def test_a_standing_wish_is_a_preference_to_the_extractor_and_to_memories(text):
-    from skills.builtin.claims import kind_infer
+    from almanac.text.claims import kind_infer
 
     [fact] = extract_offline(f"User: {text}")
     assert (fact["type"], fact["kind"]) == ("preference", "preference")

@@ -4,7 +4,7 @@ from hypothesis import settings as settings_hyp
 from hypothesis import strategies as st
 
 from almanac.search.tokens import count_tokens
-from skills.builtin.summarize import extractive_summary
+from almanac.text.extractive import extractive_summary
 from skills.services import skill_run
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +162,7 @@ def test_a_page_summary_keeps_the_dated_and_costed_facts_not_greetings_or_fragme
 
 
 def test_a_long_sentence_is_cut_between_clauses_never_inside_a_number():
-    from skills.builtin.summarize import _units, extractive_summary
+    from almanac.text.extractive import _units, extractive_summary
 
     text = (
         "[2026-11-30] wang@catl.example: 关于续约报价的回复: 王伟您好，我司同意按八五折执行，"
@@ -183,7 +183,7 @@ def test_a_long_sentence_is_cut_between_clauses_never_inside_a_number():
 
 
 def test_a_clause_from_the_middle_of_a_line_keeps_the_line_s_date():
-    from skills.builtin.summarize import extractive_summary
+    from almanac.text.extractive import extractive_summary
 
     text = (
         "[2026-11-30] wang@catl.example: 关于续约报价的回复: 王伟您好，我司同意按八五折执行，"

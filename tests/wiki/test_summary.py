@@ -31,7 +31,7 @@ def test_outdated_summary_is_not_shown(api, vercel_world, push, settings):
     assert api.get("/wiki/pages/vercel", user="bob").json()["summary"] == ""
 
 
-# --- the newest facts survive (wiki.services.summary, almanac.statements) -------------------
+# --- the newest facts survive (wiki.services.summary, almanac.text.statements) -------------------
 
 import random  # noqa: E402
 

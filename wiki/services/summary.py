@@ -5,7 +5,7 @@ digest; it is regenerated only when that set or its text changed, and shown only
 reader who may see every one of those sections (see `selectors.page_summary_for_user`).
 
 What a summary must keep are the facts: amounts, dates, a contract's term, owners,
-decisions and states (`almanac.statements`), each with the date and the author of the line
+decisions and states (`almanac.text.statements`), each with the date and the author of the line
 that said it. Two values of one thing (the yearly price: "$195k/yr", later "$172,000 per
 year") are one fact: the newest is kept and marked current, the older one said as what it
 was ("$172,000 per year (current, 2026-11-03, alice) — was $195k/yr (2026-10-01, bob)").
@@ -31,9 +31,9 @@ from django_q.tasks import async_task
 
 from almanac.search.text import is_cjk
 from almanac.search.tokens import count_tokens
-from almanac.statements import Statement, statements
-from skills.builtin.summarize import extractive_summary
-from skills.builtin.text import split_sentences
+from almanac.text.extractive import extractive_summary
+from almanac.text.sentences import split_sentences
+from almanac.text.statements import Statement, statements
 from skills.services import skill_run
 from wiki import series
 from wiki.models import Page, PageSection, summary_digest
