@@ -202,3 +202,27 @@ def test_list_superseded_and_visibility(api, alice, charlie, remember):
     assert [m["id"] for m in active["items"]] == [new.pk]
     assert api.get(f"/memories/{old.pk}", user="charlie").status_code == 404
     assert api.get("/memories", user="alice", status="outdated").status_code == 422
+
+
+def test_stored_keys_are_refolded_by_the_one_rule_and_named_keys_stay(alice, remember):
+    """The data migration `refold_fact_keys`: a key spelt by the old amount reader, which
+    left the period's words in it ("… 年"), becomes the key the text gives now, so the
+    memory is superseded by a newer value of the same thing; a key the text does not give
+    (named by an extractor or a caller) stays."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    refold = import_module("memories.migrations.0002_refold_fact_keys").refold
+    yearly = remember(alice, "客户C服务费3万元/年")
+    named = remember(alice, "The deploy checklist lives in the wiki", key="deploy checklist")
+    Memory.objects.filter(pk=yearly.pk).update(fact_key="c 客户 年 服务 服务费")
+    named_key = named.fact_key
+    refold(apps, None)
+    yearly.refresh_from_db()
+    named.refresh_from_db()
+    assert yearly.fact_key == "c 客户 服务 服务费"
+    assert named.fact_key == named_key != ""
+    newer = remember(alice, "客户C服务费调整为4万元/年")
+    yearly.refresh_from_db()
+    assert yearly.status == "superseded" and yearly.superseded_by_id == newer.pk
