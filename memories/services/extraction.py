@@ -392,7 +392,8 @@ def session_extract(*, session_id: int) -> dict:
             log.exception("extraction of chunk %s of session %s failed", position, session.pk)
     if failures:
         raise RuntimeError(f"{failures} chunk(s) of session {session.pk} failed; a retry resumes from them")
-    if session.extracted_at is None:
-        session.extracted_at = timezone.now()
-        session.save(update_fields=["extracted_at"])
+    # A session deleted meanwhile is left alone (no row to update).
+    ConversationSession.objects.filter(pk=session.pk, extracted_at__isnull=True).update(
+        extracted_at=timezone.now()
+    )
     return {"chunks": len(dated), "new": len(todo)}
