@@ -1,4 +1,4 @@
-"""Readers of environment variables, used by `almanac.settings` (the one place that reads
+"""Readers of environment variables, used by `config.settings` (the one place that reads
 the environment) and by code that resolves an operator-named variable at run time (a
 connector credential given as `env:VAR`)."""
 

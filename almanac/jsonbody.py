@@ -55,7 +55,7 @@ def check(data) -> None:
 
 
 class StrictParser(Parser):
-    """django-ninja's JSON parser with `check`; its error becomes the reply (almanac.api)."""
+    """django-ninja's JSON parser with `check`; its error becomes the reply (config.api)."""
 
     def parse_body(self, request):
         return loads(request.body)

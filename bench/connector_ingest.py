@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "almanac.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("ALMANAC_DB_NAME", "almanac_bench_connectors")
 
 
@@ -32,7 +32,7 @@ def _fresh_tenant(slug: str):
 
 
 def _timed_batches(tenant, payloads, batch: int) -> tuple[float, dict]:
-    from connectors.services import event_ingest_batch
+    from connectors.services.ingest import event_ingest_batch
 
     totals = {"accepted": 0, "duplicates": 0}
     start = time.perf_counter()

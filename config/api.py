@@ -1,13 +1,12 @@
-"""The NinjaAPI root: routers, auth and the JSON error contract of API.md."""
+"""The NinjaAPI root: the apps' routers, auth and the JSON error contract (docs/api.md)."""
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import DatabaseError, DataError, connection
+from django.db import DataError
 from django.http import Http404, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI, Schema
@@ -15,14 +14,10 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.schema import OpenAPISchema
 from pydantic import ConfigDict
 
-from almanac.auth import acting_user, api_auth
+from almanac.auth import api_auth
 from almanac.errors import ApplicationError
 from almanac.jsonbody import StrictParser
-from almanac.selectors import user_group_keys, user_tenant
-from almanac.services.users import user_name
 from almanac.throttling import CallerRateThrottle
-
-log = logging.getLogger(__name__)
 
 
 class ErrorOut(Schema):
@@ -76,7 +71,7 @@ OPERATION_ERRORS: dict[str, dict[int, str]] = {
         503: "GitHub webhooks are not enabled (GITHUB_WEBHOOK_SECRET is not set)",
     },
 }
-BODY_METHODS = ("post", "put", "patch", "delete")  # almanac.middleware reads their bodies (413)
+BODY_METHODS = ("post", "put", "patch", "delete")  # config.middleware reads their bodies (413)
 
 
 def operation_errors(method: str, operation: dict) -> dict[int, str]:
@@ -107,7 +102,7 @@ class AlmanacOpenAPISchema(OpenAPISchema):
 
 class AlmanacAPI(NinjaAPI):
     """NinjaAPI whose OpenAPI document keeps schema names unique and lists every operation's
-    error statuses with the JSON error shape (API.md, Errors)."""
+    error statuses with the JSON error shape (docs/api.md, Errors)."""
 
     def get_openapi_schema(self, *, path_prefix=None, path_params=None):
         if path_prefix is None:
@@ -145,6 +140,7 @@ api = AlmanacAPI(
     throttle=[CallerRateThrottle()],
 )
 
+api.add_router("", "almanac.api.router")
 api.add_router("/memories", "memories.api.router")
 api.add_router("/sessions", "memories.api.sessions_router")
 api.add_router("/wiki", "wiki.api.router")
@@ -198,39 +194,3 @@ def no_such_endpoint(request, rest: str = ""):
     """Everything under /api/ that no endpoint serves: a JSON 404, as the contract promises
     (Django's own page is HTML, and its trailing-slash redirect cannot carry a POST)."""
     return JsonResponse({"detail": f"no such endpoint: {request.method} {request.path}"}, status=404)
-
-
-class QueueOut(Schema):
-    pending: int | None
-
-
-class HealthOut(Schema):
-    status: str
-    database: str
-    queue: QueueOut
-
-
-@api.get("/health", auth=None, tags=["health"], response={200: HealthOut, 503: HealthOut})
-def health(request):
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM django_q_ormq")
-            pending = cursor.fetchone()[0]
-    except DatabaseError:
-        log.exception("health check failed")
-        return api.create_response(
-            request, {"status": "error", "database": "error", "queue": {"pending": None}}, status=503
-        )
-    return {"status": "ok", "database": "ok", "queue": {"pending": pending}}
-
-
-@api.get("/me", tags=["auth"])
-def whoami(request, user: str = ""):
-    """Who a call acts for and which access groups that user is in right now."""
-    person = acting_user(request, user)
-    return {
-        "username": user_name(person),
-        "email": person.email,
-        "tenant": user_tenant(person).slug,
-        "groups": user_group_keys(person),
-    }

@@ -1,6 +1,6 @@
 """Bad input outside the agent API: a 400, never a 500.
 
-The agent API maps the database's refusals itself (almanac.api). The web UI and the admin
+The agent API maps the database's refusals itself (config.api). The web UI and the admin
 pass query strings and form fields to the ORM as they come: a NUL byte, an invalid regular
 expression in an admin lookup, or a year the date hierarchy cannot step past is the
 database (or Django) refusing the caller's value. In the admin, which superusers drive by

@@ -56,7 +56,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "almanac.search.lanes.InFlightMiddleware",
-    "almanac.middleware.ApiRequestGuardMiddleware",
+    "config.middleware.ApiRequestGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -68,18 +68,18 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "almanac.middleware.BadInputMiddleware",
-    "almanac.middleware.ApiMethodNotAllowedMiddleware",
+    "config.middleware.BadInputMiddleware",
+    "config.middleware.ApiMethodNotAllowedMiddleware",
 ]
 
-ROOT_URLCONF = "almanac.urls"
+ROOT_URLCONF = "config.urls"
 # Largest request body (bytes). Above it the agent API answers 413: an event's text (up to
 # CONNECTOR_EVENT_MAX_TEXT characters, 3 bytes each in Chinese) plus its raw payload fits.
 DATA_UPLOAD_MAX_MEMORY_SIZE = envint("MAX_BODY_BYTES", 16 * 1024 * 1024, minimum=1024)
 # Requests per period for each agent key (its own `rate_limit` wins) and each logged-in
 # user calling the API; beyond it a JSON 429 with Retry-After (almanac.throttling). "0": none.
 API_RATE_LIMIT = env("API_RATE_LIMIT", "1200/m")
-WSGI_APPLICATION = "almanac.wsgi.application"
+WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {

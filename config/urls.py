@@ -2,8 +2,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
-from almanac.api import api, no_such_endpoint
 from almanac.login import LoginForm
+from config.api import api, no_such_endpoint
 
 urlpatterns = [
     path("admin/", admin.site.urls),

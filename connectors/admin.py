@@ -5,10 +5,11 @@ from django.db.models import Max
 from almanac.admin_mixins import HiddenFieldsAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
 from almanac.selectors import user_group_keys
-from connectors import selectors, services
+from connectors import selectors
 from connectors.crypto import ENV_PREFIX, credentials_encode
 from connectors.models import Event, ExternalIdentity, MembershipClock, Source, SyncCursor
-from connectors.pollers import is_pollable
+from connectors.services.poller import is_pollable
+from connectors.services.sources import source_reset_backoff
 
 
 class SyncCursorInline(admin.StackedInline):
@@ -182,7 +183,7 @@ class SourceAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
     @admin.action(description="Reset backoff")
     def reset_backoff(self, request, queryset):
-        reset = sum(services.source_reset_backoff(source=source) for source in queryset)
+        reset = sum(source_reset_backoff(source=source) for source in queryset)
         self.message_user(
             request, f"backoff reset for {reset} of {queryset.count()} source(s)", messages.SUCCESS
         )

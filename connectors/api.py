@@ -8,9 +8,11 @@ from ninja.responses import Status
 
 from almanac import jsonbody
 from almanac.auth import request_tenant, require_connector_key
-from connectors import selectors, services
+from connectors import selectors
+from connectors.github import webhook as github
 from connectors.schemas import ConnectorSourceOut, IngestOut
-from connectors.webhooks import github, slack
+from connectors.services.ingest import event_ingest_batch
+from connectors.slack import webhook as slack
 
 router = Router(tags=["connectors"])
 
@@ -25,7 +27,7 @@ def push_events(request):
     key = require_connector_key(request)
     body = jsonbody.loads(request.body)
     payloads = body["events"] if isinstance(body, dict) and set(body) == {"events"} else [body]
-    return Status(202, services.event_ingest_batch(tenant=key.tenant, payloads=payloads))
+    return Status(202, event_ingest_batch(tenant=key.tenant, payloads=payloads))
 
 
 @router.get("", response=list[ConnectorSourceOut])

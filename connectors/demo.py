@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from connectors.importers import calendar, email, github, ingest_all, notes, slack
+from connectors.calendar.normalize import ics_payloads
+from connectors.email.importer import mailbox_payloads
+from connectors.github.importer import export_payloads as github_export_payloads
+from connectors.notes.importer import notes_payloads
+from connectors.services.importer import ingest_all
+from connectors.slack.importer import export_payloads as slack_export_payloads
 
 DATA = Path(__file__).resolve().parent / "demo_data"
 
@@ -13,11 +18,11 @@ DATA = Path(__file__).resolve().parent / "demo_data"
 def load(company) -> str:
     tenant = company.tenant
     parts = [
-        ("slack", slack.export_payloads(tenant=tenant, path=DATA / "slack")),
-        ("email", email.mailbox_payloads(tenant=tenant, path=DATA / "mailbox.mbox")),
-        ("calendar", calendar.ics_payloads(tenant=tenant, data=(DATA / "calendar.ics").read_bytes())),
-        ("notes", notes.notes_payloads(tenant=tenant, folder=DATA / "notes")),
-        ("github", github.export_payloads(tenant=tenant, path=DATA / "github_issues.json")),
+        ("slack", slack_export_payloads(tenant=tenant, path=DATA / "slack")),
+        ("email", mailbox_payloads(tenant=tenant, path=DATA / "mailbox.mbox")),
+        ("calendar", ics_payloads(tenant=tenant, data=(DATA / "calendar.ics").read_bytes())),
+        ("notes", notes_payloads(tenant=tenant, folder=DATA / "notes")),
+        ("github", github_export_payloads(tenant=tenant, path=DATA / "github_issues.json")),
     ]
     accepted = duplicates = 0
     for _, payloads in parts:

@@ -7,7 +7,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from almanac.models import Tenant
-from connectors.models import Event, ExternalIdentity, Source
+from connectors.models import Event, Source
 
 
 def source_list(*, tenant: Tenant) -> QuerySet[Source]:
@@ -74,7 +74,7 @@ def failure_reason(error: str) -> str:
 def _polled(source: Source) -> bool:
     """Is the source expected to deliver by polling (enabled, with a poller and what it
     needs)? Sources fed by imports, pushes or webhooks are not: quiet is not late for them."""
-    from connectors.pollers import is_pollable
+    from connectors.services.poller import is_pollable
 
     return source.enabled and is_pollable(source)
 
@@ -143,23 +143,6 @@ def source_rows(*, tenant: Tenant) -> list[dict]:
 def event_item_history(*, event: Event) -> QuerySet[Event]:
     """All versions of the same item (source, external_id), oldest version first."""
     return Event.objects.filter(source_id=event.source_id, external_id=event.external_id).order_by("version")
-
-
-def event_latest(*, tenant: Tenant, source_name: str, external_id: str) -> Event | None:
-    return (
-        Event.objects.filter(tenant=tenant, source__name=source_name, external_id=external_id)
-        .order_by("-version")
-        .first()
-    )
-
-
-def identity_user(*, tenant: Tenant, source_kind: str, handle: str):
-    identity = (
-        ExternalIdentity.objects.select_related("user")
-        .filter(tenant=tenant, source_kind=source_kind, handle=handle)
-        .first()
-    )
-    return identity.user if identity else None
 
 
 def slack_present_messages(*, source: Source, channel_id: str, after: float, upto: float) -> set[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django_q.tasks import async_task
 
 from connectors.models import Source
-from connectors.pollers import is_pollable, poll_source
+from connectors.services.poller import is_pollable, poll_source
 from connectors.services.sources import source_claim_poll
 
 SCHEDULES = [

@@ -15,7 +15,7 @@ from almanac.models import AccessGroup, AuditEvent, GroupMembership
 from almanac.services.audit import audit_record
 from almanac.services.users import user_create
 from connectors.models import Event, Source
-from connectors.services import event_ingest
+from connectors.services.ingest import event_ingest
 from memories import services as memory_services
 from memories.models import Memory
 from skills.models import SkillRun
@@ -643,7 +643,7 @@ def test_the_skills_admin_is_for_superusers_only(client, bob):
 
 
 def test_scoped_staff_see_only_their_source_names_in_the_event_filter(client, bob, other_tenant, two_tenants):
-    from connectors.services import event_ingest as ingest
+    from connectors.services.ingest import event_ingest as ingest
 
     payload = {**slack("globex feed", members=["mallory@globex.com"]), "source": "globex-acquisition-feed"}
     payload["container"] = {**payload["container"], "key": "push:globex-feed"}

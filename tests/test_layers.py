@@ -1,30 +1,54 @@
 """The layers of the project, drawn from its imports.
 
-    almanac  ←  skills  ←  connectors, wiki, memories  ←  context, web
+    almanac  ←  skills  ←  connectors, wiki, memories  ←  context, web  ←  config
 
 Every import statement counts, those inside functions included, and so does
-`import_module("…")` with a literal name. An app may import the apps of the layers below
-it and, without making a cycle, its peers (wiki reads connectors' events). Project wiring
-that names apps by dotted path — INSTALLED_APPS, the URLconf's `include("web.urls")`, the API
-root's `add_router(…, "memories.api.router")`, task names — is configuration, not an import:
-what must travel up goes by signal (`almanac.signals`, `connectors.signals`,
-`skills.signals`).
+`import_module("…")` with a literal name. A string that is the dotted path of a module
+(or of something in one) counts too: a task name (`async_task("memories.tasks.x")`), a
+router (`add_router(…, "memories.api.router")`), a URLconf (`include("web.urls")`), a
+middleware or a setting's class path is loaded by that name later, which is an import.
+An app may import the apps of the layers below it and, without making a cycle, its peers
+(wiki reads connectors' events). The project package `config` (settings, URLconf, API
+root) is the top layer: it wires the apps together and nothing imports it. What must
+travel up goes by signal (`almanac.signals`, `connectors.signals`, `skills.signals`).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = [("almanac",), ("skills",), ("connectors", "wiki", "memories"), ("context", "web")]
+PROJECT = "config"  # the project package: not an app, the layer above them all
+LAYERS = [("almanac",), ("skills",), ("connectors", "wiki", "memories"), ("context", "web"), (PROJECT,)]
 LAYER_OF = {app: depth for depth, apps in enumerate(LAYERS) for app in apps}
+DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
 
 
 def module_name(path: Path, root: Path) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def named_modules(tree: ast.AST, modules: set[str]) -> set[str]:
+    """The modules that string constants name by dotted path: the string itself, or with
+    its last part (a function, class or attribute) dropped. An app's package alone is not
+    named so: "wiki.view_page" is a permission and "memories.Memory" a model label."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and DOTTED.fullmatch(node.value):
+            path = node.value
+            if path not in modules:
+                path = path.rpartition(".")[0]
+            if path in modules and "." in path:
+                names.add(path)
+    return names
+
+
+def project_modules(root: Path, apps: tuple[str, ...]) -> dict[str, Path]:
+    return {module_name(path, root): path for app in apps for path in sorted((root / app).rglob("*.py"))}
 
 
 def imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
@@ -54,16 +78,18 @@ def imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
 
 
 def app_imports(root: Path, apps: tuple[str, ...]) -> dict[tuple[str, str], set[str]]:
-    """{(app, imported app): the modules of `app` that import it} over the apps' code."""
+    """{(app, imported app): the modules of `app` that import it, or name one of its modules
+    by dotted path} over the apps' code."""
     edges: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for app in apps:
-        for path in sorted((root / app).rglob("*.py")):
-            module = module_name(path, root)
-            tree = ast.parse(path.read_text(), filename=str(path))
-            for name in imported_names(tree, module, path.name == "__init__.py"):
-                target = name.split(".")[0]
-                if target in apps and target != app:
-                    edges[(app, target)].add(module)
+    paths = project_modules(root, apps)
+    for module, path in paths.items():
+        app = module.split(".")[0]
+        tree = ast.parse(path.read_text(), filename=str(path))
+        names = imported_names(tree, module, path.name == "__init__.py") | named_modules(tree, set(paths))
+        for name in names:
+            target = name.split(".")[0]
+            if target in apps and target != app:
+                edges[(app, target)].add(module)
     return edges
 
 
@@ -95,7 +121,9 @@ def cycle(nodes, edges) -> list[str] | None:
 
 def module_imports(root: Path, apps: tuple[str, ...]) -> set[tuple[str, str]]:
     """(module, module it imports) between the apps' own modules, migrations aside (they
-    are frozen history, each loaded on its own by the migration loader)."""
+    are frozen history, each loaded on its own by the migration loader). Import statements
+    only: a module named by a string is loaded later, by that name (a registry naming its
+    pollers, which import the registry's base, makes no cycle)."""
     paths = {
         module_name(path, root): path
         for app in apps
@@ -139,25 +167,29 @@ def test_modules_import_one_another_without_a_cycle():
 
 def test_every_app_has_a_layer():
     apps = {path.parent.name for path in ROOT.glob("*/apps.py")}
-    assert apps == set(LAYER_OF)
+    assert apps | {PROJECT} == set(LAYER_OF)
 
 
 def test_the_check_sees_imports_inside_functions_and_import_module(tmp_path):
-    """The checker itself: an upward import hidden in a function, a relative import and an
-    `import_module` with a literal name are all found, and so is the cycle they make."""
+    """The checker itself: an upward import hidden in a function, a relative import, an
+    `import_module` with a literal name and a dotted path in a string are all found (a
+    permission's name is none), and so is the cycle they make."""
     files = {
         "base/__init__.py": "",
         "base/views.py": "def page():\n    from top.models import Thing\n    return Thing\n",
         "top/__init__.py": "",
         "top/models.py": "from .helpers import x\nfrom base import views\n",
         "top/helpers.py": "import importlib\nx = importlib.import_module('base.views')\n",
+        "base/tasks.py": "NEXT = 'top.models.Thing'\nPERMISSION = 'top.view_thing'\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     edges = app_imports(tmp_path, ("base", "top"))
-    assert edges[("base", "top")] == {"base.views"}
+    assert edges[("base", "top")] == {"base.views", "base.tasks"}
     assert edges[("top", "base")] == {"top.models", "top.helpers"}
-    assert upward(edges, {"base": 0, "top": 1}) == ["base imports top (a higher layer) in base.views"]
+    assert upward(edges, {"base": 0, "top": 1}) == [
+        "base imports top (a higher layer) in base.tasks, base.views"
+    ]
     assert cycle({"base", "top"}, edges) == ["base", "top", "base"]
     assert ("top.models", "top.helpers") in module_imports(tmp_path, ("base", "top"))

@@ -158,7 +158,7 @@ def test_two_schemas_of_one_name_are_refused():
     from ninja import Router, Schema
     from pydantic import create_model
 
-    from almanac.api import AlmanacAPI
+    from config.api import AlmanacAPI
 
     def router_with(field: str) -> Router:
         searchin = create_model("SearchIn", __base__=Schema, **{field: (str, ...)})

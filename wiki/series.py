@@ -12,7 +12,7 @@ own name), move under it.
 
 An occurrence is an item of the calendar thread, its time its source's `occurred_at`; its
 `ref` is `<uid>/<recurrence id>`, with `@<start>` when it was moved earlier
-(`connectors.importers.calendar`); one moved earlier or later (its recurrence id is not its
+(`connectors.calendar.normalize`); one moved earlier or later (its recurrence id is not its
 start) is marked moved, and named on the line even when it is neither the last nor the
 next meeting.
 Works on model instances (`PageSection`) and on the plain rows of `page_texts_for_reader`

@@ -24,7 +24,7 @@ def warm_up() -> None:
 
     Each loads on first use otherwise: the first Chinese query of a process paid ~120 ms
     for rjieba's dictionary, the first query of all ~1 s for the offline encoder. Web
-    processes call this at start (almanac.wsgi).
+    processes call this at start (config.wsgi).
     """
     segment("warm up 预热 預熱 PRD-2024-013")
     count_tokens("warm up")

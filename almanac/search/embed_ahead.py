@@ -79,7 +79,7 @@ class EmbedAhead:
     def __init__(self, *, use_child: bool) -> None:
         self.child = None
         if use_child:
-            env = {"DJANGO_SETTINGS_MODULE": "almanac.settings", **os.environ}
+            env = {"DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE, **os.environ}
             env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
             self.child = subprocess.Popen(
                 [sys.executable, "-m", "almanac.search.embed_ahead"],

@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "almanac.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("ALMANAC_DB_NAME", "almanac_bench_ctx")
 
 CONTENT_KINDS = {
@@ -129,7 +129,7 @@ def _memberships(tenant, payloads: list[dict], users_by_email: dict) -> None:
 
 def _events(tenant, payloads: list[dict]) -> None:
     from connectors.models import Event
-    from connectors.services import source_ensure, sync_success
+    from connectors.services.sources import source_ensure, sync_success
 
     sources = {}
     rows = []

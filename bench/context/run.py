@@ -42,7 +42,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "almanac.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("ALMANAC_DB_NAME", "almanac_bench_ctx")
 
 TENANT = "benchctx"
@@ -99,7 +99,7 @@ def start_server(
     gunicorn = shutil.which("gunicorn", path=str(ROOT / ".venv" / "bin")) or shutil.which("gunicorn")
     if server == "gunicorn" and gunicorn:
         cmd = [
-            gunicorn, "almanac.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+            gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
             "--threads", str(threads), "--worker-class", worker_class, "--log-level", "warning", "--timeout", "120",
         ]  # fmt: skip
         label = f"gunicorn {worker_class}, {workers} workers" + (

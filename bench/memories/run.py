@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "almanac.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("ALMANAC_DB_NAME", "almanac_bench")
 
 import django  # noqa: E402
@@ -186,7 +186,7 @@ def main() -> None:
     write_rng = random.Random(time.time_ns())
     total = Memory.objects.filter(tenant=tenant).count()
     visible = [Memory.objects.visible_to(u).count() for u in users]
-    warm_up()  # as a web process does at start (almanac.wsgi)
+    warm_up()  # as a web process does at start (config.wsgi)
     selectors.memory_search(user=users[0], query="warm up")
     # Recall hits of earlier runs raise recency and would skew the quality numbers: start clean.
     touches.flush()

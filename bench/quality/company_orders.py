@@ -33,9 +33,9 @@ from almanac.models import Tenant
 from almanac.services.tenancy import tenant_create
 from almanac.services.users import user_create
 from bench.quality import company_exports as gen
-from connectors.importers import calendar as ics
-from connectors.importers import ingest_all
-from connectors.services import source_ensure, sync_success
+from connectors.calendar import normalize as ics
+from connectors.services.importer import ingest_all
+from connectors.services.sources import source_ensure, sync_success
 
 ORDERS = {
     "before": (("slack", "email", "calendar", "notes", "github"), False),

@@ -27,7 +27,7 @@ DATA = Path(__file__).resolve().parent / "extraction" / "conversations.json"
 
 def _setup() -> None:
     sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "almanac.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()

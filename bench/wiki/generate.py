@@ -1,8 +1,8 @@
 """Synthetic company history for benchmarks: Slack, e-mail, GitHub, calendar and notes events.
 
 `generate(tenant, n_events, seed=0)` returns `n_events` normalized event payloads (the
-the shape of docs/api.md (Connectors), ready for `connectors.services.event_ingest_batch`) spread over
-customers,
+the shape of docs/api.md (Connectors), ready for `connectors.services.ingest.event_ingest_batch`) spread
+over customers,
 projects, public and private channels, in English and Chinese, with edits, deletions,
 recalls and closed issues mixed in. `ensure_users(tenant)` creates the people they
 mention. `load(tenant, n_events)` does both, ingests and compiles (for other benchmarks
@@ -242,7 +242,7 @@ def ingest(tenant, payloads: list[dict], batch: int = 500, fast: bool = False) -
     and memberships), the rest are validated the same way and bulk-inserted — the inbox
     rows are identical, only quicker to make for large benchmarks.
     """
-    import connectors.services as connector_services
+    from connectors.services.ingest import event_ingest_batch
     from wiki import receivers
 
     original = receivers.async_task  # the wiki's compile enqueue, run on ingest's signal
@@ -252,14 +252,14 @@ def ingest(tenant, payloads: list[dict], batch: int = 500, fast: bool = False) -
             _ingest_fast(tenant, payloads, batch)
             return
         for i in range(0, len(payloads), batch):
-            connector_services.event_ingest_batch(tenant=tenant, payloads=payloads[i : i + batch])
+            event_ingest_batch(tenant=tenant, payloads=payloads[i : i + batch])
     finally:
         receivers.async_task = original
 
 
 def _ingest_fast(tenant, payloads: list[dict], batch: int) -> None:
     from connectors.models import Event, Source
-    from connectors.services import event_ingest, event_validate
+    from connectors.services.ingest import event_ingest, event_validate
 
     seen: set[str] = set()
     rows = []

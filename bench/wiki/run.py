@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "almanac.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("ALMANAC_DB_NAME", "almanac_bench_wiki")
 
 
@@ -45,9 +45,9 @@ def _fresh_tenant(slug: str):
 
 
 def _push_delays(tenant, users, n: int, seed: int) -> list[float]:
-    import connectors.services as connector_services
     from bench.wiki.generate import generate
     from connectors.models import Event
+    from connectors.services.ingest import event_ingest
     from wiki import receivers
     from wiki.models import PageSection
     from wiki.search import section_search
@@ -65,7 +65,7 @@ def _push_delays(tenant, users, n: int, seed: int) -> list[float]:
         if payload["kind"] in {"email_recalled", "issue_closed"}:
             payload["kind"] = "email" if payload["kind"] == "email_recalled" else "issue"
         start = time.perf_counter()
-        event, _ = connector_services.event_ingest(tenant=tenant, payload=payload)
+        event, _ = event_ingest(tenant=tenant, payload=payload)
         compile_event(event.id)
         delays.append(time.perf_counter() - start)
         assert Event.objects.get(pk=event.id).state == "compiled"

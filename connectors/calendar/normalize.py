@@ -27,9 +27,9 @@ from icalendar import Calendar
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from connectors.importers import digest, iso, version_for_content
 from connectors.models import Event
 from connectors.schemas import link_or_empty
+from connectors.services.normalize import digest, iso, version_for_content
 
 
 def _address(value) -> str:

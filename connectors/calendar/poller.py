@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 import httpx
 from django.utils import timezone
 
+from connectors.calendar.normalize import ics_payloads
 from connectors.crypto import credentials_decode
-from connectors.importers.calendar import ics_payloads
-from connectors.pollers import PollError, http_error
+from connectors.services.poller import PollError, http_error
 
 EXPAND_EVERY = timedelta(days=1)
 log = logging.getLogger(__name__)

@@ -17,8 +17,8 @@ import logging
 from django.db import DataError, transaction
 
 from connectors.crypto import credentials_decode
-from connectors.importers.email import PARSE_ERRORS, message_payloads, parse_bytes
-from connectors.pollers import PollError
+from connectors.email.normalize import PARSE_ERRORS, message_payloads, parse_bytes
+from connectors.services.poller import PollError
 
 # A message the parser cannot read is skipped (importers.email.PARSE_ERRORS), not retried:
 # connection errors are not in it, they fail the poll. (A DataError, a header value the

@@ -15,15 +15,12 @@ content, finds the newer version stored and is a duplicate, not a change.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
-from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from connectors.importers import iso
 from connectors.services.identity import identity_upsert
+from connectors.services.normalize import iso
 
 
 @dataclass
@@ -126,7 +123,7 @@ def issue_payloads(*, source_name: str, repo: Repo, issue: dict) -> list[dict]:
         events.insert(
             0, {**base, "version": int(updated.timestamp()), "kind": kind, "occurred_at": iso(updated)}
         )
-    return events  # newest first: see message_payloads in importers/slack.py
+    return events  # newest first: see message_payloads in slack/normalize.py
 
 
 def comment_payloads(*, source_name: str, repo: Repo, number: int, comment: dict) -> list[dict]:
@@ -180,37 +177,3 @@ def repo_members(*, tenant: Tenant, collaborators: list) -> list[str]:
         )
         members.append(login)
     return members
-
-
-def _repo_of(issue: dict, default: str) -> str:
-    url = str(issue.get("repository_url") or "")
-    if "/repos/" in url:
-        return url.split("/repos/", 1)[1]
-    return default
-
-
-def export_payloads(*, tenant: Tenant, path: str | Path, source_name: str = "github", repo_name: str = ""):
-    """Events of a JSON export: a list of issues, or {"repository": {...}, "issues": [...]},
-    or a list of such objects. Comments may be embedded in each issue as a list."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ApplicationError(f"cannot read GitHub export {path}: {exc}") from exc
-    bundles = data if isinstance(data, list) and data and "issues" in data[0] else [data]
-    for bundle in bundles:
-        issues = bundle["issues"] if isinstance(bundle, dict) else bundle
-        meta = bundle.get("repository", {}) if isinstance(bundle, dict) else {}
-        collaborators = meta.get("collaborators")
-        members = (
-            repo_members(tenant=tenant, collaborators=collaborators) if collaborators is not None else None
-        )
-        for issue in issues:
-            name = meta.get("full_name") or _repo_of(issue, repo_name)
-            if not name:
-                raise ApplicationError("the export does not name its repository: pass --repo-name owner/name")
-            repo = Repo(full_name=name, private=bool(meta.get("private", True)), members=members)
-            yield from issue_payloads(source_name=source_name, repo=repo, issue=issue)
-            for comment in issue.get("comments") if isinstance(issue.get("comments"), list) else []:
-                yield from comment_payloads(
-                    source_name=source_name, repo=repo, number=issue["number"], comment=comment
-                )

@@ -13,14 +13,14 @@ from datetime import datetime
 from github import Auth, Github, GithubException
 from github.GithubObject import NotSet
 
-from connectors.importers.github import (
+from connectors.github.normalize import (
     Repo,
     comment_payloads,
     issue_number_of_comment,
     issue_payloads,
     repo_members,
 )
-from connectors.pollers import PollError, http_error, secret
+from connectors.services.poller import PollError, http_error, secret
 
 DEFAULT_BASE_URL = "https://api.github.com"
 PER_PAGE = MAX_PER_PAGE = 100

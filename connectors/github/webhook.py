@@ -12,12 +12,12 @@ from django.conf import settings
 from django.utils import timezone
 
 from almanac.errors import ApplicationError
-from connectors.importers import github as gh
-from connectors.importers import iso
+from connectors.github import normalize as gh
 from connectors.models import Event, Source
 from connectors.schemas import MAX_VERSION
-from connectors.services import event_ingest_batch
-from connectors.webhooks import SHAPE_ERRORS, field_error, json_body, shape_error, source_for
+from connectors.services.ingest import event_ingest_batch
+from connectors.services.normalize import iso
+from connectors.services.webhook import SHAPE_ERRORS, field_error, json_body, shape_error, source_for
 
 
 def _signature_matches(expected: str, given: str) -> bool:

@@ -16,8 +16,8 @@ import yaml
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from connectors.importers import digest, iso, short_hash, version_for_content
 from connectors.schemas import link_or_empty
+from connectors.services.normalize import digest, iso, short_hash, version_for_content
 
 log = logging.getLogger(__name__)
 
@@ -111,18 +111,3 @@ def _payload(*, tenant: Tenant, source_name: str, rel: str, post, path: Path, mt
         "metadata": {k: str(v) for k, v in post.metadata.items()},
     }
     return payload
-
-
-def note_files(folder: str | Path) -> list[Path]:
-    return sorted(
-        p for p in Path(folder).rglob("*") if p.suffix.lower() in {".md", ".markdown"} and p.is_file()
-    )
-
-
-def notes_payloads(*, tenant: Tenant, folder: str | Path, source_name: str = "notes"):
-    root = Path(folder)
-    for path in note_files(root):
-        try:
-            yield note_payload(tenant=tenant, source_name=source_name, root=root, path=path)
-        except ApplicationError as exc:
-            yield exc  # counted as rejected by ingest_all; the files after it are read

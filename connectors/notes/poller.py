@@ -8,8 +8,9 @@ import logging
 from pathlib import Path
 
 from almanac.errors import ApplicationError
-from connectors.importers.notes import note_files, note_payload
-from connectors.pollers import PollError
+from connectors.notes.importer import note_files
+from connectors.notes.normalize import note_payload
+from connectors.services.poller import PollError
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""Importers read real export formats and produce normalized events (API.md shape).
+"""What importers share: they read real export formats (`connectors/<tool>/importer.py`)
+and yield normalized events (docs/api.md shape); `ingest_all` stores them.
 
 Every importer yields payload dicts; `ingest_all` feeds them to `event_ingest` one by one
 (so later events can refer to earlier ones, e.g. an e-mail recall to its original) and
@@ -7,18 +8,16 @@ counts what was new. Re-running an import only counts duplicates.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 
 from django.db import DataError
 from tqdm import tqdm
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from connectors.models import Event
+from connectors.services.ingest import event_ingest
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +39,6 @@ def ingest_all(
     Member lists are dated by `members_observed_at` when the caller read them live (a poller
     passes the start of its poll), else by their item's own time: an export's lists are as
     old as the export, and must not undo a removal made since (docs/connectors.md)."""
-    from connectors.services import event_ingest
-
     observed = members_observed_at
     counts = {"accepted": 0, "duplicates": 0}
     rejected, reason = 0, ""
@@ -67,38 +64,3 @@ def _first_line(exc: Exception) -> str:
     # The database's reason, without the SQL statement it quotes.
     text = str(exc.__cause__ or exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__
-
-
-def digest(*parts) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
-
-
-def short_hash(value: str, n: int = 16) -> str:
-    return hashlib.sha1(value.encode()).hexdigest()[:n]
-
-
-def version_for_content(*, tenant: Tenant, source_name: str, external_id: str, content_digest: str) -> int:
-    """A version for sources without one (notes, calendar files): the latest stored version
-    when it has the same content (a re-import is a duplicate), else one past it (an edit; a
-    revert to an earlier text too, which must win over the version it undoes). An id with
-    a NUL byte is never stored (PostgreSQL refuses it in text): version 1, without a lookup,
-    and the validator rejects the event."""
-    if "\x00" in external_id or "\x00" in source_name:
-        return 1
-    versions = list(
-        Event.objects.filter(tenant=tenant, source__name=source_name, external_id=external_id).values_list(
-            "version", "raw__digest"
-        )
-    )
-    latest, known = max(versions, default=(0, None))
-    return latest if known == content_digest else latest + 1
-
-
-def iso(value: datetime) -> str:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.isoformat()
-
-
-def from_ts(ts: str | float) -> datetime:
-    return datetime.fromtimestamp(float(ts), tz=UTC)

@@ -1,4 +1,5 @@
-"""Pollers: one per source kind, run by `connectors.tasks.source_poll_task`.
+"""Pollers: one per source kind (`connectors/<tool>/poller.py`), run by
+`connectors.tasks.source_poll_task`.
 
 A poller is `poll(*, source, cursor: dict, save) -> None`. It reads the source from the
 stored cursor on, and after every page/batch calls `save(payloads, cursor)`, which stores
@@ -23,15 +24,17 @@ from django.utils.module_loading import import_string
 
 from connectors.crypto import credentials_decode
 from connectors.models import Source, SyncCursor
+from connectors.services import importer, ingest
+from connectors.services.sources import sync_cursor_save, sync_failure, sync_success
 
 log = logging.getLogger(__name__)
 
 POLLERS = {
-    Source.Kind.SLACK: "connectors.pollers.slack.poll",
-    Source.Kind.GITHUB: "connectors.pollers.github.poll",
-    Source.Kind.EMAIL: "connectors.pollers.imap.poll",
-    Source.Kind.CALENDAR: "connectors.pollers.calendar.poll",
-    Source.Kind.NOTES: "connectors.pollers.notes.poll",
+    Source.Kind.SLACK: "connectors.slack.poller.poll",
+    Source.Kind.GITHUB: "connectors.github.poller.poll",
+    Source.Kind.EMAIL: "connectors.email.poller.poll",
+    Source.Kind.CALENDAR: "connectors.calendar.poller.poll",
+    Source.Kind.NOTES: "connectors.notes.poller.poll",
 }
 
 
@@ -103,22 +106,20 @@ def _page_store(*, source: Source, payloads: list, cursor: dict, observed) -> di
     """Store a page's events and the cursor in one transaction. The groups whose members the
     page sets are locked first, in key order; a deadlock with another writer rolls the page
     back, and it is stored again (ATTEMPTS in all, then the poll fails and backs off)."""
-    from connectors.importers import ingest_all
-    from connectors.services import sync_cursor_save
-    from connectors.services.ingest import ATTEMPTS, deadlock_pause, event_groups_lock, is_deadlock
-
-    for attempt in range(ATTEMPTS):
+    for attempt in range(ingest.ATTEMPTS):
         try:
             with transaction.atomic():
-                event_groups_lock(tenant=source.tenant, payloads=payloads)
-                result = ingest_all(tenant=source.tenant, payloads=payloads, members_observed_at=observed)
+                ingest.event_groups_lock(tenant=source.tenant, payloads=payloads)
+                result = importer.ingest_all(
+                    tenant=source.tenant, payloads=payloads, members_observed_at=observed
+                )
                 sync_cursor_save(source=source, cursor=cursor)
             return result
         except OperationalError as exc:
-            if not is_deadlock(exc) or attempt == ATTEMPTS - 1:
+            if not ingest.is_deadlock(exc) or attempt == ingest.ATTEMPTS - 1:
                 raise
             log.info("poll of %s: a page met a concurrent writer (deadlock), storing it again", source)
-            deadlock_pause(attempt)
+            ingest.deadlock_pause(attempt)
     raise AssertionError("unreachable")
 
 
@@ -128,8 +129,6 @@ def poll_source(*, source: Source, force: bool = False) -> dict:
     Returns {"accepted", "duplicates", "state"} (+ "rejected" when items were skipped as
     invalid). Skips a source in backoff unless `force`.
     """
-    from connectors.services import sync_failure, sync_success
-
     state, _ = SyncCursor.objects.get_or_create(source=source)
     if not force and state.backoff_until and state.backoff_until > timezone.now():
         return {"accepted": 0, "duplicates": 0, "state": "backoff"}

@@ -25,7 +25,8 @@ from django.conf import settings
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from connectors.importers.slack import (
+from connectors.services.poller import PollError, http_error, secret
+from connectors.slack.normalize import (
     SlackChannel,
     deleted_payload,
     member_handles,
@@ -33,7 +34,6 @@ from connectors.importers.slack import (
     user_from_api,
     users_record,
 )
-from connectors.pollers import PollError, http_error, secret
 
 DEFAULT_BASE_URL = "https://slack.com/api/"
 # Errors about one channel that must not stop the others (the bot was removed, or it was deleted).

@@ -11,10 +11,10 @@ from slack_sdk.signature import SignatureVerifier
 
 from almanac.errors import ApplicationError
 from connectors.constants import WEBHOOK_MAX_AGE_SECONDS
-from connectors.importers import slack as sl
 from connectors.models import Event, ExternalIdentity, Source
-from connectors.services import event_ingest_batch
-from connectors.webhooks import SHAPE_ERRORS, field_error, json_body, shape_error, source_for
+from connectors.services.ingest import event_ingest_batch
+from connectors.services.webhook import SHAPE_ERRORS, field_error, json_body, shape_error, source_for
+from connectors.slack import normalize as sl
 
 SLACK_CONTENT_EVENTS = {"message"}
 SLACK_MEMBER_EVENTS = {"member_joined_channel": True, "member_left_channel": False}

@@ -104,10 +104,10 @@ def test_membership_changes_are_audited_with_who_made_them(client, root, tenant,
 
 
 def test_a_connector_membership_list_is_audited(tenant, alice, bob):
-    from connectors import services
+    from connectors.services.ingest import event_ingest
     from tests.connectors.conftest import make_event
 
-    services.event_ingest(tenant=tenant, payload=make_event())
+    event_ingest(tenant=tenant, payload=make_event())
     grant = _events("access.grant")[-1]
     assert (grant.object_id, grant.detail["users"]) == ("slack:channel:C123", ["alice", "bob"])
     assert grant.actor == "connector:slack"

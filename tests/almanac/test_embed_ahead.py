@@ -6,7 +6,7 @@ from django.db import transaction
 
 from almanac.search.embed_ahead import embed_ahead
 from almanac.search.embeddings import embed
-from connectors.services import event_ingest
+from connectors.services.ingest import event_ingest
 from tests.wiki.conftest import slack
 from wiki import services
 from wiki.matching import entities_changed

@@ -77,7 +77,7 @@ def test_another_dimension_needs_no_migration():
     db = connection.settings_dict
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "DJANGO_SETTINGS_MODULE": "almanac.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": f"postgres://{db['USER']}@/{db['NAME']}?host={db['HOST']}&port={db['PORT']}",
         "EMBEDDING_DIM": "768",
     }

@@ -149,7 +149,7 @@ def test_token_counts_match_tiktoken_offline(tmp_path):
         capture_output=True,
         text=True,
         timeout=60,
-        env={"DJANGO_SETTINGS_MODULE": "almanac.settings", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        env={"DJANGO_SETTINGS_MODULE": "config.settings", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "2"]
@@ -253,7 +253,7 @@ def test_one_blas_thread_per_process_by_default(tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
-        env={"DJANGO_SETTINGS_MODULE": "almanac.settings", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        env={"DJANGO_SETTINGS_MODULE": "config.settings", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "[1]"]

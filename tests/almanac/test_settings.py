@@ -15,7 +15,7 @@ PROBE = (
 
 
 def run(env, code=PROBE):
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "almanac.settings"}
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "config.settings"}
     return subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,
@@ -28,7 +28,7 @@ def run(env, code=PROBE):
 
 def manage(env: dict, *args: str) -> subprocess.CompletedProcess:
     """`manage.py ARGS` with only `env` set (and PATH), as an operator would start it."""
-    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "almanac.settings"}
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DJANGO_SETTINGS_MODULE": "config.settings"}
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
@@ -130,3 +130,13 @@ def test_a_database_that_cannot_be_reached_is_one_line_from_manage_py(tmp_path):
     out = manage({"DATABASE_URL": f"postgres://almanac:pw@{socket_dir}/almanac"}, "migrate")
     assert out.returncode == 1 and out.stderr.startswith("Almanac cannot reach its database:")
     assert "Traceback" not in out.stderr and "pw" not in out.stderr.replace("pwd", "")
+
+
+def test_paths_are_read_from_the_repository_root():
+    """The settings live in the project package, one level down: templates, translations and
+    the data folder are still found from the repository's root."""
+    from django.conf import settings
+
+    assert settings.BASE_DIR == ROOT
+    assert settings.TEMPLATES[0]["DIRS"] == [ROOT / "templates"]
+    assert settings.LOCALE_PATHS == [ROOT / "locale"]

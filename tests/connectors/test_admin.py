@@ -2,10 +2,10 @@ import pytest
 from cryptography.fernet import Fernet
 from django.db import transaction
 
-from connectors import services
 from connectors.admin import SourceAdmin
 from connectors.demo import load
 from connectors.models import Event, Source, SyncCursor
+from connectors.services.sources import source_ensure, sync_failure
 
 pytestmark = pytest.mark.django_db
 
@@ -18,9 +18,7 @@ def admin_client(client, company):
 
 def test_admin_lists_render(admin_client, company):
     load(company)
-    services.sync_failure(
-        source=Source.objects.get(name="slack"), error="HTTP 429 ratelimited", retry_after=60
-    )
+    sync_failure(source=Source.objects.get(name="slack"), error="HTTP 429 ratelimited", retry_after=60)
     page = admin_client.get("/admin/connectors/source/")
     assert page.status_code == 200 and b"backoff" in page.content and b"HTTP 429" in page.content
     for url in [
@@ -36,8 +34,8 @@ def test_admin_lists_render(admin_client, company):
 
 
 def test_admin_reset_backoff_action(admin_client, company):
-    source = services.source_ensure(tenant=company.tenant, name="github", config={"repos": ["a/b"]})
-    services.sync_failure(source=source, error="HTTP 503")
+    source = source_ensure(tenant=company.tenant, name="github", config={"repos": ["a/b"]})
+    sync_failure(source=source, error="HTTP 503")
     response = admin_client.post(
         "/admin/connectors/source/", {"action": "reset_backoff", "_selected_action": [source.id]}, follow=True
     )
@@ -46,7 +44,7 @@ def test_admin_reset_backoff_action(admin_client, company):
         and "backoff reset for 1 of 1 source(s)" in response.content.decode().lower()
     )
     assert SyncCursor.objects.get(source=source).backoff_until is None
-    idle = services.source_ensure(tenant=company.tenant, name="notes")
+    idle = source_ensure(tenant=company.tenant, name="notes")
     response = admin_client.post(
         "/admin/connectors/source/",
         {"action": "reset_backoff", "_selected_action": [source.id, idle.id]},
@@ -70,15 +68,15 @@ def test_admin_poll_now_action_polls(admin_client, company, tmp_path):
     (tmp_path / "n.md").write_text(
         "---\ntitle: Standup\nattendees: [carol@acme.example]\n---\nZephyr demo on Friday\n"
     )
-    source = services.source_ensure(tenant=company.tenant, name="notes", config={"folder": str(tmp_path)})
-    services.sync_failure(source=source, error="old failure", retry_after=3600)
+    source = source_ensure(tenant=company.tenant, name="notes", config={"folder": str(tmp_path)})
+    sync_failure(source=source, error="old failure", retry_after=3600)
     admin_client.post("/admin/connectors/source/", {"action": "poll_now", "_selected_action": [source.id]})
     assert Event.objects.filter(source=source, title="Standup").exists()  # forced past the backoff
 
 
 def test_admin_credentials_are_write_only_and_encrypted(admin_client, company, settings):
     settings.CONNECTOR_SECRET_KEY = Fernet.generate_key().decode()
-    source = services.source_ensure(tenant=company.tenant, name="slack")
+    source = source_ensure(tenant=company.tenant, name="slack")
     form = {
         "tenant": company.tenant.id,
         "kind": "slack",

@@ -8,9 +8,9 @@ from unittest import mock
 import pytest
 
 from almanac.services.keys import agentkey_create
-from connectors import services
 from connectors.models import Event, SyncCursor
-from connectors.pollers import poll_source
+from connectors.services.poller import poll_source
+from connectors.services.sources import source_ensure
 from tests.connectors.servers import http_server
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +23,7 @@ SECRET_PATH = "/calendar/ical/alice%40acme.example/private-5ecret7oken/basic.ics
 
 
 def calendar_source(tenant, url):
-    return services.source_ensure(tenant=tenant, name="calendar", config={"url": url})
+    return source_ensure(tenant=tenant, name="calendar", config={"url": url})
 
 
 def test_calendar_errors_and_logs_never_show_the_feed_url(company, client, caplog):

@@ -6,10 +6,10 @@ import pytest
 from django.db import OperationalError, connection, connections, transaction
 
 from almanac.selectors import group_members
-from connectors import services
 from connectors.models import Event, SyncCursor
-from connectors.pollers import poll_source
 from connectors.services import ingest
+from connectors.services.ingest import event_ingest, event_ingest_batch
+from connectors.services.poller import poll_source
 from tests.connectors.conftest import make_event
 from tests.connectors.test_membership import A, B, message
 from tests.connectors.test_slack_poller import _source as slack_source
@@ -32,7 +32,7 @@ def test_concurrent_push_of_the_same_event_stores_it_once(tenant, alice):
     def writer_a():
         try:
             with transaction.atomic():
-                services.event_ingest(tenant=tenant, payload=payload)
+                event_ingest(tenant=tenant, payload=payload)
                 a_ready.set()
                 a_release.wait(10)
         finally:
@@ -40,7 +40,7 @@ def test_concurrent_push_of_the_same_event_stores_it_once(tenant, alice):
 
     def writer_b():
         try:
-            results["b"] = services.event_ingest_batch(tenant=tenant, payloads=[payload])
+            results["b"] = event_ingest_batch(tenant=tenant, payloads=[payload])
         finally:
             connections.close_all()
 
@@ -77,16 +77,16 @@ def test_batches_naming_containers_in_opposite_orders_do_not_deadlock(tenant, al
             container={"key": f"crm:account:{key}", "name": key, "public": True},
         )  # fmt: skip
 
-    services.event_ingest_batch(tenant=tenant, payloads=[event("A", 0), event("B", 0)])
+    event_ingest_batch(tenant=tenant, payloads=[event("A", 0), event("B", 0)])
     holding, go, outcome = threading.Event(), threading.Event(), {}
 
     def writer_1():
         try:
             with transaction.atomic():
-                services.event_ingest(tenant=tenant, payload=event("A", 1))  # holds A
+                event_ingest(tenant=tenant, payload=event("A", 1))  # holds A
                 holding.set()
                 go.wait(10)
-                services.event_ingest(tenant=tenant, payload=event("B", 1))  # then wants B
+                event_ingest(tenant=tenant, payload=event("B", 1))  # then wants B
         except Exception as exc:
             outcome["error"] = exc
         finally:
@@ -94,9 +94,7 @@ def test_batches_naming_containers_in_opposite_orders_do_not_deadlock(tenant, al
 
     def writer_2():
         try:
-            outcome["batch"] = services.event_ingest_batch(
-                tenant=tenant, payloads=[event("B", 2), event("A", 2)]
-            )
+            outcome["batch"] = event_ingest_batch(tenant=tenant, payloads=[event("B", 2), event("A", 2)])
         except Exception as exc:
             outcome["error"] = exc
         finally:
@@ -130,15 +128,13 @@ def _deadlock() -> OperationalError:
 @pytest.mark.django_db(transaction=True)
 def test_batches_touching_two_groups_in_opposite_orders_do_not_deadlock(tenant, alice, bob):
     members = ["alice@acme.com", "bob@acme.com"]
-    services.event_ingest_batch(
-        tenant=tenant, payloads=[message("CA/0", A, members), message("CB/0", B, members)]
-    )
+    event_ingest_batch(tenant=tenant, payloads=[message("CA/0", A, members), message("CB/0", B, members)])
     outcome = while_locked(
-        lambda: services.event_ingest_batch(tenant=tenant, payloads=[message("CA/1", A, members, 1)]),
-        lambda: services.event_ingest_batch(
+        lambda: event_ingest_batch(tenant=tenant, payloads=[message("CA/1", A, members, 1)]),
+        lambda: event_ingest_batch(
             tenant=tenant, payloads=[message("CB/2", B, members, 2), message("CA/2", A, members, 2)]
         ),
-        then=lambda: services.event_ingest_batch(tenant=tenant, payloads=[message("CB/3", B, members, 3)]),
+        then=lambda: event_ingest_batch(tenant=tenant, payloads=[message("CB/3", B, members, 3)]),
     )
     assert outcome == {"value": {"accepted": 2, "duplicates": 0}}
     assert Event.objects.count() == 6
@@ -169,11 +165,11 @@ def test_push_retries_a_deadlock_then_answers_503(push, tenant, alice, monkeypat
 
 @pytest.mark.django_db
 def test_poll_page_retried_after_a_deadlock(company, slack_api, monkeypatch):
-    import connectors.importers as importers
+    from connectors.services import importer
 
     monkeypatch.setenv("TEST_SLACK_TOKEN", "xoxb-test")
     monkeypatch.setattr(ingest, "deadlock_pause", lambda attempt: None)
-    real, calls = importers.ingest_all, []
+    real, calls = importer.ingest_all, []
 
     def flaky(**kwargs):
         calls.append(1)
@@ -181,7 +177,7 @@ def test_poll_page_retried_after_a_deadlock(company, slack_api, monkeypatch):
             raise _deadlock()
         return real(**kwargs)
 
-    monkeypatch.setattr(importers, "ingest_all", flaky)
+    monkeypatch.setattr(importer, "ingest_all", flaky)
     result = poll_source(source=slack_source(company.tenant, slack_api))
     assert result["state"] == "ok" and result["accepted"] == 5
     assert SyncCursor.objects.get().last_error == ""
@@ -190,12 +186,10 @@ def test_poll_page_retried_after_a_deadlock(company, slack_api, monkeypatch):
 @pytest.mark.django_db(transaction=True)
 def test_older_list_waiting_on_a_newer_one_does_not_regrant(tenant, alice, bob):
     both = ["alice@acme.com", "bob@acme.com"]
-    services.event_ingest_batch(tenant=tenant, payloads=[message("CA/0", A, ["alice@acme.com"], 0)])
+    event_ingest_batch(tenant=tenant, payloads=[message("CA/0", A, ["alice@acme.com"], 0)])
     outcome = while_locked(
-        lambda: services.event_ingest_batch(
-            tenant=tenant, payloads=[message("CA/20", A, ["alice@acme.com"], 20)]
-        ),
-        lambda: services.event_ingest_batch(tenant=tenant, payloads=[message("CA/10", A, both, 10)]),
+        lambda: event_ingest_batch(tenant=tenant, payloads=[message("CA/20", A, ["alice@acme.com"], 20)]),
+        lambda: event_ingest_batch(tenant=tenant, payloads=[message("CA/10", A, both, 10)]),
     )
     assert outcome == {"value": {"accepted": 1, "duplicates": 0}}
     assert group_members(tenant=tenant, key=A) == ["alice"]

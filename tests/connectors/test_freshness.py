@@ -7,10 +7,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from connectors import services
 from connectors.models import Source, SyncCursor
-from connectors.pollers import is_pollable
 from connectors.selectors import failure_reason, source_freshness
+from connectors.services.ingest import event_ingest
+from connectors.services.poller import is_pollable
+from connectors.services.sources import source_ensure, sync_failure
 from context.services import freshness_warnings
 from tests.connectors.conftest import make_event
 
@@ -23,9 +24,7 @@ def _age(source, delta):
 
 
 def test_a_quiet_webhook_source_is_not_lagging(tenant, alice):
-    services.event_ingest(
-        tenant=tenant, payload=make_event(source="github", container={"key": "github:repo:acme/x"})
-    )
+    event_ingest(tenant=tenant, payload=make_event(source="github", container={"key": "github:repo:acme/x"}))
     source = Source.objects.get(name="github")
     source.config = {"repos": ["acme/x"]}  # repos to match webhook deliveries, no token
     source.save(update_fields=["config"])
@@ -39,19 +38,19 @@ def test_a_quiet_webhook_source_is_not_lagging(tenant, alice):
 
 
 def test_an_import_fed_source_that_never_polled_is_not_lagging(tenant):
-    source = services.source_ensure(tenant=tenant, name="notes")  # filled by import_notes only
+    source = source_ensure(tenant=tenant, name="notes")  # filled by import_notes only
     _age(source, LONG_AGO)
     assert not source_freshness(tenant=tenant)["notes"]["stale"]
 
 
 def test_a_webhook_only_github_source_is_never_polled(tenant):
-    webhook = services.source_ensure(tenant=tenant, name="github", config={"repos": ["acme/x"]})
+    webhook = source_ensure(tenant=tenant, name="github", config={"repos": ["acme/x"]})
     assert not is_pollable(webhook)
-    with_token = services.source_ensure(tenant=tenant, name="gh2", config={"repos": ["acme/x"]})
+    with_token = source_ensure(tenant=tenant, name="gh2", config={"repos": ["acme/x"]})
     Source.objects.filter(pk=with_token.pk).update(kind="github", credentials="env:GH_TOKEN")
     with_token.refresh_from_db()
     assert is_pollable(with_token)
-    public = services.source_ensure(tenant=tenant, name="gh3", config={"repos": ["acme/x"], "poll": True})
+    public = source_ensure(tenant=tenant, name="gh3", config={"repos": ["acme/x"], "poll": True})
     Source.objects.filter(pk=public.pk).update(kind="github")
     public.refresh_from_db()
     assert is_pollable(public)
@@ -60,10 +59,10 @@ def test_a_webhook_only_github_source_is_never_polled(tenant):
 
 
 def test_a_poller_in_backoff_is_lagging_with_a_short_reason(tenant):
-    source = services.source_ensure(tenant=tenant, name="slack")
+    source = source_ensure(tenant=tenant, name="slack")
     Source.objects.filter(pk=source.pk).update(credentials="env:SLACK_TOKEN")
     error = "ConnectError: [Errno -2] Name or service not known: slack.internal.acme:8443 token=xoxb-1"
-    services.sync_failure(source=Source.objects.get(pk=source.pk), error=error)
+    sync_failure(source=Source.objects.get(pk=source.pk), error=error)
     state = source_freshness(tenant=tenant)["slack"]
     assert state["stale"] and state["state"] == "backoff" and state["reason"] == "cannot reach the service"
     assert state["last_error"] == error  # operators read the whole error
@@ -74,7 +73,7 @@ def test_a_poller_in_backoff_is_lagging_with_a_short_reason(tenant):
 
 def test_a_poller_behind_its_schedule_is_lagging(tenant, settings):
     settings.SOURCE_LAG_WARNING_SECONDS = 600
-    source = services.source_ensure(tenant=tenant, name="notes", config={"folder": "/tmp/notes"})
+    source = source_ensure(tenant=tenant, name="notes", config={"folder": "/tmp/notes"})
     SyncCursor.objects.create(source=source, last_success_at=timezone.now() - timedelta(minutes=5))
     assert not source_freshness(tenant=tenant)["notes"]["stale"]  # within 5 min + 10 min
     SyncCursor.objects.filter(source=source).update(last_success_at=timezone.now() - timedelta(hours=1))
@@ -84,8 +83,8 @@ def test_a_poller_behind_its_schedule_is_lagging(tenant, settings):
 
 def test_raw_exception_text_never_reaches_the_context_response(api, tenant, alice, settings):
     settings.CONTEXT_FRESHNESS_CACHE_SECONDS = 0
-    source = services.source_ensure(tenant=tenant, name="email", config={"host": "imap.acme.internal"})
-    services.sync_failure(source=source, error="IMAP4.error: b'[AUTHENTICATIONFAILED] user ceo@acme.com'")
+    source = source_ensure(tenant=tenant, name="email", config={"host": "imap.acme.internal"})
+    sync_failure(source=source, error="IMAP4.error: b'[AUTHENTICATIONFAILED] user ceo@acme.com'")
     body = api.post(
         "/context", {"user": "alice", "task": "anything at all", "max_tokens": 500}
     ).content.decode()

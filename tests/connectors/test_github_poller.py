@@ -2,9 +2,9 @@ import pytest
 from django.core.management import call_command
 
 from almanac.selectors import group_members
-from connectors import services
 from connectors.models import Event, SyncCursor
-from connectors.pollers import poll_source
+from connectors.services.poller import poll_source
+from connectors.services.sources import source_ensure, source_set_credentials
 from tests.connectors.servers import http_server
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +85,7 @@ class GitHubApi:
 
 @pytest.fixture
 def github_api(company):
-    from connectors.services import identity_upsert
+    from connectors.services.identity import identity_upsert
 
     identity_upsert(
         tenant=company.tenant, source_kind="github", handle="carol-acme", email="carol@acme.example"
@@ -115,7 +115,7 @@ def github_api(company):
 
 
 def _source(tenant, server, token="ghp_test"):
-    source = services.source_ensure(
+    source = source_ensure(
         tenant=tenant,
         name="github",
         config={
@@ -125,7 +125,7 @@ def _source(tenant, server, token="ghp_test"):
             "seconds_between_requests": 0,
         },
     )
-    services.source_set_credentials(source=source, value=token)
+    source_set_credentials(source=source, value=token)
     return source
 
 
@@ -279,7 +279,7 @@ def moving_api(company):
 
 
 def _github_source(tenant, server, per_page=2):
-    source = services.source_ensure(
+    source = source_ensure(
         tenant=tenant,
         name="github",
         config={
@@ -289,7 +289,7 @@ def _github_source(tenant, server, per_page=2):
             "seconds_between_requests": 0,
         },
     )
-    services.source_set_credentials(source=source, value="ghp_test")
+    source_set_credentials(source=source, value="ghp_test")
     return source
 
 

@@ -8,8 +8,15 @@ from django.core.management import call_command
 from almanac.models import GroupMembership
 from almanac.selectors import group_members, user_group_keys
 from connectors import demo
-from connectors.importers import calendar, email, github, ingest_all, notes, slack
+from connectors.calendar.normalize import ics_payloads
+from connectors.email.importer import mailbox_payloads
+from connectors.email.normalize import message_payloads, parse_bytes
+from connectors.github.importer import export_payloads as github_export_payloads
+from connectors.github.normalize import issue_payloads
 from connectors.models import Event, ExternalIdentity
+from connectors.notes.importer import notes_payloads
+from connectors.services.importer import ingest_all
+from connectors.slack.importer import export_payloads as slack_export_payloads
 from tests.connectors.conftest import DEMO
 from tests.connectors.test_membership import ics, vevent
 from tests.connectors.test_versions import REPO, github_issue
@@ -23,7 +30,7 @@ def _members(tenant, key):
 
 def test_slack_export_zip_channels_threads_edits(company, slack_zip):
     tenant = company.tenant
-    counts = ingest_all(tenant=tenant, payloads=slack.export_payloads(tenant=tenant, path=slack_zip))
+    counts = ingest_all(tenant=tenant, payloads=slack_export_payloads(tenant=tenant, path=slack_zip))
     assert counts["duplicates"] == 0
     events = Event.objects.filter(source__name="slack")
     # 13 content messages (the channel_join is not content) + 1 edit
@@ -44,16 +51,16 @@ def test_slack_export_zip_channels_threads_edits(company, slack_zip):
 
 def test_slack_export_reimport_is_all_duplicates(company, slack_zip):
     first = ingest_all(
-        tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=slack_zip)
+        tenant=company.tenant, payloads=slack_export_payloads(tenant=company.tenant, path=slack_zip)
     )
     again = ingest_all(
-        tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=slack_zip)
+        tenant=company.tenant, payloads=slack_export_payloads(tenant=company.tenant, path=slack_zip)
     )
     assert again == {"accepted": 0, "duplicates": first["accepted"]}
 
 
 def test_slack_guest_is_recorded_not_granted(company, slack_zip):
-    ingest_all(tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=slack_zip))
+    ingest_all(tenant=company.tenant, payloads=slack_export_payloads(tenant=company.tenant, path=slack_zip))
     guest = ExternalIdentity.objects.get(source_kind="slack", handle="U06GUEST")
     assert guest.user is None and guest.display_name == "Lee (Vercel)"
     assert ExternalIdentity.objects.get(handle="U02BOB").user == company.users["bob"]
@@ -62,7 +69,7 @@ def test_slack_guest_is_recorded_not_granted(company, slack_zip):
 
 def test_mbox_threads_participants_and_recall(company):
     tenant = company.tenant
-    ingest_all(tenant=tenant, payloads=email.mailbox_payloads(tenant=tenant, path=DEMO / "mailbox.mbox"))
+    ingest_all(tenant=tenant, payloads=mailbox_payloads(tenant=tenant, path=DEMO / "mailbox.mbox"))
     mails = Event.objects.filter(source__name="email", kind="email")
     vercel = mails.filter(title="Apollo pilot for Vercel — next steps")
     assert vercel.count() == 3 and len({e.container_key for e in vercel}) == 1
@@ -79,19 +86,15 @@ def test_mbox_threads_participants_and_recall(company):
 
 def test_mbox_reimport_and_single_eml(company, tmp_path):
     tenant = company.tenant
-    first = ingest_all(
-        tenant=tenant, payloads=email.mailbox_payloads(tenant=tenant, path=DEMO / "mailbox.mbox")
-    )
-    again = ingest_all(
-        tenant=tenant, payloads=email.mailbox_payloads(tenant=tenant, path=DEMO / "mailbox.mbox")
-    )
+    first = ingest_all(tenant=tenant, payloads=mailbox_payloads(tenant=tenant, path=DEMO / "mailbox.mbox"))
+    again = ingest_all(tenant=tenant, payloads=mailbox_payloads(tenant=tenant, path=DEMO / "mailbox.mbox"))
     assert again["accepted"] == 0 and again["duplicates"] == first["accepted"]
     eml = tmp_path / "one.eml"
     eml.write_bytes(
         b"Message-ID: <solo@x.example>\nFrom: dave@acme.example\nTo: carol@acme.example\n"
         b"Subject: =?utf-8?b?5rWL6K+V?=\nDate: Mon, 09 Nov 2026 10:00:00 +0000\n\nhello\n"
     )
-    ingest_all(tenant=tenant, payloads=email.mailbox_payloads(tenant=tenant, path=eml))
+    ingest_all(tenant=tenant, payloads=mailbox_payloads(tenant=tenant, path=eml))
     assert Event.objects.get(external_id="solo@x.example").title == "测试"
 
 
@@ -104,7 +107,7 @@ def test_one_unreadable_message_does_not_stop_an_mbox_import(company, tmp_path):
         b"To: carol@acme.example\nSubject: fine\nDate: Mon, 09 Nov 2026 11:00:00 +0000\n\nfine\n"
     )
     tenant = company.tenant
-    result = ingest_all(tenant=tenant, payloads=email.mailbox_payloads(tenant=tenant, path=box))
+    result = ingest_all(tenant=tenant, payloads=mailbox_payloads(tenant=tenant, path=box))
     assert result["rejected"] == 1
     assert Event.objects.filter(external_id="ok2@x.example").exists()
 
@@ -116,47 +119,41 @@ def test_a_note_saved_with_a_byte_order_mark_keeps_its_front_matter(company, tmp
         "\ufeff---\ntitle: Vercel sync\nattendees: [alice@acme.example]\n---\nVercel wants SSO\n".encode()
     )
     tenant = company.tenant
-    ingest_all(tenant=tenant, payloads=notes.notes_payloads(tenant=tenant, folder=folder))
+    ingest_all(tenant=tenant, payloads=notes_payloads(tenant=tenant, folder=folder))
     event = Event.objects.get(kind="meeting_note")
     assert event.title == "Vercel sync" and event.text.strip() == "Vercel wants SSO"
 
 
 def test_explicit_recall_header(company):
     tenant = company.tenant
-    original = email.parse_bytes(
+    original = parse_bytes(
         b"Message-ID: <o1@acme.example>\nFrom: bob@acme.example\nTo: alice@acme.example\n"
         b"Subject: numbers\nDate: Mon, 09 Nov 2026 10:00:00 +0000\n\nwrong numbers\n"
     )
-    recall = email.parse_bytes(
+    recall = parse_bytes(
         b"Message-ID: <r1@acme.example>\nFrom: bob@acme.example\nTo: alice@acme.example\n"
         b"X-Almanac-Recall: <o1@acme.example>\nSubject: please ignore\nDate: Mon, 09 Nov 2026 10:05:00 +0000\n\nx\n"
     )
     for msg in (original, recall):
-        ingest_all(
-            tenant=tenant, payloads=email.message_payloads(tenant=tenant, source_name="email", msg=msg)
-        )
+        ingest_all(tenant=tenant, payloads=message_payloads(tenant=tenant, source_name="email", msg=msg))
     assert Event.objects.get(kind="email_recalled").external_id == "o1@acme.example"
 
 
 def test_ics_import_attendees_tags_cancel(company):
     tenant = company.tenant
     data = (DEMO / "calendar.ics").read_bytes()
-    counts = ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=data))
+    counts = ingest_all(tenant=tenant, payloads=ics_payloads(tenant=tenant, data=data))
     assert counts == {"accepted": 4, "duplicates": 0}
     review = Event.objects.get(external_id="apollo-vercel-review@acme.example")
     assert review.kind == "calendar_event" and review.tags == {"customer": "Vercel", "project": "Apollo"}
     assert review.container_key == "calendar:event:apollo-vercel-review@acme.example"
     assert _members(tenant, review.container_key) == ["alice", "carol"]
     assert Event.objects.get(external_id="huawei-onprem-call@acme.example").kind == "message_deleted"
-    assert (
-        ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=data))["accepted"] == 0
-    )
+    assert ingest_all(tenant=tenant, payloads=ics_payloads(tenant=tenant, data=data))["accepted"] == 0
     moved = data.replace(b"DTSTART:20261120T150000Z", b"DTSTART:20261121T150000Z").replace(
         b"SEQUENCE:0", b"SEQUENCE:1", 1
     )
-    assert (
-        ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=moved))["accepted"] == 1
-    )
+    assert ingest_all(tenant=tenant, payloads=ics_payloads(tenant=tenant, data=moved))["accepted"] == 1
     assert Event.objects.filter(external_id="apollo-vercel-review@acme.example").count() == 2
 
 
@@ -164,7 +161,7 @@ def test_notes_import_and_edit_is_new_version(company, tmp_path):
     tenant = company.tenant
     folder = tmp_path / "notes"
     shutil.copytree(DEMO / "notes", folder)
-    counts = ingest_all(tenant=tenant, payloads=notes.notes_payloads(tenant=tenant, folder=folder))
+    counts = ingest_all(tenant=tenant, payloads=notes_payloads(tenant=tenant, folder=folder))
     assert counts == {"accepted": 4, "duplicates": 0}
     note = Event.objects.get(external_id="2026-11-16-zephyr-catl-kickoff.md")
     assert note.kind == "meeting_note" and note.tags == {"customer": "宁德时代", "project": "Zephyr"}
@@ -176,7 +173,7 @@ def test_notes_import_and_edit_is_new_version(company, tmp_path):
     assert "alice" not in _members(tenant, budget.container_key)
     path = folder / "2026-11-16-zephyr-catl-kickoff.md"
     path.write_text(path.read_text() + "\n5. 新增：每周例会。\n")
-    again = ingest_all(tenant=tenant, payloads=notes.notes_payloads(tenant=tenant, folder=folder))
+    again = ingest_all(tenant=tenant, payloads=notes_payloads(tenant=tenant, folder=folder))
     assert again == {"accepted": 1, "duplicates": 3}
     assert [e.version for e in Event.objects.filter(external_id=note.external_id).order_by("version")] == [
         1,
@@ -186,7 +183,7 @@ def test_notes_import_and_edit_is_new_version(company, tmp_path):
     original = (DEMO / "notes" / path.name).read_text()
     path.write_text(original)
     os.utime(path, (path.stat().st_atime, path.stat().st_mtime + 60))
-    reverted = ingest_all(tenant=tenant, payloads=notes.notes_payloads(tenant=tenant, folder=folder))
+    reverted = ingest_all(tenant=tenant, payloads=notes_payloads(tenant=tenant, folder=folder))
     assert reverted == {"accepted": 1, "duplicates": 3}
     latest = Event.objects.filter(external_id=note.external_id).latest("version")
     assert latest.version == 3 and "每周例会" not in latest.text
@@ -195,7 +192,7 @@ def test_notes_import_and_edit_is_new_version(company, tmp_path):
 def test_github_export_issues_prs_comments_members(company):
     tenant = company.tenant
     ingest_all(
-        tenant=tenant, payloads=github.export_payloads(tenant=tenant, path=DEMO / "github_issues.json")
+        tenant=tenant, payloads=github_export_payloads(tenant=tenant, path=DEMO / "github_issues.json")
     )
     events = Event.objects.filter(source__name="github")
     closed = events.get(kind="issue_closed")
@@ -277,7 +274,7 @@ def test_slack_export_inside_a_top_folder(company, tmp_path):
         for file in sorted((DEMO / "slack").rglob("*.json")):
             archive.write(file, "Acme Slack export Nov 2026/" + file.relative_to(DEMO / "slack").as_posix())
     counts = ingest_all(
-        tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=path)
+        tenant=company.tenant, payloads=slack_export_payloads(tenant=company.tenant, path=path)
     )
     assert counts == {"accepted": 14, "duplicates": 0}
 
@@ -321,7 +318,7 @@ def test_ics_recurring_events_become_occurrences(company):
 
     tenant = company.tenant
     now = datetime(2026, 12, 1, tzinfo=UTC)
-    payloads = list(calendar.ics_payloads(tenant=tenant, data=WEEKLY, now=now))
+    payloads = list(ics_payloads(tenant=tenant, data=WEEKLY, now=now))
     weekly = sorted(p["external_id"] for p in payloads if p["external_id"].startswith("apollo-weekly"))
     # six weeks from 2 Nov, minus the EXDATE (16 Nov); 23 Nov comes from its override.
     assert weekly == [
@@ -340,7 +337,7 @@ def test_ics_recurring_events_become_occurrences(company):
     assert min(p["occurred_at"] for p in daily).startswith("2026-09-02")
     counts = ingest_all(tenant=tenant, payloads=iter(payloads))
     assert counts["accepted"] == len(payloads)
-    again = ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=WEEKLY, now=now))
+    again = ingest_all(tenant=tenant, payloads=ics_payloads(tenant=tenant, data=WEEKLY, now=now))
     assert again["accepted"] == 0  # re-import is idempotent
 
 
@@ -374,8 +371,7 @@ def test_ics_all_day_and_floating_series_with_until_are_expanded(company):
 
     now = datetime(2026, 12, 1, tzinfo=UTC)
     ids = sorted(
-        p["external_id"]
-        for p in calendar.ics_payloads(tenant=company.tenant, data=ALL_DAY_AND_FLOATING, now=now)
+        p["external_id"] for p in ics_payloads(tenant=company.tenant, data=ALL_DAY_AND_FLOATING, now=now)
     )
     assert ids == [
         *(f"allday@acme.example/2026-{day}T00:00:00+00:00" for day in ("11-02", "11-16", "11-23", "11-30")),
@@ -385,7 +381,7 @@ def test_ics_all_day_and_floating_series_with_until_are_expanded(company):
 
 def test_ics_broken_rrule_still_imports_the_event_once(company):
     broken = WEEKLY.replace("RRULE:FREQ=WEEKLY;COUNT=6", "RRULE:FREQ=SOMETIMES")
-    payloads = list(calendar.ics_payloads(tenant=company.tenant, data=broken))
+    payloads = list(ics_payloads(tenant=company.tenant, data=broken))
     assert "apollo-weekly@acme.example" in {p["external_id"] for p in payloads}
 
 
@@ -428,9 +424,7 @@ def _mail(*, sender, msgid, subject, headers=None) -> EmailMessage:
 
 
 def _import(tenant, msg) -> dict:
-    return ingest_all(
-        tenant=tenant, payloads=email.message_payloads(tenant=tenant, source_name="email", msg=msg)
-    )
+    return ingest_all(tenant=tenant, payloads=message_payloads(tenant=tenant, source_name="email", msg=msg))
 
 
 @pytest.mark.parametrize(
@@ -456,18 +450,16 @@ def test_nobody_recalls_another_persons_email(tenant, alice, bob, headers):
 
 def test_github_importer_drops_a_non_http_link(tenant):
     issue = github_issue(html_url="javascript:alert(1)", url="javascript:alert(2)")
-    assert ingest_all(
-        tenant=tenant, payloads=github.issue_payloads(source_name="github", repo=REPO, issue=issue)
-    )["accepted"]
+    assert ingest_all(tenant=tenant, payloads=issue_payloads(source_name="github", repo=REPO, issue=issue))[
+        "accepted"
+    ]
     assert set(Event.objects.values_list("url", flat=True)) == {""}
 
 
 @pytest.mark.django_db
 def test_calendar_event_with_a_nul_uid_is_rejected(company):
     feed = ics(vevent("20261220T100000Z", [], 0, uid="rev\x00iew-1"), vevent("20261221T100000Z", [], 0))
-    counts = ingest_all(
-        tenant=company.tenant, payloads=calendar.ics_payloads(tenant=company.tenant, data=feed)
-    )
+    counts = ingest_all(tenant=company.tenant, payloads=ics_payloads(tenant=company.tenant, data=feed))
     assert counts["accepted"] == 1 and counts["rejected"] == 1 and "NUL" in counts["last_rejection"]
 
 

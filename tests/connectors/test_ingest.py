@@ -4,9 +4,10 @@ import pytest
 
 from almanac.models import GroupMembership
 from almanac.selectors import user_group_keys
-from connectors import services
 from connectors.models import Event, ExternalIdentity, Source
 from connectors.selectors import event_item_history, source_freshness
+from connectors.services.ingest import event_ingest
+from connectors.services.sources import source_ensure, source_reset_backoff, sync_failure, sync_success
 from tests.connectors.conftest import make_event
 
 pytestmark = pytest.mark.django_db
@@ -84,7 +85,7 @@ def test_push_rejects_non_json_body(client, connector_key):
 
 def test_unknown_members_are_recorded_and_granted_nothing(tenant, alice):
     event = make_event(container={"key": "slack:channel:C9", "members": ["stranger@evil.example", "U999"]})
-    services.event_ingest(tenant=tenant, payload=event)
+    event_ingest(tenant=tenant, payload=event)
     handles = set(ExternalIdentity.objects.filter(user=None).values_list("handle", flat=True))
     assert {"stranger@evil.example", "U999"} <= handles
     assert GroupMembership.objects.filter(group__key="slack:channel:C9").count() == 0
@@ -92,41 +93,39 @@ def test_unknown_members_are_recorded_and_granted_nothing(tenant, alice):
 
 def test_handle_linked_to_user_is_matched(tenant, alice):
     ExternalIdentity.objects.create(tenant=tenant, source_kind="slack", handle="U1", user=alice)
-    services.event_ingest(
-        tenant=tenant, payload=make_event(container={"key": "slack:channel:C5", "members": ["U1"]})
-    )
+    event_ingest(tenant=tenant, payload=make_event(container={"key": "slack:channel:C5", "members": ["U1"]}))
     assert "slack:channel:C5" in user_group_keys(alice)
 
 
 def test_membership_removed_takes_effect_on_next_read(tenant, alice, bob):
-    services.event_ingest(tenant=tenant, payload=make_event())
+    event_ingest(tenant=tenant, payload=make_event())
     assert "slack:channel:C123" in user_group_keys(bob)
     removed = make_event(
         external_id="C123/member_left/bob",
         kind="membership_removed",
         container={"key": "slack:channel:C123", "members": ["bob@acme.com"]},
     )
-    services.event_ingest(tenant=tenant, payload=removed)
+    event_ingest(tenant=tenant, payload=removed)
     assert "slack:channel:C123" not in user_group_keys(bob)
     assert "slack:channel:C123" in user_group_keys(alice)
 
 
 def test_content_event_members_replace_connector_memberships(tenant, alice, bob):
-    services.event_ingest(tenant=tenant, payload=make_event())
+    event_ingest(tenant=tenant, payload=make_event())
     later = make_event(
         external_id="C123/2", container={"key": "slack:channel:C123", "members": ["alice@acme.com"]}
     )
-    services.event_ingest(tenant=tenant, payload=later)
+    event_ingest(tenant=tenant, payload=later)
     assert "slack:channel:C123" not in user_group_keys(bob)
     omitted = make_event(external_id="C123/3", container={"key": "slack:channel:C123"})
-    services.event_ingest(tenant=tenant, payload=omitted)
+    event_ingest(tenant=tenant, payload=omitted)
     assert "slack:channel:C123" in user_group_keys(alice)
 
 
 def test_duplicate_changes_no_membership(tenant, alice, bob):
-    services.event_ingest(tenant=tenant, payload=make_event())
+    event_ingest(tenant=tenant, payload=make_event())
     GroupMembership.objects.filter(user=bob, group__key="slack:channel:C123").delete()
-    _, created = services.event_ingest(tenant=tenant, payload=make_event())
+    _, created = event_ingest(tenant=tenant, payload=make_event())
     assert created is False
     assert "slack:channel:C123" not in user_group_keys(bob)
 
@@ -134,22 +133,22 @@ def test_duplicate_changes_no_membership(tenant, alice, bob):
 def test_ingest_enqueues_compile_after_commit(tenant, alice, django_capture_on_commit_callbacks):
     with mock.patch("wiki.receivers.async_task") as enqueue:
         with django_capture_on_commit_callbacks(execute=True):
-            event, created = services.event_ingest(tenant=tenant, payload=make_event())
-        services.event_ingest(tenant=tenant, payload=make_event())
+            event, created = event_ingest(tenant=tenant, payload=make_event())
+        event_ingest(tenant=tenant, payload=make_event())
     assert created
     enqueue.assert_called_once_with("wiki.tasks.compile_event_task", event.id)
 
 
 def test_event_item_history_orders_versions(tenant, alice):
-    services.event_ingest(tenant=tenant, payload=make_event(version=3, kind="message_deleted"))
-    first, _ = services.event_ingest(tenant=tenant, payload=make_event())
-    services.event_ingest(tenant=tenant, payload=make_event(external_id="other"))
+    event_ingest(tenant=tenant, payload=make_event(version=3, kind="message_deleted"))
+    first, _ = event_ingest(tenant=tenant, payload=make_event())
+    event_ingest(tenant=tenant, payload=make_event(external_id="other"))
     assert [e.version for e in event_item_history(event=first)] == [1, 3]
 
 
 def test_source_freshness_for_push_source(tenant, alice):
     assert source_freshness(tenant=tenant) == {}
-    services.event_ingest(
+    event_ingest(
         tenant=tenant,
         payload=make_event(
             source="hubspot", container={"key": "hubspot:deal:42", "members": ["alice@acme.com"]}
@@ -162,27 +161,27 @@ def test_source_freshness_for_push_source(tenant, alice):
 
 
 def test_source_freshness_backoff_and_error(tenant):
-    source = services.source_ensure(tenant=tenant, name="github")
+    source = source_ensure(tenant=tenant, name="github")
     assert source_freshness(tenant=tenant)["github"]["state"] == "never"
-    services.sync_failure(source=source, error="HTTP 429", retry_after=120)
+    sync_failure(source=source, error="HTTP 429", retry_after=120)
     state = source_freshness(tenant=tenant)["github"]
     assert state["state"] == "backoff" and state["backoff_until"] and state["last_error"] == "HTTP 429"
-    services.source_reset_backoff(source=source)
+    source_reset_backoff(source=source)
     assert source_freshness(tenant=tenant)["github"]["state"] == "error"
-    services.sync_success(source=source)
+    sync_success(source=source)
     assert source_freshness(tenant=tenant)["github"]["state"] == "ok"
 
 
 def test_list_sources_shows_sync_state(api, tenant, alice):
-    services.event_ingest(tenant=tenant, payload=make_event())
-    services.sync_failure(source=Source.objects.get(name="slack"), error="HTTP 503")
+    event_ingest(tenant=tenant, payload=make_event())
+    sync_failure(source=Source.objects.get(name="slack"), error="HTTP 503")
     rows = api.get("/connectors").json()
     assert rows[0]["name"] == "slack" and rows[0]["state"] == "backoff"
     assert rows[0]["last_error"] == "HTTP 503" and rows[0]["events"] == 1
 
 
 def test_list_sources_of_other_tenant_not_shown(client, mallory, tenant, alice):
-    services.event_ingest(tenant=tenant, payload=make_event())
+    event_ingest(tenant=tenant, payload=make_event())
     client.force_login(mallory)
     assert client.get("/api/v1/connectors").json() == []
 
@@ -199,8 +198,8 @@ def test_list_sources_needs_auth_and_a_tenant(client, tenant):
 def test_list_sources_query_count_is_flat(api, tenant, alice, django_assert_num_queries):
     for name in ("slack", "hubspot", "crm"):
         key = "slack:channel:C1" if name == "slack" else f"{name}:x:1"
-        services.event_ingest(tenant=tenant, payload=make_event(source=name, container={"key": key}))
-    services.sync_failure(source=Source.objects.get(name="crm"), error="HTTP 500")
+        event_ingest(tenant=tenant, payload=make_event(source=name, container={"key": key}))
+    sync_failure(source=Source.objects.get(name="crm"), error="HTTP 500")
     with django_assert_num_queries(
         3
     ):  # the agent key, its last-use stamp, one for sources + cursors + counts
@@ -220,13 +219,13 @@ def test_member_of_another_tenant_is_never_matched(tenant, alice, mallory):
         tenant=tenant, source_kind="slack", handle="U-MAL", user=mallory
     )  # a bad admin link
     event = make_event(container={"key": "slack:channel:C7", "members": ["mallory@globex.com", "U-MAL"]})
-    services.event_ingest(tenant=tenant, payload=event)
+    event_ingest(tenant=tenant, payload=event)
     assert GroupMembership.objects.filter(group__key="slack:channel:C7").count() == 0
     assert "slack:channel:C7" not in user_group_keys(mallory)
 
 
 def test_public_flag_is_recorded(tenant, alice):
-    event, _ = services.event_ingest(
+    event, _ = event_ingest(
         tenant=tenant,
         payload=make_event(container={"key": "slack:channel:C1", "name": "#general", "public": True}),
     )
@@ -238,8 +237,8 @@ def test_long_source_name_membership_replace(tenant, alice, bob):
     first = make_event(
         source=name, container={"key": "crm:a:1", "members": ["alice@acme.com", "bob@acme.com"]}
     )
-    services.event_ingest(tenant=tenant, payload=first)
-    services.event_ingest(
+    event_ingest(tenant=tenant, payload=first)
+    event_ingest(
         tenant=tenant,
         payload={**first, "external_id": "2", "container": {"key": "crm:a:1", "members": ["alice@acme.com"]}},
     )

@@ -9,10 +9,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from almanac.selectors import group_members, user_group_keys
-from connectors import services
-from connectors.importers import calendar, ingest_all
+from connectors.calendar.normalize import ics_payloads
 from connectors.models import Event
-from connectors.pollers import poll_source
+from connectors.services.importer import ingest_all
+from connectors.services.ingest import event_ingest, event_ingest_batch
+from connectors.services.poller import poll_source
 from tests.connectors.conftest import make_event
 from tests.connectors.test_slack_poller import _source as slack_source
 from tests.connectors.test_slack_poller import ts
@@ -136,13 +137,13 @@ def test_calendar_meeting_moved_earlier_without_bob_removes_bob(company):
     tenant, key = company.tenant, "calendar:event:review-1@acme.example"
 
     def poll(data):
-        payloads = calendar.ics_payloads(tenant=tenant, data=data)
+        payloads = ics_payloads(tenant=tenant, data=data)
         return ingest_all(tenant=tenant, payloads=payloads, members_observed_at=timezone.now())
 
     assert poll(ics(vevent("20261220T100000Z", ["bob@acme.example"], 0)))["accepted"] == 1
     assert group_members(tenant=tenant, key=key) == ["alice", "bob"]
     # A week earlier, and bob is no longer invited.
-    # Stored under its new start, and the old time retired (connectors.importers.calendar.moves).
+    # Stored under its new start, and the old time retired (connectors.calendar.normalize.moves).
     assert poll(ics(vevent("20261213T100000Z", [], 1)))["accepted"] == 2
     assert group_members(tenant=tenant, key=key) == ["alice"]
 
@@ -154,7 +155,7 @@ def test_an_old_export_does_not_undo_a_later_removal(company):
     tenant, key = company.tenant, "calendar:event:review-1@acme.example"
     now = timezone.now()
     current = ics(vevent((now + timedelta(days=2)).strftime("%Y%m%dT%H%M%SZ"), ["bob@acme.example"], 1))
-    assert ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=current))["accepted"]
+    assert ingest_all(tenant=tenant, payloads=ics_payloads(tenant=tenant, data=current))["accepted"]
     removal = {
         "source": "calendar",
         "external_id": "review-1/bob-left",
@@ -166,7 +167,7 @@ def test_an_old_export_does_not_undo_a_later_removal(company):
     ingest_all(tenant=tenant, payloads=[{**removal, "version": 1, "text": "", "title": "", "tags": {}}])
     assert group_members(tenant=tenant, key=key) == ["alice"]
     old = ics(vevent((now - timedelta(days=30)).strftime("%Y%m%dT%H%M%SZ"), ["bob@acme.example"], 0))
-    ingest_all(tenant=tenant, payloads=calendar.ics_payloads(tenant=tenant, data=old))  # an old export
+    ingest_all(tenant=tenant, payloads=ics_payloads(tenant=tenant, data=old))  # an old export
     assert group_members(tenant=tenant, key=key) == ["alice"]
 
 
@@ -191,14 +192,14 @@ def test_explicit_leave_after_the_poll_started_is_kept(tenant, alice, bob):
     the leave), and a removal at 10:10 changes nothing after a list read at 10:20."""
     observed = datetime(2026, 11, 30, 10, 20, tzinfo=UTC)
     leave = message("CA/member/bob/1", A, ["bob@acme.com"], 30, kind="membership_removed", text="", tags={})
-    services.event_ingest(tenant=tenant, payload=leave)
+    event_ingest(tenant=tenant, payload=leave)
     listed = message("CA/1", A, ["alice@acme.com", "bob@acme.com"], 0)
-    services.event_ingest(tenant=tenant, payload=listed, members_observed_at=observed)
+    event_ingest(tenant=tenant, payload=listed, members_observed_at=observed)
     assert A in user_group_keys(alice) and A not in user_group_keys(bob)
     stale = message(
         "CA/member/alice/2", A, ["alice@acme.com"], 10, kind="membership_removed", text="", tags={}
     )
-    services.event_ingest(tenant=tenant, payload=stale)  # older than the list: its effect is in it
+    event_ingest(tenant=tenant, payload=stale)  # older than the list: its effect is in it
     assert A in user_group_keys(alice)
 
 
@@ -210,10 +211,10 @@ def test_unchanged_member_list_writes_its_clock_once(tenant, alice, bob):
     members = ["alice@acme.com", "bob@acme.com"]
     batch = [message(f"CA/{i}", A, members) for i in range(4)]
     with CaptureQueriesContext(connection) as ctx:
-        services.event_ingest_batch(tenant=tenant, payloads=batch)
+        event_ingest_batch(tenant=tenant, payloads=batch)
     clock_writes = [q["sql"] for q in ctx.captured_queries if "connectors_membershipclock" in q["sql"]]
     assert sum(s.startswith(("INSERT", "UPDATE")) for s in clock_writes) == 1
     with CaptureQueriesContext(connection) as ctx:  # all duplicates, the same list
-        services.event_ingest_batch(tenant=tenant, payloads=batch)
+        event_ingest_batch(tenant=tenant, payloads=batch)
     clock_queries = [q["sql"] for q in ctx.captured_queries if "connectors_membershipclock" in q["sql"]]
     assert len(clock_queries) == 1  # read once for the batch, not per duplicate, never written

@@ -3,9 +3,9 @@
 import pytest
 from django.core.management import call_command
 
-from connectors import services
 from connectors.models import Event, SyncCursor
-from connectors.pollers import poll_source
+from connectors.services.poller import poll_source
+from connectors.services.sources import source_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +26,7 @@ def notes_folder(tmp_path):
 
 
 def test_notes_poller_skips_bad_files_and_counts_them(company, notes_folder, caplog):
-    source = services.source_ensure(tenant=company.tenant, name="notes", config={"folder": str(notes_folder)})
+    source = source_ensure(tenant=company.tenant, name="notes", config={"folder": str(notes_folder)})
     result = poll_source(source=source)
     assert result == {"accepted": 2, "duplicates": 0, "rejected": 3, "state": "ok"}
     assert set(Event.objects.values_list("title", flat=True)) == {"Apollo sync", "Zephyr sync"}

@@ -1,4 +1,4 @@
-"""`connectors.pollers.poll_source`: backoff after a failure (Retry-After or exponential)
+"""`connectors.services.poller.poll_source`: backoff after a failure (Retry-After or exponential)
 and credentials that cannot be resolved."""
 
 from datetime import UTC, datetime, timedelta
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from connectors.models import Source, SyncCursor
-from connectors.pollers import poll_source
+from connectors.services.poller import poll_source
 from tests.connectors.servers import http_server
 from tests.connectors.test_calendar_poller import calendar_source
 

@@ -3,7 +3,7 @@ the ingest's transaction, for new events only; subscribers act after the commit.
 
 import pytest
 
-from connectors import services
+from connectors.services.ingest import event_ingest
 from connectors.signals import container_visibility_changed, event_ingested
 from skills.models import SkillRun
 from tests.connectors.conftest import make_event
@@ -42,17 +42,17 @@ def document_uploaded(skill_subscribed):
 
 
 def test_a_new_event_is_announced_and_a_duplicate_is_not(tenant, alice, heard):
-    event, _ = services.event_ingest(tenant=tenant, payload=make_event())
-    services.event_ingest(tenant=tenant, payload=make_event())
+    event, _ = event_ingest(tenant=tenant, payload=make_event())
+    event_ingest(tenant=tenant, payload=make_event())
     ingested = [kwargs for signal, kwargs in heard if signal is event_ingested]
     assert ingested == [{"tenant_id": tenant.pk, "event_id": event.pk}]
 
 
 def test_a_container_turned_private_is_announced_with_its_visibility(tenant, alice, heard):
     public = make_event(container={"key": "slack:channel:C123", "public": True})
-    services.event_ingest(tenant=tenant, payload=public)
+    event_ingest(tenant=tenant, payload=public)
     heard.clear()
-    services.event_ingest(tenant=tenant, payload=make_event(external_id="C123/2"))
+    event_ingest(tenant=tenant, payload=make_event(external_id="C123/2"))
     [changed] = [kwargs for signal, kwargs in heard if signal is container_visibility_changed]
     assert changed == {"tenant": tenant, "container_key": "slack:channel:C123", "public": False}
 
@@ -62,7 +62,7 @@ def test_a_new_meeting_note_runs_the_document_uploaded_skills_after_commit(
 ):
     settings.LLM_BASE_URL = ""
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        event, _ = services.event_ingest(tenant=tenant, payload=_note())
+        event, _ = event_ingest(tenant=tenant, payload=_note())
     assert not SkillRun.objects.filter(trigger=UPLOADED).exists()  # nothing before the commit
     for callback in callbacks:
         callback()
@@ -75,8 +75,8 @@ def test_messages_and_repeated_notes_upload_no_document(
     settings, tenant, alice, document_uploaded, django_capture_on_commit_callbacks
 ):
     settings.LLM_BASE_URL = ""
-    services.event_ingest(tenant=tenant, payload=_note())
+    event_ingest(tenant=tenant, payload=_note())
     with django_capture_on_commit_callbacks(execute=True):
-        services.event_ingest(tenant=tenant, payload=_note())  # a duplicate
-        services.event_ingest(tenant=tenant, payload=make_event())  # not a document
+        event_ingest(tenant=tenant, payload=_note())  # a duplicate
+        event_ingest(tenant=tenant, payload=make_event())  # not a document
     assert not SkillRun.objects.filter(trigger=UPLOADED).exists() and document_uploaded == []

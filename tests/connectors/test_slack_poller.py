@@ -4,11 +4,11 @@ import pytest
 from django.utils import timezone
 
 from almanac.selectors import group_members
-from connectors import services
-from connectors.importers import ingest_all
-from connectors.importers import slack as sl
 from connectors.models import Event, SyncCursor
-from connectors.pollers import poll_source
+from connectors.services.importer import ingest_all
+from connectors.services.poller import poll_source
+from connectors.services.sources import source_ensure, source_reset_backoff
+from connectors.slack import normalize as sl
 from tests.connectors.servers import http_server
 
 pytestmark = pytest.mark.django_db
@@ -98,7 +98,7 @@ class SlackApi:
 
 
 def _source(tenant, server):
-    source = services.source_ensure(
+    source = source_ensure(
         tenant=tenant, name="slack", config={"base_url": server.url + "/api/", "reread_hours": 24}
     )
     source.credentials = "env:TEST_SLACK_TOKEN"
@@ -149,7 +149,7 @@ def test_slack_429_backs_off_and_resumes_from_saved_page(company, slack_api, mon
     assert state.cursor["channels"]["C1"]["page"] == "1"  # page 1 is stored, page 2 is next
     assert Event.objects.filter(text="Vercel signed for Apollo").exists()
     assert poll_source(source=source)["state"] == "backoff"  # still backing off: nothing is called
-    services.source_reset_backoff(source=source)
+    source_reset_backoff(source=source)
     slack_api.requests.clear()
     result = poll_source(source=source)
     assert result["state"] == "ok"
@@ -276,7 +276,7 @@ def test_slack_first_poll_after_import_deletes_nothing(company, monkeypatch):
         payloads=sl.message_payloads(source_name="slack", channel=channel, message=message),
     )
     with http_server(api) as server:
-        source = services.source_ensure(
+        source = source_ensure(
             tenant=company.tenant, name="slack", config={"base_url": server.url + "/api/", "reread_hours": 24}
         )
         source.credentials = "env:TEST_SLACK_TOKEN"

@@ -1,6 +1,6 @@
 """Source links: Slack permalinks from the workspace URL, calendar and note links."""
 
-from connectors.importers.slack import SlackChannel, message_payloads, permalink
+from connectors.slack.normalize import SlackChannel, message_payloads, permalink
 
 
 def test_slack_permalink_of_a_message_and_a_reply():
@@ -27,8 +27,8 @@ def test_slack_messages_carry_their_permalink_when_the_workspace_is_known():
 
 
 def test_calendar_and_notes_links(tenant, tmp_path):
-    from connectors.importers.calendar import ics_payloads
-    from connectors.importers.notes import note_payload
+    from connectors.calendar.normalize import ics_payloads
+    from connectors.notes.normalize import note_payload
 
     ics = (
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:u1\r\nDTSTART:20261130T100000Z\r\n"
@@ -44,7 +44,7 @@ def test_calendar_and_notes_links(tenant, tmp_path):
 
 
 def test_a_bad_link_is_dropped_never_the_event(tenant, tmp_path):
-    from connectors.importers.notes import note_payload
+    from connectors.notes.normalize import note_payload
     from connectors.schemas import EventIn
 
     assert permalink(workspace_url="https://acme slack.com", channel_id="C1", ts="1.2") == ""

@@ -6,10 +6,11 @@ from cryptography.fernet import Fernet
 from django.utils import timezone
 
 from almanac.errors import ApplicationError
-from connectors import services, tasks
+from connectors import tasks
 from connectors.crypto import credentials_decode, credentials_encode
 from connectors.models import Event, SyncCursor
 from connectors.selectors import source_freshness
+from connectors.services.sources import source_ensure, sync_failure
 from tests.connectors.conftest import DEMO
 from tests.connectors.servers import http_server
 
@@ -40,7 +41,7 @@ def feed():
 
 
 def _calendar_source(tenant, url):
-    return services.source_ensure(tenant=tenant, name="calendar", config={"url": url + "/team.ics"})
+    return source_ensure(tenant=tenant, name="calendar", config={"url": url + "/team.ics"})
 
 
 def test_ics_feed_poll_then_304(company, feed):
@@ -68,9 +69,9 @@ def test_ics_feed_429_and_5xx_back_off(company, feed):
 
 def test_poll_due_sources_skips_backoff_and_recent(company, feed):
     due = _calendar_source(company.tenant, feed.url)
-    backing_off = services.source_ensure(tenant=company.tenant, name="github", config={"repos": ["acme/x"]})
-    services.sync_failure(source=backing_off, error="HTTP 429", retry_after=600)
-    services.source_ensure(tenant=company.tenant, name="hubspot")  # push-only: never polled
+    backing_off = source_ensure(tenant=company.tenant, name="github", config={"repos": ["acme/x"]})
+    sync_failure(source=backing_off, error="HTTP 429", retry_after=600)
+    source_ensure(tenant=company.tenant, name="hubspot")  # push-only: never polled
     with mock.patch("connectors.tasks.async_task") as enqueue:
         assert tasks.poll_due_sources() == 1
         enqueue.assert_called_once_with("connectors.tasks.source_poll_task", due.id)
@@ -123,7 +124,7 @@ def test_credentials_encrypted_or_env(settings, monkeypatch):
 
 
 def test_webhook_only_slack_source_is_not_polled(company):
-    services.source_ensure(tenant=company.tenant, name="slack", config={"team_id": "T1"})
+    source_ensure(tenant=company.tenant, name="slack", config={"team_id": "T1"})
     with mock.patch("connectors.tasks.async_task") as enqueue:
         assert tasks.poll_due_sources() == 0
     enqueue.assert_not_called()

@@ -3,12 +3,13 @@ redeliveries and re-reads by another path, rows stored before digests existed.""
 
 import pytest
 
-from connectors import services
-from connectors.importers import github as gh
-from connectors.importers import ingest_all, slack
-from connectors.importers import slack as sl
+from connectors.github import normalize as gh
 from connectors.models import Event
-from connectors.webhooks import slack as slack_webhook
+from connectors.services.importer import ingest_all
+from connectors.services.ingest import event_ingest, event_ingest_batch
+from connectors.services.sources import source_ensure
+from connectors.slack import normalize as sl
+from connectors.slack import webhook as slack_webhook
 from tests.connectors.conftest import make_event
 from wiki.models import Page, PageSection
 
@@ -71,13 +72,13 @@ def test_label_added_in_the_second_the_issue_was_opened(tenant, django_capture_o
 
 
 def test_two_slack_edits_in_one_second(tenant, alice, django_capture_on_commit_callbacks):
-    channel = slack.SlackChannel(id="C9", name="sales", public=True)
+    channel = sl.SlackChannel(id="C9", name="sales", public=True)
 
     def edit(text, edited_ts):
         message = {"type": "message", "user": "U1", "text": text, "ts": "1700000000.000100"}
         if edited_ts:
             message["edited"] = {"user": "U1", "ts": edited_ts}
-        payloads = slack.message_payloads(source_name="slack", channel=channel, message=message)
+        payloads = sl.message_payloads(source_name="slack", channel=channel, message=message)
         with django_capture_on_commit_callbacks(execute=True):
             return ingest_all(tenant=tenant, payloads=payloads)
 
@@ -96,7 +97,7 @@ def test_two_slack_edits_in_one_second(tenant, alice, django_capture_on_commit_c
 
 @pytest.mark.django_db
 def test_slack_guest_message_from_webhook_then_poller_is_one_version(tenant, alice):
-    source = services.source_ensure(tenant=tenant, name="slack", config={"team_id": "T1"})
+    source = source_ensure(tenant=tenant, name="slack", config={"team_id": "T1"})
     message = {
         "type": "message",
         "channel": "C9",
@@ -106,15 +107,15 @@ def test_slack_guest_message_from_webhook_then_poller_is_one_version(tenant, ali
         "ts": "1764496800.000100",
     }
     for payload in slack_webhook.payloads(source=source, event=message):
-        services.event_ingest(tenant=tenant, payload=payload)
+        event_ingest(tenant=tenant, payload=payload)
     guest = sl.SlackUser(id="U9", name="Guest", email="guest@partner.example")
     channel = sl.SlackChannel(id="C9", name="general", public=True, members=["U9"], users={"U9": guest})
     payloads = sl.message_payloads(source_name="slack", channel=channel, message=message)
-    assert services.event_ingest_batch(tenant=tenant, payloads=payloads) == {"accepted": 0, "duplicates": 1}
+    assert event_ingest_batch(tenant=tenant, payloads=payloads) == {"accepted": 0, "duplicates": 1}
     assert list(Event.objects.values_list("version", "author")) == [(1, "U9")]
     edited = {**message, "text": "edited in the same second"}  # a real change still is a version
     payloads = sl.message_payloads(source_name="slack", channel=channel, message=edited)
-    assert services.event_ingest_batch(tenant=tenant, payloads=payloads) == {"accepted": 1, "duplicates": 0}
+    assert event_ingest_batch(tenant=tenant, payloads=payloads) == {"accepted": 1, "duplicates": 0}
 
 
 # --- rows stored before digests existed ----------------------------------------------------
@@ -125,12 +126,12 @@ def test_rows_without_digest_are_duplicates_and_new_rows_keep_same_second_change
     from django.db.migrations.loader import MigrationLoader
 
     assert ("connectors", "0003_fill_digest") not in MigrationLoader(None).disk_migrations
-    services.event_ingest(tenant=tenant, payload=make_event())
+    event_ingest(tenant=tenant, payload=make_event())
     Event.objects.update(digest="")  # as stored before migration 0002
     again = make_event(text="the same message, re-read with today's text")
-    assert services.event_ingest_batch(tenant=tenant, payloads=[again]) == {"accepted": 0, "duplicates": 1}
+    assert event_ingest_batch(tenant=tenant, payloads=[again]) == {"accepted": 0, "duplicates": 1}
     new = make_event(external_id="C123/2")
-    services.event_ingest(tenant=tenant, payload=new)
+    event_ingest(tenant=tenant, payload=new)
     changed = {**new, "text": "changed within the same second"}
-    assert services.event_ingest_batch(tenant=tenant, payloads=[changed]) == {"accepted": 1, "duplicates": 0}
+    assert event_ingest_batch(tenant=tenant, payloads=[changed]) == {"accepted": 1, "duplicates": 0}
     assert sorted(Event.objects.filter(external_id="C123/2").values_list("version", flat=True)) == [1, 2]

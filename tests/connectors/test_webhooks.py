@@ -6,9 +6,11 @@ import time
 import pytest
 
 from almanac.selectors import user_group_keys
-from connectors import services
-from connectors.importers import ingest_all, slack
 from connectors.models import Event
+from connectors.services.identity import identity_upsert
+from connectors.services.importer import ingest_all
+from connectors.services.sources import source_ensure
+from connectors.slack.importer import export_payloads
 from tests.connectors.conftest import DEMO
 
 pytestmark = pytest.mark.django_db
@@ -25,10 +27,8 @@ def _secrets(settings):
 
 @pytest.fixture
 def slack_source(company):
-    source = services.source_ensure(tenant=company.tenant, name="slack", config={"team_id": "T0ACME"})
-    ingest_all(
-        tenant=company.tenant, payloads=slack.export_payloads(tenant=company.tenant, path=DEMO / "slack")
-    )
+    source = source_ensure(tenant=company.tenant, name="slack", config={"team_id": "T0ACME"})
+    ingest_all(tenant=company.tenant, payloads=export_payloads(tenant=company.tenant, path=DEMO / "slack"))
     return source
 
 
@@ -205,10 +205,10 @@ def test_slack_member_left_takes_effect_on_next_read(client, slack_source, compa
 
 @pytest.fixture
 def github_source(company):
-    services.identity_upsert(
+    identity_upsert(
         tenant=company.tenant, source_kind="github", handle="dave-acme", email="dave@acme.example"
     )
-    return services.source_ensure(tenant=company.tenant, name="github", config={"repos": ["acme/apollo"]})
+    return source_ensure(tenant=company.tenant, name="github", config={"repos": ["acme/apollo"]})
 
 
 def github_post(client, event: str, body: dict, *, secret=GITHUB_SECRET, delivery="d-1"):
@@ -409,7 +409,7 @@ def test_signed_github_events_of_the_wrong_shape_are_a_400(client, github_source
 @pytest.fixture
 def bare_slack_source(company):
     """A Slack source with nothing stored yet."""
-    return services.source_ensure(tenant=company.tenant, name="slack", config={"team_id": "T0ACME"})
+    return source_ensure(tenant=company.tenant, name="slack", config={"team_id": "T0ACME"})
 
 
 # --- unsigned requests that crashed the signature checks -----------------------------------

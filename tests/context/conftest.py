@@ -1,6 +1,6 @@
 """A small company for the context tests, built through the real services.
 
-Events go through `connectors.services.event_ingest` and are compiled into the wiki by
+Events go through `connectors.services.ingest.event_ingest` and are compiled into the wiki by
 `wiki.services.compile_pending`; memories through `memories.services.memory_create`.
 """
 
@@ -11,7 +11,7 @@ from datetime import date
 
 import pytest
 
-from connectors.services import event_ingest
+from connectors.services.ingest import event_ingest
 from memories.services import memory_create
 from wiki.services import compile_pending
 

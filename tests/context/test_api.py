@@ -202,7 +202,7 @@ def test_cursor_of_another_user_or_task_is_refused(api, company):
 
 def test_lagging_source_is_warned_about(api, company, no_freshness_cache):
     from connectors.models import Source
-    from connectors.services import sync_failure
+    from connectors.services.sources import sync_failure
 
     assert not [w for w in context(api, task="Vercel renewal")["warnings"] if w["code"] == "source_lagging"]
     sync_failure(
@@ -310,7 +310,7 @@ def test_query_count_is_bounded_and_independent_of_corpus_size(api, company, dja
 def test_response_is_exactly_the_documented_schema(api, company, alice, no_freshness_cache):
     """The endpoint returns the service's dict as is: it must already be ContextOut's shape."""
     from connectors.models import Source
-    from connectors.services import sync_failure
+    from connectors.services.sources import sync_failure
     from context.schemas import ContextOut
     from memories.services import session_create, turn_add
 
@@ -326,7 +326,7 @@ def test_response_is_exactly_the_documented_schema(api, company, alice, no_fresh
 
 def test_warning_texts_follow_the_request_language(api, company, alice, no_freshness_cache):
     from connectors.models import Source
-    from connectors.services import sync_failure
+    from connectors.services.sources import sync_failure
 
     sync_failure(source=Source.objects.get(tenant=company, name="slack"), error="HTTP 429", retry_after=600)
     mail = Source.objects.create(tenant=company, kind="email", name="email")

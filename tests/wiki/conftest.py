@@ -3,7 +3,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from connectors.services import event_ingest
+from connectors.services.ingest import event_ingest
 
 BASE_TIME = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
 _counter = itertools.count(1)

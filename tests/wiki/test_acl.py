@@ -144,7 +144,7 @@ def test_a_channel_turned_private_hides_its_older_threads_too(api, push, alice, 
 
 def test_a_channel_turned_private_is_hidden_before_the_worker_compiles(api, push, tenant, alice, bob):
     from connectors.models import Event
-    from connectors.services import event_ingest
+    from connectors.services.ingest import event_ingest
 
     push(slack("Vercel pilot starts Monday", channel="C500", name="#deals", tags={"customer": "Vercel"}))
     event, _ = event_ingest(tenant=tenant, payload=_deals_turned_private())  # its compile not run yet
@@ -228,7 +228,7 @@ def _seen_by(user, slug: str) -> list[str]:
 
 
 def test_a_re_read_saying_the_channel_is_now_private_hides_it_at_once(tenant, push, alice, bob, charlie):
-    from connectors.services import event_ingest
+    from connectors.services.ingest import event_ingest
 
     everyone = ["alice@acme.com", "bob@acme.com", "charlie@acme.com"]
     push(slack("Zeta pricing 5%", ts="1.0", channel="CZ", tags={"customer": "Zeta"}, members=everyone))
@@ -252,7 +252,7 @@ def test_the_wiki_does_not_depend_on_the_order_events_arrive_in(tenant, push, al
 
 
 def test_a_private_turn_hides_the_event_s_own_thread_before_any_compile(tenant, push, alice, charlie):
-    from connectors.services import event_ingest
+    from connectors.services.ingest import event_ingest
 
     push(slack("Eta pricing 5%", ts="3.0", channel="CE", tags={"customer": "Eta"}))
     assert _seen_by(charlie, "eta")

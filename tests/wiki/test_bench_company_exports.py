@@ -9,8 +9,9 @@ from django.core.management import call_command
 
 from almanac.services.users import user_create
 from bench.quality import company_exports as gen
-from connectors.importers import calendar, ingest_all
+from connectors.calendar.normalize import ics_payloads
 from connectors.models import Event
+from connectors.services.importer import ingest_all
 
 
 def test_generator_is_deterministic_per_seed(tmp_path):
@@ -69,9 +70,7 @@ def test_exports_import_with_the_documented_commands(tenant, tmp_path):
     summaries = [line for line in out.getvalue().splitlines() if "new events" in line]
     assert len(summaries) == 5 and all(" 0 rejected" in line for line in summaries), out.getvalue()
     for index, path in enumerate(files["calendar"]):
-        payloads = calendar.ics_payloads(
-            tenant=tenant, data=path.read_bytes(), now=gen.CALENDAR_EXPORTS[index]
-        )
+        payloads = ics_payloads(tenant=tenant, data=path.read_bytes(), now=gen.CALENDAR_EXPORTS[index])
         assert "rejected" not in ingest_all(tenant=tenant, payloads=payloads)
     kinds = Counter(Event.objects.filter(tenant=tenant).values_list("kind", flat=True))
     assert kinds["email_recalled"] == 3

@@ -122,13 +122,11 @@ def test_compile_event_task_ignores_missing_and_compiled_events(push):
 
 
 def test_sweep_compiles_events_whose_task_was_lost(tenant, alice, monkeypatch):
-    import connectors.services as connector_services
+    from connectors.services.ingest import event_ingest
     from wiki.tasks import SCHEDULES, compile_sweep_task
 
     monkeypatch.setattr("wiki.receivers.async_task", lambda *a, **k: None)  # the task is lost
-    event = connector_services.event_ingest(
-        tenant=tenant, payload=slack("Vercel renewal", tags={"customer": "Vercel"})
-    )[0]
+    event = event_ingest(tenant=tenant, payload=slack("Vercel renewal", tags={"customer": "Vercel"}))[0]
     assert compile_sweep_task() == 0  # too young: its own task may still come
     Event.objects.filter(pk=event.pk).update(received_at=event.received_at - timedelta(minutes=5))
     assert compile_sweep_task() == 1
@@ -139,7 +137,7 @@ def test_sweep_compiles_events_whose_task_was_lost(tenant, alice, monkeypatch):
 def test_a_batch_meeting_an_entity_deleted_since_the_matcher_read_it_compiles_one_by_one(tenant, alice):
     from django.db import connection, transaction
 
-    from connectors.services import event_ingest
+    from connectors.services.ingest import event_ingest
     from wiki.matching import entity_matcher
 
     gone = services.entity_ensure(tenant=tenant, kind="customer", name="Vercel")
@@ -157,7 +155,7 @@ def test_a_batch_meeting_an_entity_deleted_since_the_matcher_read_it_compiles_on
 def test_a_rolled_back_batch_leaves_no_trace_in_the_cached_entities(tenant, alice, monkeypatch):
     from django.db import transaction
 
-    from connectors.services import event_ingest
+    from connectors.services.ingest import event_ingest
     from wiki.services import backlog
 
     monkeypatch.setattr("wiki.receivers.async_task", lambda *a, **k: None)

@@ -2,8 +2,8 @@
 
 import pytest
 
-import connectors.services as connector_services
 from connectors.models import Event
+from connectors.services.ingest import event_ingest
 from tests.locking import while_locked
 from tests.wiki.conftest import slack
 from wiki import services
@@ -14,10 +14,10 @@ from wiki.services import compiler
 @pytest.mark.django_db(transaction=True)
 def test_a_second_worker_waits_for_the_thread_and_sees_the_first_ones_write(tenant, alice, monkeypatch):
     monkeypatch.setattr("wiki.receivers.async_task", lambda *a, **k: None)
-    root = connector_services.event_ingest(
+    root = event_ingest(
         tenant=tenant, payload=slack("Vercel wants SSO", tags={"customer": "Vercel"}, ts="1700000000.000100")
     )[0]
-    reply = connector_services.event_ingest(
+    reply = event_ingest(
         tenant=tenant,
         payload=slack("and SCIM", thread="1700000000.000100", ts="1700000001.000100", minutes=1),
     )[0]

@@ -9,7 +9,7 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connectors.services import event_ingest
+from connectors.services.ingest import event_ingest
 from wiki import services
 from wiki.models import Page
 

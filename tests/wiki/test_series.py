@@ -1,13 +1,13 @@
 """`wiki.series`: a recurring meeting is one line on a page (cadence, last and next
 occurrence, the notes of its meetings under it), in the page API and in context items; a
-moved meeting serves its new time (`connectors.importers.calendar.moves`)."""
+moved meeting serves its new time (`connectors.calendar.normalize.moves`)."""
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from connectors.importers import ingest_all
-from connectors.importers.calendar import ics_payloads
+from connectors.calendar.normalize import ics_payloads
+from connectors.services.importer import ingest_all
 from tests.wiki.conftest import slack
 from wiki import selectors, series
 from wiki.models import Page

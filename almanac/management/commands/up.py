@@ -84,12 +84,15 @@ class Command(BaseCommand):
         self.stdout.write("stopped")
 
 
-def gunicorn_command(addr: str, app: str = "almanac.wsgi:application") -> list[str]:
+def gunicorn_command(addr: str, app: str = "") -> list[str]:
+    """The web server's command line; `app` ("module:attribute") defaults to the project's
+    WSGI_APPLICATION."""
+    module, _, attribute = settings.WSGI_APPLICATION.rpartition(".")
     return [
         sys.executable,
         "-m",
         "gunicorn",
-        app,
+        app or f"{module}:{attribute}",
         "--bind",
         addr,
         "--workers",

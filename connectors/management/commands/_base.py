@@ -12,11 +12,11 @@ from tqdm import tqdm
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from connectors.importers import ingest_all
 from connectors.models import RESERVED_SOURCE_NAMES, Event
-from connectors.pollers import PollError
 from connectors.schemas import SOURCE_RE
-from connectors.services import source_ensure, sync_success
+from connectors.services.importer import ingest_all
+from connectors.services.poller import PollError
+from connectors.services.sources import source_ensure, sync_success
 
 
 class ImportCommand(BaseCommand):

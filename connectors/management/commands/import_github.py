@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from connectors.importers import github
+from connectors.github.importer import export_payloads
 from connectors.management.commands._base import ImportCommand
 
 
@@ -35,11 +35,11 @@ class Command(ImportCommand):
         if not options["path"] and not options["repo"]:
             raise CommandError("give a JSON export PATH and/or --repo owner/name")
         if options["path"]:
-            yield from github.export_payloads(
+            yield from export_payloads(
                 tenant=tenant, path=options["path"], source_name=source_name, repo_name=options["repo_name"]
             )
         if options["repo"]:
-            from connectors.pollers.github import live_payloads
+            from connectors.github.poller import live_payloads
 
             token = options["token"] or read_token(options["token_file"])
 

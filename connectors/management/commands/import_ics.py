@@ -1,8 +1,8 @@
 from pathlib import Path
 
-from connectors.importers import calendar
+from connectors.calendar.normalize import ics_payloads
+from connectors.calendar.poller import fetch_feed
 from connectors.management.commands._base import ImportCommand
-from connectors.pollers.calendar import fetch_feed
 
 
 class Command(ImportCommand):
@@ -16,4 +16,4 @@ class Command(ImportCommand):
     def payloads(self, *, tenant, source_name, options):
         target = options["path_or_url"]
         data = fetch_feed(target) if target.startswith(("http://", "https://")) else Path(target).read_bytes()
-        return calendar.ics_payloads(tenant=tenant, data=data, source_name=source_name)
+        return ics_payloads(tenant=tenant, data=data, source_name=source_name)

@@ -1,4 +1,4 @@
-from connectors.importers import email
+from connectors.email.importer import mailbox_payloads
 from connectors.management.commands._base import ImportCommand
 
 
@@ -11,4 +11,4 @@ class Command(ImportCommand):
         super().add_arguments(parser)
 
     def payloads(self, *, tenant, source_name, options):
-        return email.mailbox_payloads(tenant=tenant, path=options["path"], source_name=source_name)
+        return mailbox_payloads(tenant=tenant, path=options["path"], source_name=source_name)

@@ -2,8 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from connectors.importers import notes
 from connectors.management.commands._base import ImportCommand
+from connectors.notes.importer import notes_payloads
 
 
 class Command(ImportCommand):
@@ -17,4 +17,4 @@ class Command(ImportCommand):
     def payloads(self, *, tenant, source_name, options):
         if not Path(options["dir"]).is_dir():
             raise CommandError(f"{options['dir']} is not a folder")
-        return notes.notes_payloads(tenant=tenant, folder=options["dir"], source_name=source_name)
+        return notes_payloads(tenant=tenant, folder=options["dir"], source_name=source_name)

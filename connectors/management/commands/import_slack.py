@@ -1,5 +1,5 @@
-from connectors.importers import slack
 from connectors.management.commands._base import ImportCommand
+from connectors.slack.importer import export_payloads
 
 
 class Command(ImportCommand):
@@ -11,4 +11,4 @@ class Command(ImportCommand):
         super().add_arguments(parser)
 
     def payloads(self, *, tenant, source_name, options):
-        return slack.export_payloads(tenant=tenant, path=options["path"], source_name=source_name)
+        return export_payloads(tenant=tenant, path=options["path"], source_name=source_name)

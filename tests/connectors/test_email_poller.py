@@ -1,9 +1,9 @@
 import pytest
 
 from almanac.selectors import group_members
-from connectors import services
 from connectors.models import Event, SyncCursor
-from connectors.pollers import poll_source
+from connectors.services.poller import poll_source
+from connectors.services.sources import source_ensure
 from tests.connectors.servers import Mailbox, imap_server
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +53,7 @@ def mailbox():
 
 def imap_source(tenant, port):
     """The "email" source reading the local IMAP server as bot (password: $TEST_IMAP_PASSWORD)."""
-    source = services.source_ensure(
+    source = source_ensure(
         tenant=tenant,
         name="email",
         config={"host": "127.0.0.1", "port": port, "ssl": False, "username": "bot"},

@@ -1,0 +1,1 @@
+"""Calendar: the normalizer of an ICS document (a file or a feed) and the feed poller."""
