@@ -128,3 +128,19 @@ def test_webhook_only_slack_source_is_not_polled(company):
     with mock.patch("connectors.tasks.async_task") as enqueue:
         assert tasks.poll_due_sources() == 0
     enqueue.assert_not_called()
+
+
+def test_setup_schedules_rewrites_a_schedule_stored_under_an_old_function_path():
+    """A database made before a module moved keeps its schedule rows: `setup_schedules` (run
+    by `manage.py up`) finds them by name and points them at the function's path now."""
+    from django_q.models import Schedule
+
+    from almanac.schedules import setup_schedules
+
+    Schedule.objects.create(
+        name="connectors.poll_due_sources", func="connectors.pollers.poll_due_sources", minutes=5
+    )
+    setup_schedules()
+    schedule = Schedule.objects.get(name="connectors.poll_due_sources")
+    assert (schedule.func, schedule.minutes) == ("connectors.tasks.poll_due_sources", 1)
+    assert Schedule.objects.filter(func__startswith="connectors.").count() == 1
