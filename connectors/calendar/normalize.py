@@ -1,4 +1,4 @@
-"""Calendar: ICS (iCalendar) files and feeds. Each VEVENT is one `calendar_event` whose
+"""Calendar: normalization of an ICS (iCalendar) document, a file or a feed. Each VEVENT is one `calendar_event` whose
 attendees and organizer form the access group `calendar:event:<uid>`; a cancelled event
 becomes `message_deleted`. CATEGORIES like `customer:Vercel` / `project:Apollo` become tags.
 

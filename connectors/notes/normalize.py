@@ -1,5 +1,5 @@
-"""Meeting notes: a folder of Markdown files with front matter (title, date, attendees,
-customer, project; optional public) — the shape note tools export. Attendees form the
+"""Meeting notes: normalization of one Markdown file with front matter (title, date,
+attendees, customer, project; optional public) — the shape note tools export. Attendees form the
 access group `notes:meeting:<hash of the file path>`; an edited file is a new version.
 A file that cannot be read (broken YAML, a field of the wrong type) is logged and skipped:
 it never stops the files after it."""

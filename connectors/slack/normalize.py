@@ -1,6 +1,5 @@
-"""Slack: normalization of messages (shared by the export importer, poller and Events API)
-and the standard Slack export zip importer (users.json, channels.json, groups.json and one
-folder of day files per channel)."""
+"""Slack: normalization of messages, channels and people, shared by the export importer,
+the poller and the Events API webhook."""
 
 from __future__ import annotations
 
