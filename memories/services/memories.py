@@ -19,7 +19,7 @@ from memories.constants import DEDUP_CANDIDATES, QUALITY_MAX, QUALITY_MIN, QUALI
 from memories.models import Feedback, Memory, MemoryAuditText, MemoryLink
 from memories.selectors import nearest
 from memories.services.common import clean_text
-from memories.services.compression import (
+from memories.services.revocation import (
     expired_folded,
     originals_release,
     originals_release_unsaid,

@@ -110,18 +110,18 @@ def test_an_original_rewritten_while_its_summary_is_deleted_waits_its_turn(bob, 
 
 
 def test_a_topic_that_changed_while_its_summary_was_written_is_not_compressed(bob, folded, monkeypatch):
-    from memories.services import compression
+    from memories.services import topics
 
     originals, summary = folded
     services.memory_delete(memory=summary, user=bob)  # the originals are active again
     topic = list(Memory.objects.filter(owner=bob, status="active").order_by("created_at", "id"))
-    real = compression.skill_run
+    real = topics.skill_run
 
     def skill_run_while_one_moves(**kw):
         services.memory_update(memory=topic[0], user=bob, data={"scope": "user"})  # during the LLM call
         return real(**kw)
 
-    monkeypatch.setattr(compression, "skill_run", skill_run_while_one_moves)
+    monkeypatch.setattr(topics, "skill_run", skill_run_while_one_moves)
     assert services.memory_compress_topic(memories=topic) is None
     assert not Memory.objects.filter(meta__source="compression").exists()
     assert Memory.objects.get(pk=topic[0].pk).status == "active"
@@ -159,7 +159,7 @@ def test_a_rename_while_the_summary_is_written_stops_the_compression(tenant, ali
     # been written under the old name's key, for whoever gets that name next.
     from django.contrib.auth import get_user_model
 
-    from memories.services import compression
+    from memories.services import topics
     from tests.memories.conftest import at_cosine, unit
 
     topic_vector = unit(43)
@@ -170,7 +170,7 @@ def test_a_rename_while_the_summary_is_written_stops_the_compression(tenant, ali
             embedding=at_cosine(topic_vector, 0.9, seed=500 + i),
         )
     topic = list(Memory.objects.filter(owner=alice).order_by("created_at", "id"))
-    real = compression.skill_run
+    real = topics.skill_run
 
     def rename():
         user = get_user_model().objects.get(pk=alice.pk)
@@ -181,7 +181,7 @@ def test_a_rename_while_the_summary_is_written_stops_the_compression(tenant, ali
         committed_meanwhile(rename)
         return real(**kw)
 
-    monkeypatch.setattr(compression, "skill_run", skill_run_while_renamed)
+    monkeypatch.setattr(topics, "skill_run", skill_run_while_renamed)
     assert services.memory_compress_topic(memories=topic) is None
     assert {tuple(acl) for acl in Memory.objects.filter(owner=alice).values_list("acl", flat=True)} == {
         ("user:alice2",)
@@ -235,7 +235,7 @@ def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, sett
     """The purge redacts the runs it can see; the compression's run row, written in its own
     transaction after the purge, must not be committed when it gives up."""
 
-    from memories.services import compression
+    from memories.services import topics
     from memories.tasks import memory_compress_task
     from skills.models import SkillRun
     from tests.memories.test_compression import _apollo
@@ -243,7 +243,7 @@ def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, sett
     settings.LLM_BASE_URL = ""
     originals = _apollo(alice, settings.MEMORY_COMPRESS_MIN + 1)
     secret = originals[0]
-    real = compression.skill_run
+    real = topics.skill_run
 
     def slow_skill(**kwargs):  # the purge lands while the LLM works
         committed_meanwhile(
@@ -251,7 +251,7 @@ def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, sett
         )
         return real(**kwargs)
 
-    monkeypatch.setattr(compression, "skill_run", slow_skill)
+    monkeypatch.setattr(topics, "skill_run", slow_skill)
     assert memory_compress_task()["summaries"] == 0  # a memory changed meanwhile: nothing written
     assert not Memory.objects.filter(pk=secret.pk).exists()
     assert not [r for r in SkillRun.objects.all() if secret.content in str(r.input)]
