@@ -2,10 +2,7 @@
 people, in the API, the admin, the commands and the connectors' identity mapping.
 The web login is tested in tests/web/test_login.py."""
 
-import importlib
-
 import pytest
-from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
@@ -85,16 +82,6 @@ def test_renaming_a_prefixed_user_renames_them_in_their_tenant_only(alice, globe
     assert secret.scope_key == "alicia" and secret.acl == ["user:alicia"]
     alice.refresh_from_db()
     assert alice.profile.username == "alice" and "user:alice" in user_group_keys(alice)
-
-
-def test_the_migration_fills_names_from_handles(alice, globex_alice):
-    migration = importlib.import_module("almanac.migrations.0007_userprofile_username")
-    UserProfile.objects.update(username="")
-    migration.fill_username(apps, None)
-    assert dict(UserProfile.objects.values_list("user__username", "username")) == {
-        "alice": "alice",
-        "globex:alice": "alice",
-    }
 
 
 # --- the API: an agent key finds its own tenant's alice -------------------------------------

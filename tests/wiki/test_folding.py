@@ -54,23 +54,3 @@ def test_brackets_that_name_something_stay(name, key):
     from wiki.folding import fold
 
     assert fold(name) == key
-
-
-@pytest.mark.django_db
-def test_stored_keys_are_refolded_so_a_new_spelling_finds_the_entity(tenant):
-    import importlib
-
-    from django.apps import apps
-
-    from wiki.models import Entity
-    from wiki.services import entity_ensure
-
-    entity = entity_ensure(tenant=tenant, kind="customer", name="Nightingale Holding")
-    Entity.objects.filter(pk=entity.pk).update(
-        key="nightingale holding", alias_keys=["nightingale holding"]
-    )  # as stored before
-    importlib.import_module("wiki.migrations.0009_entity_keys_refolded").refold(apps, None)
-    entity.refresh_from_db()
-    assert entity.key == "nightingale" and "nightingale holding" in entity.alias_keys
-    assert entity_ensure(tenant=tenant, kind="customer", name="Nightingale Holding") == entity
-    assert Entity.objects.filter(kind="customer").count() == 1
