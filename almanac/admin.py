@@ -22,6 +22,7 @@ from almanac.models import (
     Tenant,
     UserProfile,
 )
+from almanac.permissions import sees_everything, users_manageable
 from almanac.services.audit import access_audit
 from almanac.services.keys import agentkey_revoke
 from almanac.services.tenancy import memberships_of
@@ -275,14 +276,11 @@ class TenantUserAdmin(TenantScopedAdminMixin, UserAdmin):
 
     def get_queryset(self, request):
         # Not the other admins either: setting their password would be becoming them.
-        qs = super().get_queryset(request)
-        if request.user.is_superuser:
-            return qs
-        return qs.filter(is_superuser=False).exclude(Q(is_staff=True) & ~Q(pk=request.user.pk))
+        return users_manageable(super().get_queryset(request), user=request.user)
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
-        return fields if request.user.is_superuser else [*fields, *self._GRANTS]
+        return fields if sees_everything(request.user) else [*fields, *self._GRANTS]
 
 
 admin.site.unregister(User)

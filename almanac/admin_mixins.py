@@ -17,6 +17,7 @@ from django.http import Http404
 from almanac.models import (
     Tenant,
 )
+from almanac.permissions import runs_installation, sees_everything
 from almanac.selectors import acl_visible, user_tenant
 
 
@@ -34,7 +35,7 @@ def staff_tenant_id(request) -> int | None:
 def tenant_choices(request, model):
     """The rows of `model` a scoped staff user may pick in a form (their tenant's), or None
     when there is nothing to restrict (a superuser, or a model not owned by a tenant)."""
-    if request.user.is_superuser:
+    if sees_everything(request.user):
         return None
     tenant_id = staff_tenant_id(request)
     if model is Tenant:
@@ -87,7 +88,7 @@ class HiddenFieldsAdminMixin:
     def lookup_allowed(self, lookup, value, request=None):
         if (
             request is not None
-            and not request.user.is_superuser
+            and not sees_everything(request.user)
             and lookup.split("__")[0] in self.hidden_fields
         ):
             return False
@@ -95,7 +96,7 @@ class HiddenFieldsAdminMixin:
 
     def get_search_fields(self, request):
         fields = super().get_search_fields(request)
-        if request.user.is_superuser:
+        if sees_everything(request.user):
             return fields
         return [f for f in fields if f.lstrip("^=@").split("__")[0] not in self.hidden_fields]
 
@@ -114,14 +115,14 @@ class TenantScopedAdminMixin:
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
-        if request.user.is_superuser:
+        if sees_everything(request.user):
             return qs
         tenant_id = staff_tenant_id(request)
         return qs.none() if tenant_id is None else qs.filter(**{self.tenant_field: tenant_id})
 
     def get_list_filter(self, request):
         list_filter = super().get_list_filter(request)
-        if request.user.is_superuser:
+        if sees_everything(request.user):
             return list_filter
         return [_related_only(self.model, f) for f in list_filter]
 
@@ -160,7 +161,7 @@ class ScopedHistoryAdminMixin:
     def _outside_queryset(self, request, object_id, *, writing: bool = False) -> bool:
         # Superusers keep simple-history's view of deleted objects; reverting one is saving
         # a row that is gone (outside the services): create it anew instead.
-        if request.user.is_superuser and not writing:
+        if sees_everything(request.user) and not writing:
             return False
         return self.get_object(request, unquote(object_id)) is None
 
@@ -184,7 +185,7 @@ class ScopedHistoryAdminMixin:
 
     def get_history_queryset(self, request, history_manager, pk_name, object_id):
         qs = super().get_history_queryset(request, history_manager, pk_name, object_id)
-        if self.history_acl and not request.user.is_superuser:
+        if self.history_acl and not sees_everything(request.user):
             qs = acl_visible(qs, request.user)
         return qs
 
@@ -226,30 +227,16 @@ class SuperuserOnlyAdminMixin:
     # Superusers only, and then only what the admin itself allows (django-q2 offers no
     # "add" for task results: forcing it open gave a 500).
     def has_module_permission(self, request):
-        return request.user.is_active and request.user.is_superuser and super().has_module_permission(request)
+        return runs_installation(request.user) and super().has_module_permission(request)
 
     def has_view_permission(self, request, obj=None):
-        return (
-            request.user.is_active and request.user.is_superuser and super().has_view_permission(request, obj)
-        )
+        return runs_installation(request.user) and super().has_view_permission(request, obj)
 
     def has_add_permission(self, request, *args):
-        return (
-            request.user.is_active
-            and request.user.is_superuser
-            and super().has_add_permission(request, *args)
-        )
+        return runs_installation(request.user) and super().has_add_permission(request, *args)
 
     def has_change_permission(self, request, obj=None):
-        return (
-            request.user.is_active
-            and request.user.is_superuser
-            and super().has_change_permission(request, obj)
-        )
+        return runs_installation(request.user) and super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request, obj=None):
-        return (
-            request.user.is_active
-            and request.user.is_superuser
-            and super().has_delete_permission(request, obj)
-        )
+        return runs_installation(request.user) and super().has_delete_permission(request, obj)

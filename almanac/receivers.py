@@ -1,4 +1,5 @@
-"""Receivers that keep the personal key `user:<username>` on the person (docs/design.md, Identity and access).
+"""Receivers that keep the personal key `user:<username>` on the person (docs/design.md, Identity and access),
+and check the embedding columns after `migrate`.
 
 Django's UserAdmin and the shell rename or delete a user with a plain `User.save()` /
 `delete()`, which calls no service of ours: these receivers are the one way to catch every
@@ -9,8 +10,9 @@ the service opens its own, right after the user row is written.
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.conf import settings
-from django.db.models.signals import post_save, pre_delete, pre_save
+from django.db.models.signals import post_migrate, post_save, pre_delete, pre_save
 from django.dispatch import receiver
 
 from almanac.models import UserProfile
@@ -33,3 +35,22 @@ def _user_deleted(sender, instance, **kwargs) -> None:
 def _profile_saving(sender, instance, raw=False, **kwargs) -> None:
     if not raw:
         profile_name_fill(profile=instance)
+
+
+# Once per migrate (this app's signal comes after every app has migrated).
+@receiver(post_migrate, sender=apps.get_app_config("almanac"), dispatch_uid="almanac.embedding_dim")
+def _embedding_columns_after_migrate(sender, using="default", **kwargs) -> None:
+    """A fresh install with another EMBEDDING_DIM gets columns of that size; columns that
+    hold vectors of another size are reported (only `reembed` can fill them again)."""
+    import sys
+
+    from almanac.embedding_columns import empty_columns_fit
+
+    if using != "default":
+        return
+    stale = empty_columns_fit()
+    if stale:
+        sys.stderr.write(
+            f"warning: {', '.join(stale)} hold vectors of another size than EMBEDDING_DIM: "
+            "run `manage.py reembed` (until then writes and searches of those rows fail)\n"
+        )

@@ -4,10 +4,10 @@ from django.db.models import Max
 
 from almanac.admin_mixins import HiddenFieldsAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
-from almanac.selectors import user_group_keys
 from connectors import selectors
 from connectors.crypto import ENV_PREFIX, credentials_encode
 from connectors.models import Event, ExternalIdentity, MembershipClock, Source, SyncCursor
+from connectors.permissions import configures_endpoints, events_visible, reads_item_contents
 from connectors.services.poller import is_pollable
 from connectors.services.sources import source_reset_backoff
 
@@ -50,14 +50,11 @@ class SourceForm(forms.ModelForm):
         model = Source
         fields = ["tenant", "kind", "name", "config", "enabled", "poll_minutes"]
 
-    def _superuser(self) -> bool:
-        return bool(self.user and self.user.is_superuser)
-
     def clean_new_credentials(self):
         value = self.cleaned_data["new_credentials"].strip()
         if not value:
             return None
-        if value.startswith(ENV_PREFIX) and not self._superuser():
+        if value.startswith(ENV_PREFIX) and not configures_endpoints(self.user):
             raise forms.ValidationError(
                 "only a superuser may point credentials at the server's environment (env:VAR)"
             )
@@ -72,7 +69,7 @@ class SourceForm(forms.ModelForm):
             raise forms.ValidationError("config must be a JSON object")
         before = (self.instance.config if self.instance.pk else None) or {}
         changed = [key for key in ENDPOINT_KEYS if config.get(key) != before.get(key)]
-        if changed and not self._superuser():
+        if changed and not configures_endpoints(self.user):
             raise forms.ValidationError(
                 f"only a superuser may set {', '.join(changed)}: where a source connects or "
                 "what it reads on the server is the installation's to decide"
@@ -258,14 +255,11 @@ class EventAdmin(
     readonly_fields = ["item_versions"]
 
     def get_queryset(self, request):
-        qs = super().get_queryset(request)
-        if request.user.is_superuser:
-            return qs
-        return qs.filter(container_key__in=user_group_keys(request.user))
+        return events_visible(super().get_queryset(request), user=request.user)
 
     def get_exclude(self, request, obj=None):
         exclude = list(super().get_exclude(request, obj) or [])
-        return exclude if request.user.is_superuser else [*exclude, *self.content_fields]
+        return exclude if reads_item_contents(request.user) else [*exclude, *self.content_fields]
 
     @admin.display(description="versions of this item")
     def item_versions(self, obj):

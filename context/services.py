@@ -20,7 +20,7 @@ from context.budget import fit
 from context.cursor import Seen, cursor_decode, cursor_encode
 from context.items import Fit, Item
 from context.selection import Selection, select
-from memories.services import memory_touch_later
+from memories.services.touches import memory_touch_later
 from wiki.models import PageSection
 from wiki.selectors import stale_section_count
 from wiki.services.summary import page_summary_text

@@ -21,12 +21,16 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from almanac.admin_mixins import ScopedHistoryAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
+from almanac.permissions import sees_everything
 from almanac.services.audit import audit_record
 from almanac.services.users import user_name
-from memories import services
 from memories.models import ConversationSession, Feedback, Memory, MemoryLink, SessionChunk, Turn
 from memories.selectors import SEARCH_FIELDS
 from memories.services.attribution import memories_mark_reviewed
+from memories.services.compression import memory_restore
+from memories.services.memories import memory_create, memory_delete, memory_update
+from memories.services.purge import memory_purge
+from memories.services.rows import memory_set_status
 
 EXPORT_FIELDS = [
     "id", "owner", "memory_type", "scope", "scope_key", "content", "importance", "status", "access_count",
@@ -37,7 +41,7 @@ EDITABLE = ["content", "importance", "status", "scope", "scope_key", "meta", "oc
 
 
 def _visible_memories(request):
-    if request.user.is_superuser:
+    if sees_everything(request.user):
         return Memory.objects.all()
     return Memory.objects.visible_to(request.user, statuses=None)
 
@@ -124,12 +128,12 @@ class MemoryAdminForm(forms.ModelForm):
             # revert the form starts from the old version, so changed_data is empty.
             current = Memory.objects.get(pk=self.instance.pk)
             changes = {f: data[f] for f in EDITABLE if f in data and data[f] != getattr(current, f)}
-            return services.memory_update(
+            return memory_update(
                 memory=current, user=user, data=changes, reason="admin", scope_user=current.owner
             )
         if data.get("owner") is None:
             raise ApplicationError("a memory needs an owner")
-        memory, _ = services.memory_create(
+        memory, _ = memory_create(
             owner=data["owner"], content=data.get("content") or "", memory_type=data.get("memory_type"),
             scope=data.get("scope"), scope_key=data.get("scope_key") or None, importance=data.get("importance"),
             meta=data.get("meta"), occurred_at=data.get("occurred_at"), reason="admin", actor=user,
@@ -182,11 +186,11 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
         obj.pk = form.written.pk
 
     def delete_model(self, request, obj):
-        services.memory_delete(memory=obj, user=request.user, reason="admin")
+        memory_delete(memory=obj, user=request.user, reason="admin")
 
     def delete_queryset(self, request, queryset):
         for memory in queryset:
-            services.memory_delete(memory=memory, user=request.user, reason="admin")
+            memory_delete(memory=memory, user=request.user, reason="admin")
 
     @admin.action(description="Mark reviewed (scope checked)")
     def mark_reviewed(self, request, queryset):
@@ -217,21 +221,19 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
 
     @admin.action(description="Archive selected (kept, not retrieved)")
     def archive(self, request, queryset):
-        n = services.memory_set_status(
-            memories=queryset, status="archived", user=request.user, reason="admin:archive"
-        )
+        n = memory_set_status(memories=queryset, status="archived", user=request.user, reason="admin:archive")
         self.message_user(request, f"{n} memories archived")
 
     @admin.action(description="Reactivate selected")
     def reactivate(self, request, queryset):
-        n = services.memory_set_status(
+        n = memory_set_status(
             memories=queryset, status="active", user=request.user, reason="admin:reactivate"
         )
         self.message_user(request, f"{n} memories reactivated")
 
     @admin.action(description="Restore compressed (a summary left without originals is archived)")
     def restore(self, request, queryset):
-        n = services.memory_restore(memories=queryset, user=request.user)
+        n = memory_restore(memories=queryset, user=request.user)
         self.message_user(request, f"{n} memories restored")
 
     @admin.action(description="Purge selected (delete and remove the text from history and skill runs)")
@@ -250,7 +252,7 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
         done = failed = 0
         for memory in queryset:
             try:
-                services.memory_purge(memory=memory, user=request.user, reason="admin:purge")
+                memory_purge(memory=memory, user=request.user, reason="admin:purge")
                 done += 1
             except ApplicationError as exc:
                 failed += 1
@@ -294,7 +296,7 @@ class ConversationSessionAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
-        return qs if request.user.is_superuser else qs.filter(user=request.user)
+        return qs if sees_everything(request.user) else qs.filter(user=request.user)
 
 
 @admin.register(Feedback)
@@ -307,7 +309,7 @@ class FeedbackAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
-        return qs if request.user.is_superuser else qs.filter(memory__in=_visible_memories(request))
+        return qs if sees_everything(request.user) else qs.filter(memory__in=_visible_memories(request))
 
     def has_add_permission(self, request):
         return False
@@ -321,13 +323,13 @@ class MemoryLinkAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
-        if request.user.is_superuser:
+        if sees_everything(request.user):
             return qs
         # Both ends: a link shows its target's content.
         visible = _visible_memories(request)
         return qs.filter(source__in=visible, target__in=visible)
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name in ("source", "target") and not request.user.is_superuser:
+        if db_field.name in ("source", "target") and not sees_everything(request.user):
             kwargs["queryset"] = _visible_memories(request)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)

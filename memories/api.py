@@ -9,7 +9,7 @@ from ninja import Query, Router
 from ninja.responses import Status
 
 from almanac.auth import acting_key, acting_user, user_ref
-from memories import selectors, services
+from memories import selectors
 from memories.schemas import (
     FeedbackIn,
     FeedbackOut,
@@ -29,6 +29,10 @@ from memories.schemas import (
     TurnOut,
     WindowOut,
 )
+from memories.services.memories import memory_create, memory_delete, memory_feedback, memory_update
+from memories.services.purge import memory_purge
+from memories.services.sessions import session_create, session_end, turn_add
+from memories.services.touches import memory_touch_later
 
 router = Router(tags=["memories"])
 sessions_router = Router(tags=["sessions"])
@@ -38,7 +42,7 @@ sessions_router = Router(tags=["sessions"])
 def create_memory(request, payload: MemoryIn):
     user = acting_user(request, payload.user)
     data = payload.dict(exclude={"user"})
-    memory, duplicate = services.memory_create(owner=user, **data)
+    memory, duplicate = memory_create(owner=user, **data)
     if duplicate is not None:
         memory.duplicate_of = duplicate.pk
         return Status(200, memory)
@@ -75,7 +79,7 @@ def search_memories(request, payload: MemorySearchIn):
     hits = selectors.memory_search(
         user=user, query=payload.query, top_k=payload.top_k, memory_types=payload.memory_types
     )
-    services.memory_touch_later(memory_ids=[hit.memory.pk for hit in hits])
+    memory_touch_later(memory_ids=[hit.memory.pk for hit in hits])
     return {"results": hits}
 
 
@@ -88,9 +92,7 @@ def get_memory(request, memory_id: int, user: str | None = None):
 def update_memory(request, memory_id: int, payload: MemoryPatch):
     user = acting_user(request, payload.user)
     memory = selectors.memory_get_for_user(user=user, memory_id=memory_id)
-    return services.memory_update(
-        memory=memory, user=user, data=payload.dict(exclude={"user"}, exclude_unset=True)
-    )
+    return memory_update(memory=memory, user=user, data=payload.dict(exclude={"user"}, exclude_unset=True))
 
 
 @router.delete("/{memory_id}", response={204: None})
@@ -99,8 +101,8 @@ def delete_memory(request, memory_id: int, user: str | None = None, purge: bool 
     acting = acting_user(request, user)
     memory = selectors.memory_get_for_user(user=acting, memory_id=memory_id)
     if purge:
-        services.memory_purge(memory=memory, user=acting)
-    elif not services.memory_delete(memory=memory, user=acting):
+        memory_purge(memory=memory, user=acting)
+    elif not memory_delete(memory=memory, user=acting):
         raise Http404("memory not found")  # deleted meanwhile
     return Status(204, None)
 
@@ -109,7 +111,7 @@ def delete_memory(request, memory_id: int, user: str | None = None, purge: bool 
 def feedback_memory(request, memory_id: int, payload: FeedbackIn):
     user = acting_user(request, payload.user)
     memory = selectors.memory_get_for_user(user=user, memory_id=memory_id, statuses=("active",))
-    fb = services.memory_feedback(memory=memory, user=user, signal=payload.signal)
+    fb = memory_feedback(memory=memory, user=user, signal=payload.signal)
     return {
         "memory_id": memory.pk,
         "signal": fb.signal,
@@ -138,13 +140,13 @@ def _session(request, session_id: int, ref: str | None):
 def create_session(request, payload: SessionIn | None = None):
     payload = payload or SessionIn()
     user = acting_user(request, payload.user)
-    return Status(201, services.session_create(user=user, title=payload.title))
+    return Status(201, session_create(user=user, title=payload.title))
 
 
 @sessions_router.post("/{session_id}/turns", response={201: TurnOut})
 def add_turn(request, session_id: int, payload: TurnIn):
     session = _session(request, session_id, payload.user)
-    return Status(201, services.turn_add(session=session, role=payload.role, content=payload.content))
+    return Status(201, turn_add(session=session, role=payload.role, content=payload.content))
 
 
 @sessions_router.get("/{session_id}/window", response=WindowOut)
@@ -156,4 +158,4 @@ def get_window(request, session_id: int, user: str | None = None):
 @sessions_router.post("/{session_id}/end", response={202: SessionOut})
 def end_session(request, session_id: int, payload: SessionUserIn | None = None):
     session = _session(request, session_id, payload.user if payload else None)
-    return Status(202, services.session_end(session=session))
+    return Status(202, session_end(session=session))

@@ -8,7 +8,7 @@ class MemoriesConfig(AppConfig):
     name = "memories"
 
     def ready(self):
-        from memories import signals  # noqa: F401  (connects the receivers)
+        from memories import receivers  # noqa: F401  (connects the receivers)
 
         checks.register(rerank_check)
 

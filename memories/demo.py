@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from memories import services
 from memories.models import ConversationSession, Memory
+from memories.services.memories import memory_create
+from memories.services.sessions import session_create, session_end, turn_add
 from memories.tasks import session_extract_task
 
 # username, content, memory_type, scope, scope_key, importance, occurred_at
@@ -93,10 +94,10 @@ SESSION_TURNS = [
 def _session(user) -> ConversationSession:
     session = ConversationSession.objects.filter(user=user, title=SESSION_TITLE).first()
     if session is None:
-        session = services.session_create(user=user, title=SESSION_TITLE)
+        session = session_create(user=user, title=SESSION_TITLE)
         for role, content in SESSION_TURNS:
-            services.turn_add(session=session, role=role, content=content)
-        services.session_end(session=session)
+            turn_add(session=session, role=role, content=content)
+        session_end(session=session)
     session_extract_task(session.pk)  # synchronously: the demo shows its result at once
     return session
 
@@ -107,7 +108,7 @@ def load(company) -> str:
         user = company.users[username]
         if Memory.objects.filter(owner=user, content=content).exists():
             continue
-        _, duplicate = services.memory_create(
+        _, duplicate = memory_create(
             owner=user, content=content, memory_type=mtype, scope=scope, scope_key=key, importance=importance,
             occurred_at=date.fromisoformat(occurred) if occurred else None, meta={"source": "demo"}, reason="demo",
         )  # fmt: skip

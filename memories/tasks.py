@@ -6,9 +6,11 @@ from datetime import datetime
 
 from django.db import transaction
 
-from memories import services
 from memories.models import Memory
+from memories.services.compression import compressed_expire, memories_compress
 from memories.services.decay import memories_decay
+from memories.services.extraction import session_extract
+from memories.services.touches import memory_touch
 from memories.versions import UPGRADE_FIELDS, upgrade
 
 SCHEDULES = [
@@ -19,12 +21,12 @@ SCHEDULES = [
 
 
 def session_extract_task(session_id: int) -> dict:
-    return services.session_extract(session_id=session_id)
+    return session_extract(session_id=session_id)
 
 
 def memory_touch_task(memory_ids: list[int], at: str) -> int:
     """Record recall hits. Retrying re-counts them, which only nudges the decay signal."""
-    return services.memory_touch(memory_ids=memory_ids, at=datetime.fromisoformat(at))
+    return memory_touch(memory_ids=memory_ids, at=datetime.fromisoformat(at))
 
 
 def memory_decay_task() -> int:
@@ -34,7 +36,7 @@ def memory_decay_task() -> int:
 
 def memory_compress_task() -> dict:
     """Daily: compress crowded topics, then delete originals compressed long enough ago."""
-    return {"summaries": services.memories_compress(), "expired": services.compressed_expire()}
+    return {"summaries": memories_compress(), "expired": compressed_expire()}
 
 
 UPGRADE_BATCH = 500

@@ -25,6 +25,7 @@ from almanac.admin_mixins import (
 )
 from skills import bus
 from skills.models import Skill, SkillRun
+from skills.permissions import may_delete_runs, reads_run_contents
 from skills.services import skill_sync_builtins
 
 
@@ -133,7 +134,7 @@ class SkillAdmin(SuperuserOnlyAdminMixin, ScopedHistoryAdminMixin, SimpleHistory
 
 
 class TriggerKindFilter(admin.SimpleListFilter):
-    """Triggers carry ids ("session:42", "event:memory.hot"): filter by the part before ":"."""
+    """Triggers carry ids ("session:42", "event:session.ended"): filter by the part before ":"."""
 
     title = "trigger"
     parameter_name = "trigger_kind"
@@ -193,11 +194,19 @@ class SkillRunAdmin(HiddenFieldsAdminMixin, TenantScopedAdminMixin, admin.ModelA
 
     def get_fields(self, request, obj=None):
         fields = super().get_fields(request, obj)
-        return fields if request.user.is_superuser else [f for f in fields if f not in self.content_fields]
+        return (
+            fields
+            if reads_run_contents(request.user)
+            else [f for f in fields if f not in self.content_fields]
+        )
 
     def get_search_fields(self, request):
         fields = super().get_search_fields(request)
-        return fields if request.user.is_superuser else [f for f in fields if f not in self.content_fields]
+        return (
+            fields
+            if reads_run_contents(request.user)
+            else [f for f in fields if f not in self.content_fields]
+        )
 
     @admin.display(description="input")
     def input_pretty(self, obj):
@@ -214,4 +223,4 @@ class SkillRunAdmin(HiddenFieldsAdminMixin, TenantScopedAdminMixin, admin.ModelA
         return False
 
     def has_delete_permission(self, request, obj=None):
-        return request.user.is_superuser  # retention clean-up only
+        return may_delete_runs(request.user)

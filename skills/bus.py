@@ -17,7 +17,7 @@ from django_q.tasks import async_task
 from skills import registry
 from skills.models import Skill
 
-EVENTS = ("session.ended", "memory.created", "fact.confirmed", "document.uploaded", "memory.hot")
+EVENTS = ("session.ended", "memory.created", "fact.confirmed", "document.uploaded")
 
 
 def subscribers(event: str) -> list[str]:

@@ -16,8 +16,9 @@ from almanac.services.audit import audit_record
 from almanac.services.users import user_create
 from connectors.models import Event, Source
 from connectors.services.ingest import event_ingest
-from memories import services as memory_services
 from memories.models import Memory
+from memories.services.compression import memories_compress
+from memories.services.memories import memory_create, memory_delete, memory_update
 from skills.models import SkillRun
 from skills.services import skill_sync_builtins
 from tests.conftest import user_admin_form
@@ -101,7 +102,7 @@ def _same_answer(response, expected):
 
 
 def test_memory_history_of_another_tenant_answers_like_the_change_view(client, staff_bob, mallory):
-    memory = memory_services.memory_create(owner=mallory, content="globex secret: merger with Initech")[0]
+    memory = memory_create(owner=mallory, content="globex secret: merger with Initech")[0]
     client.force_login(staff_bob)
     url = f"/admin/memories/memory/{memory.pk}"
     change = client.get(f"{url}/change/")
@@ -114,9 +115,9 @@ def test_memory_history_of_another_tenant_answers_like_the_change_view(client, s
 
 
 def test_memory_revert_of_another_tenant_changes_nothing(client, staff_bob, mallory):
-    memory = memory_services.memory_create(owner=mallory, content="globex plan A")[0]
+    memory = memory_create(owner=mallory, content="globex plan A")[0]
     old = memory.history.first()
-    memory_services.memory_update(memory=memory, user=mallory, data={"content": "globex plan B"})
+    memory_update(memory=memory, user=mallory, data={"content": "globex plan B"})
     client.force_login(staff_bob)
     form = {"owner": mallory.pk, "memory_type": "semantic", "content": "bob was here", "scope": "user",
             "scope_key": "mallory", "importance": "0.5", "status": "active", "meta": "{}", "occurred_at": ""}  # fmt: skip
@@ -146,9 +147,9 @@ def test_wiki_history_of_another_tenant_answers_like_the_change_view(client, ali
 
 
 def test_memory_history_lists_only_versions_the_user_may_see(client, alice, staff_bob):
-    memory = memory_services.memory_create(owner=alice, content="alice private: my salary is 90k")[0]
+    memory = memory_create(owner=alice, content="alice private: my salary is 90k")[0]
     private_version = memory.history.first()
-    memory_services.memory_update(
+    memory_update(
         memory=memory,
         user=alice,
         data={"content": "Apollo kickoff is in Lisbon", "scope": "project", "scope_key": "Apollo"},
@@ -183,8 +184,8 @@ def test_history_pages_still_open_for_what_the_user_may_see(client, tenant, alic
 
 
 def test_superuser_sees_every_version(client, alice, superadmin):
-    memory = memory_services.memory_create(owner=alice, content="alice private: my salary is 90k")[0]
-    memory_services.memory_update(memory=memory, user=alice, data={"scope": "project", "scope_key": "Apollo"})
+    memory = memory_create(owner=alice, content="alice private: my salary is 90k")[0]
+    memory_update(memory=memory, user=alice, data={"scope": "project", "scope_key": "Apollo"})
     client.force_login(superadmin)
     response = client.get(f"/admin/memories/memory/{memory.pk}/history/")
     assert response.status_code == 200 and b"salary" in response.content
@@ -447,9 +448,9 @@ def test_a_rename_onto_someone_elses_personal_key_is_a_form_error(client, alice,
 
 
 def test_superusers_keep_the_history_of_a_deleted_memory(client, alice, superadmin):
-    memory = memory_services.memory_create(owner=alice, content="a note the admin may want back")[0]
+    memory = memory_create(owner=alice, content="a note the admin may want back")[0]
     memory_id = memory.pk
-    memory_services.memory_delete(memory=memory, user=alice)
+    memory_delete(memory=memory, user=alice)
     client.force_login(superadmin)
     response = client.get(f"/admin/memories/memory/{memory_id}/history/")
     assert response.status_code == 200 and "a note the admin may want back" in response.content.decode()
@@ -460,11 +461,11 @@ def test_deleting_an_original_and_its_summary_together_in_the_admin(client, tena
 
     topic = unit(41)
     for i in range(24):
-        memory_services.memory_create(
+        memory_create(
             owner=bob, content=f"Close step {i}: update forecast {i}", scope="dept",
             embedding=at_cosine(topic, 0.9, seed=300 + i),
         )  # fmt: skip
-    assert memory_services.memories_compress() == 1
+    assert memories_compress() == 1
     summary = Memory.objects.get(meta__source="compression")
     original = Memory.objects.filter(status="compressed").order_by("pk").first()
     client.force_login(superadmin)
@@ -505,9 +506,9 @@ def test_scoped_staff_cannot_edit_another_admin(client, alice, bob):
 
 
 def test_reverting_a_deleted_memory_from_its_history_is_refused(client, alice, superadmin):
-    memory = memory_services.memory_create(owner=alice, content="a note deleted since")[0]
+    memory = memory_create(owner=alice, content="a note deleted since")[0]
     memory_id, version = memory.pk, memory.history.first()
-    memory_services.memory_delete(memory=memory, user=alice)
+    memory_delete(memory=memory, user=alice)
     client.force_login(superadmin)
     url = f"/admin/memories/memory/{memory_id}/history/{version.history_id}/"
     assert client.get(url).status_code == 200  # shown

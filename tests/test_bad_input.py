@@ -276,7 +276,7 @@ def test_the_memory_services_refuse_an_out_of_range_date_too(alice):
 
     from almanac.errors import ApplicationError
     from memories.models import Memory
-    from memories.services import memory_create, memory_update
+    from memories.services.memories import memory_create, memory_update
 
     with pytest.raises(ApplicationError, match="between the years 1900 and 2999") as refused:
         memory_create(

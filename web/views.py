@@ -27,8 +27,9 @@ from context.services import context_build
 from memories.selectors import memory_get_for_user, memory_list, memory_search
 from memories.services.memories import memory_delete
 from wiki.models import PageSection
+from wiki.permissions import confirmable_stale_ids
 from wiki.search import page_search
-from wiki.selectors import confirmable_stale_ids, page_get_for_user, page_list, page_sections_rendered
+from wiki.selectors import page_get_for_user, page_list, page_sections_rendered
 from wiki.services.sections import section_confirm
 
 PER_PAGE = 50

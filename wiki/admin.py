@@ -24,9 +24,15 @@ from almanac.admin_mixins import (
 )
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from wiki import folding, selectors, services
+from almanac.permissions import runs_installation, sees_everything
+from wiki import folding, selectors
 from wiki.models import Entity, Page, PageSection, Rebuild, Steward
 from wiki.services.compiler import STATUS_REASON
+from wiki.services.entities import entity_create, entity_key_taken, entity_update
+from wiki.services.merge import entity_merge
+from wiki.services.rebuild import rebuild_start
+from wiki.services.sections import section_confirm
+from wiki.services.status import page_status_mark
 
 SECTION_READONLY = [
     "tenant",
@@ -54,7 +60,7 @@ MANUAL_STATUS_FIELDS = ["status_manual", "status_manual_at", "status_manual_by"]
 
 def _visible_sections(request):
     qs = PageSection.objects.all()
-    return qs if request.user.is_superuser else qs.visible_to(request.user, include_stale=True)
+    return qs if sees_everything(request.user) else qs.visible_to(request.user, include_stale=True)
 
 
 class EntityAdminForm(forms.ModelForm):
@@ -73,9 +79,7 @@ class EntityAdminForm(forms.ModelForm):
         if tenant and kind and name:
             if not folding.fold(name):
                 self.add_error("name", "This name is empty once folded (punctuation, legal suffixes).")
-            elif services.entity_key_taken(
-                tenant_id=tenant.pk, kind=kind, name=name, exclude_pk=self.instance.pk
-            ):
+            elif entity_key_taken(tenant_id=tenant.pk, kind=kind, name=name, exclude_pk=self.instance.pk):
                 self.add_error("name", f"A {kind} with this name already exists (names are compared folded).")
         return data
 
@@ -92,7 +96,7 @@ class EntityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
-        if request.user.is_superuser:
+        if sees_everything(request.user):
             return qs
         # A name known tenant-wide (public, directory, admin) is no secret; one known only
         # from private containers shows through a section the staff user may read.
@@ -106,22 +110,22 @@ class EntityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
-        if not request.user.is_superuser:
+        if not sees_everything(request.user):
             fields = [f for f in fields if f not in self._CONTAINER_FIELDS]
         return [*fields, "tenant", "kind"] if obj is not None else fields
 
     def get_exclude(self, request, obj=None):
         exclude = list(super().get_exclude(request, obj) or [])
-        return exclude if request.user.is_superuser else [*exclude, *self._CONTAINER_FIELDS]
+        return exclude if sees_everything(request.user) else [*exclude, *self._CONTAINER_FIELDS]
 
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
         if change:
-            services.entity_update(
+            entity_update(
                 entity=obj, name=data["name"], aliases=data.get("aliases") or [], user=data.get("user")
             )
             return
-        created = services.entity_create(
+        created = entity_create(
             tenant=data["tenant"],
             kind=data["kind"],
             name=data["name"],
@@ -143,7 +147,7 @@ class EntityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
             return
         survivor, merged = entities
         try:
-            services.entity_merge(survivor=survivor, merged=merged, actor=request.user)
+            entity_merge(survivor=survivor, merged=merged, actor=request.user)
         except ApplicationError as exc:
             self.message_user(request, exc.message, messages.ERROR)
             return
@@ -186,21 +190,21 @@ class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdm
 
     def get_list_display(self, request):
         fields = super().get_list_display(request)
-        return fields if request.user.is_superuser else [f for f in fields if f not in STATUS_FIELDS]
+        return fields if sees_everything(request.user) else [f for f in fields if f not in STATUS_FIELDS]
 
     def get_list_filter(self, request):
         fields = super().get_list_filter(request)
-        return fields if request.user.is_superuser else [f for f in fields if f not in STATUS_FIELDS]
+        return fields if sees_everything(request.user) else [f for f in fields if f not in STATUS_FIELDS]
 
     def get_queryset(self, request):
         qs = super().get_queryset(request).select_related("tenant")
-        if request.user.is_superuser:
+        if sees_everything(request.user):
             return qs
         return qs.filter(Exists(_visible_sections(request).filter(page_id=OuterRef("pk"))))
 
     def get_object(self, request, object_id, from_field=None):
         page = super().get_object(request, object_id, from_field)
-        if page is not None and not request.user.is_superuser:
+        if page is not None and not sees_everything(request.user):
             visible_ids = set(
                 PageSection.objects.visible_to(request.user).filter(page=page).values_list("id", flat=True)
             )
@@ -212,35 +216,37 @@ class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdm
     def get_exclude(self, request, obj=None):
         exclude = list(super().get_exclude(request, obj) or [])
         hidden = [*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
-        return exclude if request.user.is_superuser else [*exclude, *hidden]
+        return exclude if sees_everything(request.user) else [*exclude, *hidden]
 
     def get_readonly_fields(self, request, obj=None):
         fields = super().get_readonly_fields(request, obj)
-        if request.user.is_superuser:
+        if sees_everything(request.user):
             return fields
         hidden = [*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
         return [*(f for f in fields if f not in hidden), "reader_summary"]
 
     def get_history_hidden_fields(self, request):
-        return [] if request.user.is_superuser else [*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
+        return (
+            [] if sees_everything(request.user) else [*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
+        )
 
     def get_history_queryset(self, request, history_manager, pk_name, object_id):
         # A row that only changed the status would say when an issue moved, in its reason
         # and its time: not shown to scoped staff at all.
         qs = super().get_history_queryset(request, history_manager, pk_name, object_id)
-        return qs if request.user.is_superuser else qs.exclude(history_change_reason=STATUS_REASON)
+        return qs if sees_everything(request.user) else qs.exclude(history_change_reason=STATUS_REASON)
 
     def get_actions(self, request):
         # Staff who are not superusers see no status here: they neither mark one.
         actions = super().get_actions(request)
-        if not request.user.is_superuser:
+        if not sees_everything(request.user):
             for name in ("mark_closed", "mark_open", "mark_from_facts"):
                 actions.pop(name, None)
         return actions
 
     def _mark(self, request, queryset, status: str) -> None:
         for page in queryset:
-            services.page_status_mark(page=page, status=status, user=request.user)
+            page_status_mark(page=page, status=status, user=request.user)
         self.message_user(request, f"{queryset.count()} page(s) marked.", messages.SUCCESS)
 
     @admin.action(description="Mark closed (until an issue or PR changes)")
@@ -305,12 +311,12 @@ class PageSectionAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHi
             page = Page.objects.get(pk=page_id)
             ids = list(queryset.filter(stale=True, page_id=page_id).values_list("id", flat=True))
             confirmed += len(
-                services.section_confirm(
+                section_confirm(
                     user=request.user,
                     page=page,
                     section_ids=ids,
                     reason=reason,
-                    as_admin=request.user.is_superuser,
+                    as_admin=sees_everything(request.user),
                 )
             )
         self.message_user(request, f"{confirmed} section(s) confirmed.", messages.SUCCESS)
@@ -361,23 +367,19 @@ class RebuildAdmin(admin.ModelAdmin):
     ]
 
     def has_module_permission(self, request):
-        return request.user.is_active and request.user.is_superuser
+        return runs_installation(request.user)
 
     def has_view_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
+        return runs_installation(request.user)
 
     def has_add_permission(self, request):
-        return request.user.is_active and request.user.is_superuser
+        return runs_installation(request.user)
 
     def has_change_permission(self, request, obj=None):
         return False  # progress is written by the run
 
     def has_delete_permission(self, request, obj=None):
-        return (
-            request.user.is_active
-            and request.user.is_superuser
-            and (obj is None or obj.state != obj.State.RUNNING)
-        )
+        return runs_installation(request.user) and (obj is None or obj.state != obj.State.RUNNING)
 
     @admin.display(description="scope")
     def scope(self, obj: Rebuild) -> str:
@@ -389,6 +391,6 @@ class RebuildAdmin(admin.ModelAdmin):
         return f"events {obj.events_done}/{obj.events_total}{share}, threads {obj.threads_done}/{obj.threads_total}"
 
     def save_model(self, request, obj, form, change):
-        rebuild = services.rebuild_start(tenant=obj.tenant, page_slug=obj.page_slug)
+        rebuild = rebuild_start(tenant=obj.tenant, page_slug=obj.page_slug)
         obj.pk, obj.state, obj.created_at = rebuild.pk, rebuild.state, rebuild.created_at
         transaction.on_commit(lambda: async_task("wiki.tasks.rebuild_task", rebuild.pk))

@@ -8,8 +8,9 @@ from ninja import Query, Router, Schema
 from pydantic import ConfigDict, Field
 
 from almanac.auth import acting_user
-from wiki import search, selectors, series, services
+from wiki import permissions, search, selectors, series, status
 from wiki.schemas import ConfirmIn, ConfirmOut, PageDetailOut, PageOut, WikiSearchIn, WikiSearchOut
+from wiki.services.sections import section_confirm
 
 router = Router(tags=["wiki"])
 
@@ -65,7 +66,7 @@ def page_detail(*, user, page) -> dict:
         "sections": [section_out(s) for s in sections],
         "stale_sections": selectors.stale_section_count(user=user, page_ids=[page.pk]),
         # the stale sections this reader may confirm (sender, admin, steward); empty for others
-        "stale_section_ids": selectors.confirmable_stale_ids(user=user, page=page),
+        "stale_section_ids": permissions.confirmable_stale_ids(user=user, page=page),
     }
 
 
@@ -73,7 +74,7 @@ def page_detail(*, user, page) -> dict:
 def list_pages(request, filters: Query[PageListQuery]):
     user = acting_user(request, filters.user)
     pages = list(selectors.page_list(user=user, q=filters.q, kind=filters.kind))
-    selectors.page_statuses_apply(user=user, pages=pages)
+    status.page_statuses_apply(user=user, pages=pages)
     return [page_out(p) for p in pages]
 
 
@@ -87,9 +88,11 @@ def get_page(request, slug: str, user: str | None = None):
 def search_pages(request, payload: WikiSearchIn):
     user = acting_user(request, payload.user)
     results = search.page_search(user=user, query=payload.query, top_k=payload.top_k)
-    series.fold([h.section for r in results for h in r["hits"]], notes=False)  # a meeting series: one line
+    series.series_fold(
+        [h.section for r in results for h in r["hits"]], notes=False
+    )  # a meeting series: one line
     pages = [r["page"] for r in results]
-    selectors.page_statuses_apply(user=user, pages=pages)
+    status.page_statuses_apply(user=user, pages=pages)
     content = selectors.page_content_times(user=user, page_ids=[p.pk for p in pages])
     for page in pages:
         page.visible_content_at = content.get(page.pk)
@@ -108,7 +111,5 @@ def _page_hit_out(result: dict) -> dict:
 def confirm_sections(request, slug: str, payload: ConfirmIn):
     user = acting_user(request, payload.user)
     page = selectors.page_get_for_user(user=user, slug=slug)
-    sections = services.section_confirm(
-        user=user, page=page, section_ids=payload.section_ids, reason=payload.reason
-    )
+    sections = section_confirm(user=user, page=page, section_ids=payload.section_ids, reason=payload.reason)
     return {"confirmed": [s.pk for s in sections]}

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from connectors.models import Event
-from wiki import services
 from wiki.models import Page, PageSection
+from wiki.services.backlog import compile_pending
+from wiki.services.people import directory_sync
 
 
 def load(company) -> str:
     tenant = company.tenant
-    people = services.directory_sync(tenant=tenant)
-    compiled = services.compile_pending(tenant=tenant)
+    people = directory_sync(tenant=tenant)
+    compiled = compile_pending(tenant=tenant)
     failed = Event.objects.filter(tenant=tenant, state=Event.State.FAILED).count()
     pages = Page.objects.filter(tenant=tenant).count()
     sections = PageSection.objects.filter(tenant=tenant).count()

@@ -99,7 +99,7 @@ class Page(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     status_at = models.DateTimeField(null=True, blank=True, help_text="event time of the last status change")
     # The container whose issue set `status`: a reader sees the status only while they may
-    # read a section of this page from that container (`wiki.selectors.page_status_for`).
+    # read a section of this page from that container (`wiki.status.page_status_for`).
     status_container = models.CharField(max_length=300, blank=True)
     # A status a person set (admin action "Mark status"): it wins over the facts until a later
     # fact changes the page's open work (an issue or PR opened, closed or reopened after it).
@@ -218,7 +218,7 @@ class PageSection(models.Model):
             models.Index(fields=["page", "occurred_at"], name="wiki_section_page_time_idx"),
             # "does any candidate page have a stale section?" on the context hot path
             models.Index(fields=["page"], condition=models.Q(stale=True), name="wiki_section_stale_idx"),
-            # a page's open work, counted per reader (`wiki.selectors.page_work_counts`)
+            # a page's open work, counted per reader (`wiki.status.page_work_counts`)
             models.Index(fields=["page"], condition=~models.Q(work_kind=""), name="wiki_section_work_idx"),
         ]
 

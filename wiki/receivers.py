@@ -1,24 +1,39 @@
-"""Receivers: what connectors announce (`connectors.signals`) reaches the wiki.
+"""Receivers: what connectors announce (`connectors.signals`) reaches the wiki, and a change
+of the entities list refreshes the matcher's cache.
 
 The wiki reads connectors' events; connectors never import the wiki. Each receiver hands
-over at once (docs/style.md, Where code goes: no logic in signals). Connected in `WikiConfig.ready`.
+over at once (docs/style.md, Where code goes: no logic in signals). `WikiConfig.ready`
+imports this module, which connects them.
 """
 
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 from django_q.tasks import async_task
 
+from connectors.signals import container_visibility_changed, event_ingested
+from wiki.matching import entities_changed
+from wiki.models import Entity
 from wiki.services.visibility import container_visibility_at_ingest
 
 
-def event_ingested(sender, *, event_id: int, **kwargs) -> None:
+@receiver(event_ingested, dispatch_uid="wiki.event_ingested")
+def _event_ingested(sender, *, event_id: int, **kwargs) -> None:
     """A new event is stored: compile it once the ingest commits (a rolled-back batch
     enqueues nothing; the sweep catches a task lost between commit and enqueue)."""
     transaction.on_commit(lambda: async_task("wiki.tasks.compile_event_task", event_id))
 
 
-def container_visibility_changed(sender, *, tenant, container_key: str, public: bool, **kwargs) -> None:
+@receiver(container_visibility_changed, dispatch_uid="wiki.container_visibility_changed")
+def _container_visibility_changed(sender, *, tenant, container_key: str, public: bool, **kwargs) -> None:
     """A container turned private (or public): its sections follow inside the ingest's
     transaction, not when a worker compiles the event."""
     container_visibility_at_ingest(tenant=tenant, container_key=container_key, public=public)
+
+
+@receiver(post_save, sender=Entity, dispatch_uid="wiki-entity-changed")
+@receiver(post_delete, sender=Entity, dispatch_uid="wiki-entity-changed-delete")
+def _entity_changed(sender, instance, **kwargs) -> None:
+    entities_changed(instance.tenant_id)

@@ -17,7 +17,8 @@ from almanac.selectors import access_snapshot, user_access
 from wiki.constants import CORPUS
 from wiki.matching import entity_matcher
 from wiki.models import Page, PageSection
-from wiki.selectors import TEXT_FIELDS, page_status_for
+from wiki.selectors import TEXT_FIELDS
+from wiki.status import page_status_for
 
 LANE_SIZE = 50
 RRF_K = 60

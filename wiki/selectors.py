@@ -31,6 +31,7 @@ from almanac.services.users import user_name
 from connectors.models import ExternalIdentity
 from wiki import folding, series
 from wiki.models import Entity, Page, PageSection, section_sources, summary_digest, visible_sections_sql
+from wiki.status import page_statuses_apply, page_work_counts, work_status
 
 # What a page's text, sources and version are made of (page_texts_for_reader).
 TEXT_FIELDS = (
@@ -100,9 +101,9 @@ def page_sections_for_user(*, user, page: Page) -> QuerySet[PageSection]:
 def page_sections_rendered(*, user, page: Page) -> list[PageSection]:
     """The page's sections as a reader is shown them (page API, web page): those of
     `page_sections_for_user`, oldest first, with each recurring meeting as one line and the
-    notes of its meetings under it (`wiki.series.fold`; the rows are changed in memory only)."""
+    notes of its meetings under it (`wiki.series.series_fold`; the rows are changed in memory only)."""
     sections = list(page_sections_for_user(user=user, page=page))
-    folded = series.fold(sections, page_title=page.title)
+    folded = series.series_fold(sections, page_title=page.title)
     return sorted(folded, key=lambda s: (s.occurred_at, s.id)) if folded is not sections else sections
 
 
@@ -216,7 +217,7 @@ def _fold_series(page: PageText) -> None:
     in the newest and the asked-for sections alike; newest first again after."""
     newest_ids = {s.id for s in page.newest}
     shown = page.newest + [s for s in page.matched if s.id not in newest_ids]
-    kept = {s.id for s in series.fold(shown, page_title=page.title)}
+    kept = {s.id for s in series.series_fold(shown, page_title=page.title)}
     page.newest = sorted(
         (s for s in page.newest if s.id in kept), key=lambda s: (s.occurred_at, s.id), reverse=True
     )
@@ -246,74 +247,6 @@ def stale_section_count(*, user, page_ids: list[int] | None = None) -> int:
     return qs.count()
 
 
-def page_status_for(page: Page, containers) -> str:
-    """A coarse reader status from the stored one (a manual status, else `page.status` if its
-    newest issue's container is among the reader's): for callers that read no work counts.
-    The API and the context call count the reader's own open work (`page_statuses_apply`)."""
-    manual = "status_manual" not in page.get_deferred_fields() and page.status_manual
-    if manual:
-        return manual
-    if page.status != Page.Status.ACTIVE and page.status_container in containers:
-        return page.status
-    return Page.Status.ACTIVE
-
-
-def page_work_counts(*, user, page_ids) -> dict[int, dict[str, int]]:
-    """Per page: the open and closed issues and pull requests among the sections the user may
-    see ({"issue_open": 2, "pull_request_open": 1, "issue_closed": 3, ...}).
-
-    Most pages (customers, people) hold no issue or PR at all: one probe on the partial index
-    of work sections settles that before the access-filtered count (its answer is never
-    shown, and it saved the context call a query through the access filter)."""
-    if not page_ids:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT EXISTS (SELECT 1 FROM {PageSection._meta.db_table} "
-            "WHERE work_kind <> '' AND page_id = ANY(%s::bigint[]))",
-            [int_array(list(page_ids))],
-        )
-        if not cursor.fetchone()[0]:
-            return {}
-    rows = (
-        PageSection.objects.visible_to(user)
-        .filter(page_id__in=list(page_ids))
-        .exclude(work_kind="")
-        .order_by()
-        .values_list("page_id", "work_kind", "work_open")
-        .annotate(n=Count("id"))
-    )
-    counts: dict[int, dict[str, int]] = {}
-    for page_id, kind, is_open, n in rows:
-        key = f"{kind}_{'open' if is_open else 'closed'}"
-        counts.setdefault(page_id, {})[key] = counts.get(page_id, {}).get(key, 0) + n
-    return counts
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def work_status(*, counts: dict[str, int], manual: str = "", manual_by: str = "", manual_at=None):
-    """(status, detail) from a reader's work counts: a manual status wins ("closed", "marked
-    closed by ann on 2026-12-01"); open work → "open", "2 open issues, 1 open PR"; only closed
-    work → "closed", "3 issues closed"; none → "active", ""."""
-    if manual:
-        when = f" on {manual_at:%Y-%m-%d}" if manual_at else ""
-        return manual, f"marked {manual} by {manual_by or 'an admin'}{when}"
-    issues, prs = counts.get("issue_open", 0), counts.get("pull_request_open", 0)
-    if issues or prs:
-        parts = [_plural(issues, "open issue", "open issues")] if issues else []
-        parts += [_plural(prs, "open PR", "open PRs")] if prs else []
-        return Page.Status.OPEN.value, ", ".join(parts)
-    closed_issues, closed_prs = counts.get("issue_closed", 0), counts.get("pull_request_closed", 0)
-    if closed_issues or closed_prs:
-        parts = [_plural(closed_issues, "issue", "issues")] if closed_issues else []
-        parts += [_plural(closed_prs, "PR", "PRs")] if closed_prs else []
-        return Page.Status.CLOSED.value, f"all closed: {' and '.join(parts)}"
-    return Page.Status.ACTIVE.value, ""
-
-
 def page_content_times(*, user, page_ids) -> dict[int, datetime]:
     """Per page: when its newest section the user may see was said (the content time)."""
     rows = (
@@ -325,30 +258,6 @@ def page_content_times(*, user, page_ids) -> dict[int, datetime]:
         .values_list("page_id", "newest")
     )
     return dict(rows)
-
-
-def page_statuses_apply(*, user, pages) -> None:
-    """Set `visible_status` and `status_detail` on each page as this reader sees it: a manual
-    status, else the open work among the sections they may see (two queries at most)."""
-    pages = list(pages)
-    if not pages:
-        return
-    counts = page_work_counts(user=user, page_ids=[p.pk for p in pages])
-    manual = {}
-    if any("status_manual" in p.get_deferred_fields() for p in pages):  # a search hit's light page
-        rows = Page.objects.filter(id__in=[p.pk for p in pages]).exclude(status_manual="")
-        manual = {
-            pk: rest
-            for pk, *rest in rows.values_list("id", "status_manual", "status_manual_by", "status_manual_at")
-        }
-    for page in pages:
-        if "status_manual" in page.get_deferred_fields():
-            marked = manual.get(page.pk, ("", "", None))
-        else:
-            marked = (page.status_manual, page.status_manual_by, page.status_manual_at)
-        page.visible_status, page.status_detail = work_status(
-            counts=counts.get(page.pk, {}), manual=marked[0], manual_by=marked[1], manual_at=marked[2]
-        )
 
 
 def _person_section_count(user) -> RawSQL:
@@ -438,62 +347,3 @@ def page_summary_for_user(*, user, page: Page, visible_ids: set[int]) -> str:
     if summary_digest(current) != page.summary_digest:
         return ""
     return page.summary if set(page.summary_section_ids) <= visible_ids else ""
-
-
-def recall_senders(sections) -> dict[int, set[str]]:
-    """Recall event id → the handles (lowercase) of the recalled message's sender: the author
-    of the item's content versions (the recall's own author when none is stored)."""
-    from connectors.models import Event
-
-    pending = {rid for s in sections for rid in set(s.recall_event_ids) - set(s.confirmed_recall_ids)}
-    if not pending:
-        return {}
-    recalls = list(
-        Event.objects.filter(id__in=pending).values_list("id", "source_id", "external_id", "author")
-    )
-    originals: dict[tuple, set[str]] = {}
-    rows = Event.objects.filter(
-        source_id__in={r[1] for r in recalls}, external_id__in={r[2] for r in recalls}, kind=Event.Kind.EMAIL
-    ).values_list("source_id", "external_id", "author")
-    for source_id, external_id, author in rows:
-        if author:
-            originals.setdefault((source_id, external_id), set()).add(author.lower())
-    return {
-        rid: originals.get((source_id, external_id)) or ({author.lower()} if author else set())
-        for rid, source_id, external_id, author in recalls
-    }
-
-
-def confirm_roles(*, user, sections) -> dict[int, str]:
-    """Section id → why the user may confirm it ("admin", "steward", "sender"), for the stale
-    sections they may confirm; missing: they may not. An admin is a superuser or staff with
-    the `wiki.change_pagesection` permission; a steward is listed for the section's container
-    (`Steward`); the sender sent every recalled message still unconfirmed in it."""
-    from wiki.models import Steward
-
-    sections = [s for s in sections if s.stale]
-    if not sections or not user.is_authenticated:
-        return {}
-    if user.is_superuser or (user.is_staff and user.has_perm("wiki.change_pagesection")):
-        return {s.pk: "admin" for s in sections}
-    tenant = user_tenant(user)
-    stewardships = list(Steward.objects.filter(tenant=tenant, user=user)) if tenant else []
-    senders = recall_senders(sections)
-    handles = set(person_handles(user))
-    roles = {}
-    for section in sections:
-        pending = set(section.recall_event_ids) - set(section.confirmed_recall_ids)
-        if any(st.covers(section.container_key) for st in stewardships):
-            roles[section.pk] = "steward"
-        elif pending and all(senders.get(rid, set()) & handles for rid in pending):
-            roles[section.pk] = "sender"
-    return roles
-
-
-def confirmable_stale_ids(*, user, page: Page) -> list[int]:
-    """The stale sections of the page the user may see and may confirm (`confirm_roles`)."""
-    stale = list(
-        PageSection.objects.visible_to(user, include_stale=True).filter(page=page, stale=True).order_by("id")
-    )
-    roles = confirm_roles(user=user, sections=stale)
-    return [s.pk for s in stale if s.pk in roles]

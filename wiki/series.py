@@ -4,7 +4,7 @@ occurrence, and the notes of its meetings under it.
 The compiler writes a calendar thread (`calendar:event:<uid>`: every occurrence of a
 series shares it) as one section with a line per occurrence, so a weekly series inside
 the importer's window is a dozen near-identical lines. Pages are folded when they are
-read (`fold`), for every reader path (page API, web page, context items): a series
+read (`series_fold`), for every reader path (page API, web page, context items): a series
 section's content becomes one line, its content time the last occurrence (the next one
 when none has happened yet), and the meeting-notes sections of the same page dated on
 one of its occurrences, whose title shares a word with the series' (beyond the page's
@@ -210,7 +210,9 @@ def _add_sources(section, extra: list) -> None:
         section.sources = [*section.sources, *(s for n in extra for s in n.sources)]
 
 
-def fold(sections: list, *, page_title: str = "", now: datetime | None = None, notes: bool = True) -> list:
+def series_fold(
+    sections: list, *, page_title: str = "", now: datetime | None = None, notes: bool = True
+) -> list:
     """The sections with each recurring series as one line (and, with `notes`, the notes of
     its meetings under it, taken out of the list), in the order given. The objects are
     changed in place (content, occurred_at, sources): pass what was read for this rendering

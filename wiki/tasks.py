@@ -9,16 +9,16 @@ SCHEDULES = [{"name": "wiki-compile-sweep", "func": "wiki.tasks.compile_sweep_ta
 
 def compile_event_task(event_id: int) -> None:
     """Compile one inbox event into the wiki. Idempotent: a compiled event is a no-op."""
-    from wiki import services
+    from wiki.services.compiler import compile_event
 
-    services.compile_event(event_id)
+    compile_event(event_id)
 
 
 def page_summarize_task(page_id: int) -> None:
     """(Re)generate a page's summary if its sections changed since the last one."""
-    from wiki import services
+    from wiki.services.summary import page_summarize
 
-    services.page_summarize(page_id=page_id)
+    page_summarize(page_id=page_id)
 
 
 def compile_sweep_task() -> int:
@@ -29,36 +29,36 @@ def compile_sweep_task() -> int:
     from django.utils import timezone
 
     from connectors.models import Event
-    from wiki import services
+    from wiki.services.backlog import compile_pending, domains_learn_relink
 
-    compiled = services.compile_pending(min_age_seconds=120)
+    compiled = compile_pending(min_age_seconds=120)
     since = timezone.now() - timedelta(minutes=10)
     mailed = Event.objects.filter(kind=Event.Kind.EMAIL, compiled_at__gte=since).values_list(
         "tenant_id", flat=True
     )
     for tenant_id in sorted(set(mailed)):
-        services.domains_learn_relink(tenant_id=tenant_id)
+        domains_learn_relink(tenant_id=tenant_id)
     return compiled
 
 
 def domains_learn_task(tenant_id: int, domains: list[str]) -> list:
     """Learn these e-mail domains as customers' aliases where the mail says so, and relink
     (`wiki.services.domains_learn_relink`): enqueued after a live e-mail from outside."""
-    from wiki import services
+    from wiki.services.backlog import domains_learn_relink
 
-    return services.domains_learn_relink(tenant_id=tenant_id, domains=domains)
+    return domains_learn_relink(tenant_id=tenant_id, domains=domains)
 
 
 def entity_relink_task(tenant_id: int, notes: list) -> int:
     """Recompile the threads an entity change may relink (`wiki.services.entity_relink`):
     idempotent, a thread is rebuilt from the inbox."""
-    from wiki import services
+    from wiki.services.compiler import entity_relink
 
-    return services.entity_relink(tenant_id=tenant_id, notes=notes)
+    return entity_relink(tenant_id=tenant_id, notes=notes)
 
 
 def rebuild_task(rebuild_id: int) -> None:
     """Run a queued `wiki.models.Rebuild` (`manage.py wiki_rebuild --background`)."""
-    from wiki import services
+    from wiki.services.rebuild import rebuild_run
 
-    services.rebuild_run(rebuild_id=rebuild_id)
+    rebuild_run(rebuild_id=rebuild_id)

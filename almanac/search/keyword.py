@@ -143,32 +143,6 @@ def _drop_unused_terms(cursor, *, tenant_id: int, corpus: str, terms: list[str])
         )
 
 
-def stats_remove_many(*, tenant_id: int, corpus: str, rows: list[tuple[dict, int]]) -> None:
-    """Take many rows ((tf, doc_len) each) out of the corpus statistics at once: what
-    `stats_apply(old=row, new=None)` does per row, in two statements (a cascade delete)."""
-    if not rows:
-        return
-    df: Counter = Counter()
-    for tf, _ in rows:
-        df.update((tf or {}).keys())
-    with connection.cursor() as cursor:
-        if df:
-            terms = sorted(df)
-            cursor.execute(
-                f"""UPDATE {TermStat._meta.db_table} AS t SET df = GREATEST(0, t.df - u.n)
-                    FROM unnest(%s::text[], %s::int[]) AS u(term, n)
-                    WHERE t.tenant_id = %s AND t.corpus = %s AND t.term = u.term""",
-                [terms, [df[t] for t in terms], tenant_id, corpus],
-            )
-            _drop_unused_terms(cursor, tenant_id=tenant_id, corpus=corpus, terms=terms)
-        cursor.execute(
-            f"""UPDATE {CorpusStat._meta.db_table} SET docs = GREATEST(0, docs - %s),
-                    total_len = GREATEST(0, total_len - %s)
-                WHERE tenant_id = %s AND corpus = %s""",
-            [len(rows), sum(length or 0 for _, length in rows), tenant_id, corpus],
-        )
-
-
 def stats_rebuild(*, tenant_id: int, corpus: str, queryset) -> None:
     """Recompute a corpus's statistics from its rows (repair tool; the services keep them current)."""
     TermStat.objects.filter(tenant_id=tenant_id, corpus=corpus).delete()

@@ -170,7 +170,3 @@ def segment(text: str) -> list[str]:
             pos = match.end()
     _plain(text[pos:], out)
     return out
-
-
-def segment_text(text: str) -> str:
-    return " ".join(segment(text))

@@ -39,9 +39,10 @@ from almanac.services.keys import agentkey_create, agentkey_revoke  # noqa: E402
 from bench.memories import data  # noqa: E402
 from bench.memories.generate import SLUG, sentence  # noqa: E402
 from bench.memories.lane_recall import default_queries, lane_recall  # noqa: E402
-from memories import selectors, services  # noqa: E402
+from memories import selectors  # noqa: E402
 from memories.models import CORPUS, Memory  # noqa: E402
 from memories.services import touches  # noqa: E402
+from memories.services.memories import memory_create, memory_delete  # noqa: E402
 
 User = get_user_model()
 
@@ -107,7 +108,7 @@ def bench_writes(users, n, rng) -> dict:
 
         def write(u=rng.choice(users), c=content, k=kind):
             nonlocal dupes
-            memory, dup = services.memory_create(owner=u, content=c, memory_type=k, reason="bench")
+            memory, dup = memory_create(owner=u, content=c, memory_type=k, reason="bench")
             dupes += dup is not None
             if dup is None:
                 written.append(memory)
@@ -121,7 +122,7 @@ def bench_writes(users, n, rng) -> dict:
 def remove_written(memories) -> None:
     ids = [m.pk for m in memories]
     for memory in memories:
-        services.memory_delete(memory=memory, user=memory.owner, reason="bench cleanup")
+        memory_delete(memory=memory, user=memory.owner, reason="bench cleanup")
     Memory.history.filter(id__in=ids).delete()
 
 

@@ -72,7 +72,7 @@ def main() -> None:
 
     from almanac.models import Tenant
     from memories.models import Memory
-    from memories.services import memory_touch_counts
+    from memories.services.touches import memory_touch_counts
 
     table = Memory._meta.db_table
     tenant = Tenant.objects.get(slug=args.tenant)

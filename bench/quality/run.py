@@ -49,7 +49,7 @@ from almanac.services.users import user_create  # noqa: E402
 from bench.quality import company, company_orders, conversations, dialogues_zh  # noqa: E402
 from memories.models import CORPUS, Memory  # noqa: E402
 from memories.selectors import SEARCH_TYPES, memory_search, nearest  # noqa: E402
-from memories.services import memory_create  # noqa: E402
+from memories.services.memories import memory_create  # noqa: E402
 
 KS = (1, 5, 10)
 TENANT_A, TENANT_B = "qconv", "qzh"

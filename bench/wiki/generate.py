@@ -298,7 +298,7 @@ def _ingest_fast(tenant, payloads: list[dict], batch: int) -> None:
 
 def load(tenant, n_events: int, seed: int = 0) -> int:
     """Users + events + compile: a filled wiki for other benchmarks. Returns events compiled."""
-    from wiki.services import compile_pending
+    from wiki.services.backlog import compile_pending
 
     ensure_users(tenant)
     ingest(tenant, generate(tenant, n_events, seed=seed), fast=True)

@@ -51,7 +51,7 @@ def _push_delays(tenant, users, n: int, seed: int) -> list[float]:
     from wiki import receivers
     from wiki.models import PageSection
     from wiki.search import section_search
-    from wiki.services import compile_event
+    from wiki.services.compiler import compile_event
 
     receivers.async_task = lambda *a, **k: None  # the wiki's compile enqueue
     delays = []
@@ -114,7 +114,7 @@ def main() -> None:
     from bench.wiki.generate import ensure_users, generate, ingest
     from connectors.models import Event
     from wiki.models import Page, PageSection
-    from wiki.services import compile_pending
+    from wiki.services.backlog import compile_pending
 
     settings.WIKI_SUMMARY_ENABLED = False
     tenant = _fresh_tenant(f"bench{args.events}")

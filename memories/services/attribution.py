@@ -37,6 +37,7 @@ from memories.constants import (
     PROJECT_CUES_ZH,
 )
 from memories.models import Memory
+from memories.permissions import may_speak_for_company
 from memories.services.scopes import user_units
 
 # What the whole company is told: "全公司", "公司所有员工", "company-wide", "company policy".
@@ -46,7 +47,6 @@ COMPANY_CUES = re.compile(
     r"every employee|across the company|company (?:policy|rule|rules|policies))\b",
     re.IGNORECASE,
 )
-COMPANY_PERMISSION = "memories.change_memory"
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,6 @@ def named_units(*, tenant_id: int, text: str) -> list:
     """The departments and projects of the tenant `text` names (by name or key)."""
     units = [*Department.objects.filter(tenant_id=tenant_id), *Project.objects.filter(tenant_id=tenant_id)]
     return [unit for unit in units if _says(text, unit.name, unit.key)]
-
-
-def may_speak_for_company(user) -> bool:
-    return bool(user.is_staff or user.has_perm(COMPANY_PERMISSION))
 
 
 def _scope_of(unit) -> str:

@@ -2,7 +2,7 @@
 `user:<username>` is the
 user's personal scope key, and it must follow the person, never the name).
 
-Called from signals (`memories.signals`), inside the transaction of the rename or delete.
+Called from receivers (`memories.receivers`), inside the transaction of the rename or delete.
 """
 
 from __future__ import annotations

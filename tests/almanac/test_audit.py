@@ -35,16 +35,15 @@ def root(tenant):
 
 
 def test_memory_writes_updates_archives_and_reactivations_are_audited_without_content(alice, settings):
-    from memories import services
+    from memories.services.memories import memory_create, memory_update
+    from memories.services.rows import memory_set_status
 
-    memory, _ = services.memory_create(owner=alice, content="The Vercel renewal is due on 2026-03-01")
-    services.memory_update(
-        memory=memory, user=alice, data={"importance": 0.9, "content": "Vercel renews 2026-04-01"}
-    )
-    services.memory_set_status(
+    memory, _ = memory_create(owner=alice, content="The Vercel renewal is due on 2026-03-01")
+    memory_update(memory=memory, user=alice, data={"importance": 0.9, "content": "Vercel renews 2026-04-01"})
+    memory_set_status(
         memories=type(memory).objects.filter(pk=memory.pk), status="archived", user=alice, reason="api"
     )
-    services.memory_set_status(
+    memory_set_status(
         memories=type(memory).objects.filter(pk=memory.pk), status="active", user=alice, reason="api"
     )
     actions = list(
@@ -57,9 +56,9 @@ def test_memory_writes_updates_archives_and_reactivations_are_audited_without_co
 
 
 def test_an_admin_export_is_audited_with_the_ids(client, root, alice):
-    from memories import services
+    from memories.services.memories import memory_create
 
-    ids = [services.memory_create(owner=alice, content=f"export fact number {i}")[0].pk for i in range(3)]
+    ids = [memory_create(owner=alice, content=f"export fact number {i}")[0].pk for i in range(3)]
     client.force_login(root)
     for action in ["export_json", "export_csv"]:
         response = client.post("/admin/memories/memory/", {"action": action, "_selected_action": ids})

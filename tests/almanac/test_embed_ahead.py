@@ -8,10 +8,10 @@ from almanac.search.embed_ahead import embed_ahead
 from almanac.search.embeddings import embed
 from connectors.services.ingest import event_ingest
 from tests.wiki.conftest import slack
-from wiki import services
 from wiki.matching import entities_changed
 from wiki.models import PageSection
 from wiki.services import sections
+from wiki.services.backlog import compile_pending
 
 TEXTS = ["Vercel renewal at risk, budget cut by 20%", "华为 续约有风险，预算削减", ""]
 
@@ -43,7 +43,7 @@ def _compiled(tenant, settings, min_texts: int):
             event_ingest(
                 tenant=tenant, payload=slack(text, ts=f"170000000{n}.000100", tags={"customer": "Vercel"})
             )
-        assert services.compile_pending(tenant=tenant) == 4
+        assert compile_pending(tenant=tenant) == 4
         rows = sorted(PageSection.objects.values_list("thread_key", "content", "embedding"))
         transaction.set_rollback(True)
     return rows

@@ -74,11 +74,12 @@ def test_recall_and_context_agree_with_and_without_lanes(lane_threads, settings,
     """A context call with its memory recall forked: the same prompt as without lanes, and
     a revocation applies to the forked recall on the next read too."""
     from context.services import context_build
-    from memories import selectors, services
+    from memories import selectors
+    from memories.services.memories import memory_create
 
     for text in ("Apollo launch moved to 3 May", "Apollo budget is 120k EUR", "tea with lemon"):
-        services.memory_create(owner=bob, content=text, scope="project", scope_key="Apollo")
-    services.memory_create(owner=bob, content="Apollo private note of bob", scope="user")
+        memory_create(owner=bob, content=text, scope="project", scope_key="Apollo")
+    memory_create(owner=bob, content="Apollo private note of bob", scope="user")
 
     def recall():
         return [(h.memory.pk, h.score) for h in selectors.memory_search(user=alice, query="Apollo budget")]

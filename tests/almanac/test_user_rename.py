@@ -15,8 +15,8 @@ from almanac.models import AccessGroup, GroupMembership
 from almanac.selectors import user_group_keys
 from almanac.services.users import membership_sync_builtin, personal_key_retire, user_create
 from memories import selectors
-from memories import services as memories
 from memories.models import Memory
+from memories.services.memories import memory_create, memory_update
 from memories.services.rows import memory_insert
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +31,7 @@ def carol(tenant):
 
 @pytest.fixture
 def private(carol):
-    return memories.memory_create(owner=carol, content=SECRET, scope="user")[0]
+    return memory_create(owner=carol, content=SECRET, scope="user")[0]
 
 
 @pytest.fixture
@@ -164,8 +164,8 @@ def _versions_seen(user, memory) -> set[str]:
 
 def test_history_versions_follow_the_rename(tenant, carol, private):
     # Carol rewrites her private note and shares it with Sales: its private versions stay hers.
-    memories.memory_update(memory=private, user=carol, data={"content": "carol: shared summary"})
-    memories.memory_update(memory=private, user=carol, data={"scope": "dept", "scope_key": "Sales"})
+    memory_update(memory=private, user=carol, data={"content": "carol: shared summary"})
+    memory_update(memory=private, user=carol, data={"scope": "dept", "scope_key": "Sales"})
     renamed = _rename(carol, "carol.wu")
     assert not Memory.history.filter(acl=["user:carol"]).exists()
     assert SECRET in _versions_seen(renamed, private)
@@ -176,8 +176,8 @@ def test_history_versions_follow_the_rename(tenant, carol, private):
 
 
 def test_history_versions_of_a_deleted_users_scope_are_not_inherited(tenant, carol, private, stray, alice):
-    memories.memory_update(memory=stray, user=alice, data={"content": "review note, shared"})
-    memories.memory_update(memory=stray, user=alice, data={"scope": "dept", "scope_key": "Sales"})
+    memory_update(memory=stray, user=alice, data={"content": "review note, shared"})
+    memory_update(memory=stray, user=alice, data={"scope": "dept", "scope_key": "Sales"})
     User.objects.get(pk=carol.pk).delete()
 
     newcomer = user_create(tenant=tenant, username="carol", departments=["Sales"])
@@ -193,10 +193,8 @@ def test_deleting_a_user_keeps_what_they_shared_and_the_keyword_statistics_true(
     from almanac.models import CorpusStat, TermStat
     from memories.models import CORPUS
 
-    shared = memories.memory_create(
-        owner=carol, content="Sales playbook: discovery call checklist", scope="dept"
-    )[0]
-    memories.memory_create(owner=alice, content="Discovery call notes for Vercel")
+    shared = memory_create(owner=carol, content="Sales playbook: discovery call checklist", scope="dept")[0]
+    memory_create(owner=alice, content="Discovery call notes for Vercel")
     User.objects.get(pk=carol.pk).delete()
     assert not Memory.objects.filter(pk=private.pk).exists()  # hers alone: gone with her
     kept = Memory.objects.get(pk=shared.pk)  # shared with Sales: stays for them, without an owner
@@ -210,17 +208,17 @@ def test_deleting_a_user_keeps_what_they_shared_and_the_keyword_statistics_true(
 
 
 def test_a_deleted_authors_shared_memory_is_governed_not_orphaned(tenant, carol, alice):
-    shared = memories.memory_create(owner=carol, content="Sales playbook: pricing floor 20%", scope="dept")[0]
+    shared = memory_create(owner=carol, content="Sales playbook: pricing floor 20%", scope="dept")[0]
     User.objects.get(pk=carol.pk).delete()
     sales = user_create(tenant=tenant, username="dave", departments=["Sales"])
     assert _sees(sales, "pricing floor")
     orphan = Memory.objects.get(pk=shared.pk)
     with pytest.raises(ApplicationError) as refused:  # no one's private scope to go to
-        memories.memory_update(memory=orphan, user=sales, data={"scope": "user"})
+        memory_update(memory=orphan, user=sales, data={"scope": "user"})
     assert refused.value.status_code == 403  # only a governor may change it now
     root = user_create(tenant=tenant, username="root", is_admin=True)
     with pytest.raises(ApplicationError) as refused:
-        memories.memory_update(memory=orphan, user=root, data={"scope": "user"})
+        memory_update(memory=orphan, user=root, data={"scope": "user"})
     assert refused.value.status_code == 409
-    memories.memory_update(memory=orphan, user=root, data={"content": "Sales playbook: pricing floor 25%"})
+    memory_update(memory=orphan, user=root, data={"content": "Sales playbook: pricing floor 25%"})
     assert Memory.objects.get(pk=shared.pk).content.endswith("25%")

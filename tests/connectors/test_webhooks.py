@@ -148,7 +148,7 @@ def test_slack_changed_and_deleted(client, slack_source):
 
 def test_slack_a_channel_only_webhooks_have_seen_still_gets_a_topic_page(client, slack_source):
     from wiki.models import PageSection
-    from wiki.services import compile_pending
+    from wiki.services.backlog import compile_pending
 
     now = f"{time.time():.6f}"
     message = {"type": "message", "channel": "C0HOOKONLY", "channel_type": "channel", "user": "U01ALICE",

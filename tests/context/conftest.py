@@ -12,8 +12,8 @@ from datetime import date
 import pytest
 
 from connectors.services.ingest import event_ingest
-from memories.services import memory_create
-from wiki.services import compile_pending
+from memories.services.memories import memory_create
+from wiki.services.backlog import compile_pending
 
 _ids = itertools.count(1)
 

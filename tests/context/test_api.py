@@ -62,7 +62,7 @@ def test_private_section_disappears_right_after_revocation(api, company, bob):
 
 def test_project_memory_disappears_when_the_user_leaves_the_project(api, company, alice):
     from almanac.services.users import user_set_projects
-    from memories.services import memory_create
+    from memories.services.memories import memory_create
 
     memory_create(
         owner=alice,
@@ -114,7 +114,7 @@ def test_an_entity_whose_page_the_user_cannot_see_is_not_named(api, company, bob
 
 
 def test_second_pass_returns_the_next_items_without_repeats(api, company):
-    from memories.services import memory_create
+    from memories.services.memories import memory_create
     from tests.context.conftest import SALES, push
 
     alice = company.profiles.get(user__username="alice").user
@@ -148,7 +148,8 @@ def test_second_pass_returns_the_next_items_without_repeats(api, company):
 
 def test_only_the_memories_returned_count_as_accessed(api, company, django_capture_on_commit_callbacks):
     from memories.models import Memory
-    from memories.services import memory_create, touches
+    from memories.services import touches
+    from memories.services.memories import memory_create
 
     alice = company.profiles.get(user__username="alice").user
     for i in range(12):
@@ -172,7 +173,7 @@ def test_only_the_memories_returned_count_as_accessed(api, company, django_captu
 
 
 def test_cursor_of_another_user_or_task_is_refused(api, company):
-    from memories.services import memory_create
+    from memories.services.memories import memory_create
 
     alice = company.profiles.get(user__username="alice").user
     for i in range(12):
@@ -269,7 +270,7 @@ def test_recalled_email_is_excluded_and_counted(api, company):
 
 
 def test_working_window_is_the_current_session(api, company, alice):
-    from memories.services import session_create, turn_add
+    from memories.services.sessions import session_create, turn_add
 
     session = session_create(user=alice)
     turn_add(session=session, role="user", content="Please draft the Vercel renewal email.")
@@ -283,7 +284,7 @@ def test_working_window_is_the_current_session(api, company, alice):
 
 
 def test_query_count_is_bounded_and_independent_of_corpus_size(api, company, django_assert_max_num_queries):
-    from memories.services import memory_create
+    from memories.services.memories import memory_create
     from tests.context.conftest import SALES, push
 
     alice = company.profiles.get(user__username="alice").user
@@ -298,7 +299,7 @@ def test_query_count_is_bounded_and_independent_of_corpus_size(api, company, dja
             compile=False,
         )
         memory_create(owner=alice, content=f"Renewal pricing memory {i} for customer {i}.")
-    from wiki.services import compile_pending
+    from wiki.services.backlog import compile_pending
 
     compile_pending(tenant=company)
     with django_assert_max_num_queries(25) as large:
@@ -312,7 +313,7 @@ def test_response_is_exactly_the_documented_schema(api, company, alice, no_fresh
     from connectors.models import Source
     from connectors.services.sources import sync_failure
     from context.schemas import ContextOut
-    from memories.services import session_create, turn_add
+    from memories.services.sessions import session_create, turn_add
 
     sync_failure(source=Source.objects.get(tenant=company, name="slack"), error="HTTP 429", retry_after=600)
     session = session_create(user=alice)
@@ -358,7 +359,7 @@ def test_a_section_is_returned_once_across_pages_and_passes(api, company, tenant
     page keeps each section, and a later pass does not bring it back on another page."""
     import re
 
-    from wiki.services import directory_sync
+    from wiki.services.people import directory_sync
 
     directory_sync(tenant=tenant)
     lines: list[str] = []
@@ -407,7 +408,8 @@ def test_a_thread_on_two_pages_is_not_said_again_once_a_pass_returned_it_whole(a
 
 
 def test_a_pass_that_fitted_only_the_session_still_offers_the_rest(api, company, alice):
-    from memories.services import memory_create, session_create, turn_add
+    from memories.services.memories import memory_create
+    from memories.services.sessions import session_create, turn_add
 
     memory_create(owner=alice, content="Wifi rotates monthly.")
     session = session_create(user=alice)

@@ -54,7 +54,7 @@ def test_unknown_key_is_401(client, alice):
 
 
 def test_session_of_another_user_is_404(api, alice, bob):
-    from memories.services import session_create
+    from memories.services.sessions import session_create
 
     session = session_create(user=bob)
     assert api.post("/context", {"user": "alice", "task": "ok", "session_id": session.pk}).status_code == 404

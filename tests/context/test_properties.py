@@ -47,7 +47,7 @@ def test_used_never_exceeds_max_tokens_and_is_exact(api, company, session_with_t
 
 @pytest.fixture
 def session_with_turns(company, alice):
-    from memories.services import session_create, turn_add
+    from memories.services.sessions import session_create, turn_add
 
     big_vercel_page(company, n=12)
     push(

@@ -6,7 +6,7 @@ import re
 
 from tests.context.conftest import FINANCE, SALES, push
 from tests.context.test_api import context, everything
-from wiki.services import compile_pending
+from wiki.services.backlog import compile_pending
 
 FACTS = [
     "Vercel signed the order form ORD-2026-118 on 2026-10-02 for ¥480,000 with Lee Robinson.",

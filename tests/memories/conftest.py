@@ -5,8 +5,9 @@ import pytest
 from django.conf import settings
 
 from almanac.services.users import user_create
-from memories import services
 from memories.models import ConversationSession, Memory, Turn
+from memories.services.memories import memory_create
+from memories.services.sessions import session_create, turn_add
 from skills.models import SkillRun
 
 
@@ -32,7 +33,7 @@ def sam(tenant):
 @pytest.fixture
 def remember():
     def make(owner, content, **kw):
-        memory, duplicate = services.memory_create(owner=owner, content=content, **kw)
+        memory, duplicate = memory_create(owner=owner, content=content, **kw)
         assert duplicate is None, f"unexpected duplicate of {duplicate}"
         return memory
 
@@ -44,12 +45,10 @@ def ended_session():
     """A finished session of `user` with the given user turns, dated `day`."""
 
     def make(user, turns: list[str], day: str = "2026-03-20"):
-        session = services.session_create(user=user, title="test")
+        session = session_create(user=user, title="test")
         for text in turns:
-            services.turn_add(session=session, role="user", content=text)
-            services.turn_add(
-                session=session, role="assistant", content="好的，我记下了。I can help with that."
-            )
+            turn_add(session=session, role="user", content=text)
+            turn_add(session=session, role="assistant", content="好的，我记下了。I can help with that.")
         ConversationSession.objects.filter(pk=session.pk).update(started_at=f"{day}T09:00:00Z")
         Turn.objects.filter(session=session).update(created_at=f"{day}T09:00:00Z")  # said that day
         session.refresh_from_db()
@@ -81,8 +80,6 @@ FILLER = [f"Apollo release checklist item {i}: verify build {i} before stage {i 
 
 def on_topic(owner, texts: list[str], seed: int = 700, **kw) -> list[Memory]:
     return [
-        services.memory_create(
-            owner=owner, content=text, embedding=at_cosine(TOPIC, 0.9, seed=seed + i), **kw
-        )[0]
+        memory_create(owner=owner, content=text, embedding=at_cosine(TOPIC, 0.9, seed=seed + i), **kw)[0]
         for i, text in enumerate(texts)
     ]

@@ -79,10 +79,11 @@ def test_admin_edit_reembeds(client, alice, superadmin, remember):
 
 
 def test_history_revert_restores_content_and_index(client, alice, superadmin, remember):
-    from memories import selectors, services
+    from memories import selectors
+    from memories.services.memories import memory_update
 
     memory = remember(alice, "Our Apollo kickoff is in Lisbon")
-    services.memory_update(memory=memory, user=alice, data={"content": "我们的 Zephyr 启动会在杭州"})
+    memory_update(memory=memory, user=alice, data={"content": "我们的 Zephyr 启动会在杭州"})
     old = memory.history.order_by("history_date").first()
     client.force_login(superadmin)
     url = f"/admin/memories/memory/{memory.pk}/history/{old.history_id}/"

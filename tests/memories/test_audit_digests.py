@@ -6,8 +6,10 @@ import hashlib
 import pytest
 
 from almanac.models import AuditEvent
-from memories import services
 from memories.models import Memory, MemoryAuditText
+from memories.services.compression import memory_compress_topic
+from memories.services.memories import memory_delete, memory_update
+from memories.services.purge import memory_purge
 from tests.memories.conftest import FILLER, on_topic
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("offline_llm")]
@@ -28,9 +30,7 @@ def _texts(event: AuditEvent) -> tuple[str, str]:
 
 def test_update_carries_before_and_after(alice, remember):
     memory = remember(alice, "The Apollo kickoff is in room 4")
-    services.memory_update(
-        memory=memory, user=alice, data={"content": "The Apollo kickoff is in the big hall"}
-    )
+    memory_update(memory=memory, user=alice, data={"content": "The Apollo kickoff is in the big hall"})
     event = _event("memory.update", memory.pk)
     assert event.detail["before_digest"] == sha("The Apollo kickoff is in room 4")
     assert event.detail["after_digest"] == sha("The Apollo kickoff is in the big hall")
@@ -41,7 +41,7 @@ def test_create_and_delete_carry_the_text(alice, remember):
     memory = remember(alice, "Globex pays by wire transfer")
     assert _event("memory.create", memory.pk).detail["after_digest"] == sha("Globex pays by wire transfer")
     memory_id = memory.pk
-    services.memory_delete(memory=memory, user=alice)
+    memory_delete(memory=memory, user=alice)
     event = _event("memory.delete", memory_id)
     assert event.detail["before_digest"] == sha("Globex pays by wire transfer")
     assert _texts(event)[0] == "Globex pays by wire transfer"
@@ -50,7 +50,7 @@ def test_create_and_delete_carry_the_text(alice, remember):
 def test_what_a_memory_said_last_week(alice, remember):
     """Governance: the chain of digests and texts of one memory answers it."""
     memory = remember(alice, "Apollo budget owner: Bob")
-    services.memory_update(memory=memory, user=alice, data={"content": "Apollo budget owner: Carol"})
+    memory_update(memory=memory, user=alice, data={"content": "Apollo budget owner: Carol"})
     trail = [
         (e.action, *_texts(e))
         for e in AuditEvent.objects.filter(object_type="memory", object_id=str(memory.pk)).order_by("id")
@@ -63,7 +63,7 @@ def test_what_a_memory_said_last_week(alice, remember):
 
 def test_compress_carries_the_originals_and_the_summary(alice):
     originals = on_topic(alice, FILLER)
-    summary = services.memory_compress_topic(memories=originals)
+    summary = memory_compress_topic(memories=originals)
     assert summary is not None
     event = _event("memory.compress", summary.pk)
     before, after = _texts(event)
@@ -78,7 +78,7 @@ def test_purge_removes_the_audit_texts_of_what_quoted_it(alice, remember):
     old.refresh_from_db()
     assert old.superseded_by_id == new.pk
     supersede = _event("memory.supersede", old.pk)
-    counts = services.memory_purge(memory=new, user=alice)
+    counts = memory_purge(memory=new, user=alice)
     assert counts["audit_texts"] >= 2
     # The supersede event of the other memory quoted it as "after": gone; its digests stay.
     assert _texts(supersede)[1] == "[purged]" and supersede.detail["after_digest"]

@@ -14,9 +14,12 @@ from almanac.models import AuditEvent
 from almanac.search.tokens import count_tokens
 from almanac.text.facts import fact_signature
 from almanac.text.summaries import summary_holds, summary_terms
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory, MemoryLink
 from memories.services import compression
+from memories.services.compression import compressed_expire, memories_compress, memory_restore
+from memories.services.memories import memory_create, memory_update
+from memories.services.purge import memory_purge
 from memories.tasks import memory_compress_task
 from memories.topics import covers, structured_summary, tokens_of
 from skills.models import SkillRun
@@ -43,7 +46,7 @@ def chat_llm(settings):
 def _apollo(owner, n: int, **kw):
     # One topic: vectors at cosine 0.9 to a common direction (so ~0.8 to each other).
     return [
-        services.memory_create(
+        memory_create(
             owner=owner,
             content=f"Apollo fact number {i}: the release checklist item {i} is owned by team {i % 3}",
             embedding=at_cosine(TOPIC, 0.9, seed=100 + i),
@@ -57,7 +60,7 @@ def test_a_crowded_topic_becomes_one_summary(alice, bob, charlie, settings):
     settings.LLM_BASE_URL = ""
     originals = _apollo(alice, settings.MEMORY_COMPRESS_MIN + 3, scope="project", scope_key="Apollo")
     unrelated = [
-        services.memory_create(
+        memory_create(
             owner=alice, content=f"tea note {i}", embedding=unit(200 + i), scope="project", scope_key="Apollo"
         )[0]
         for i in range(3)
@@ -105,12 +108,11 @@ def test_restore_brings_originals_back_and_retires_an_empty_summary(alice, setti
     memory_compress_task()
     summary = Memory.objects.get(meta__source="compression")
     some = Memory.objects.filter(pk__in=[m.pk for m in originals[:5]])
-    assert services.memory_restore(memories=some, user=alice) == 5
+    assert memory_restore(memories=some, user=alice) == 5
     summary.refresh_from_db()
     assert summary.status == "active"  # still stands for the other originals
     assert (
-        services.memory_restore(memories=Memory.objects.filter(status="compressed"), user=alice)
-        == len(originals) - 5
+        memory_restore(memories=Memory.objects.filter(status="compressed"), user=alice) == len(originals) - 5
     )
     summary.refresh_from_db()
     assert summary.status == "archived" and not MemoryLink.objects.exists()
@@ -153,7 +155,7 @@ def _expire(memories) -> None:
     Memory.objects.filter(pk__in=[m.pk for m in memories]).update(
         updated_at=timezone.now() - timedelta(days=settings.MEMORY_COMPRESSED_KEEP_DAYS + 1)
     )
-    assert services.compressed_expire() == len(memories)
+    assert compressed_expire() == len(memories)
 
 
 def test_restoring_the_last_linked_original_keeps_the_expired_ones_facts(alice, settings):
@@ -165,7 +167,7 @@ def test_restoring_the_last_linked_original_keeps_the_expired_ones_facts(alice, 
     summary = Memory.objects.get(meta__source="compression")
     kept, expired = originals[0], originals[1:]
     _expire(expired)
-    assert services.memory_restore(memories=Memory.objects.filter(pk=kept.pk), user=alice) == 1
+    assert memory_restore(memories=Memory.objects.filter(pk=kept.pk), user=alice) == 1
     summary.refresh_from_db()
     assert summary.status == "active"
     assert sorted(summary.meta["compressed_from"]) == sorted(m.pk for m in expired)
@@ -184,7 +186,7 @@ def test_purging_a_summary_purges_its_expired_originals_history(alice, settings)
     assert "Apollo fact number 2:" in "".join(
         Memory.history.filter(id=expired[2].pk).values_list("content", flat=True)
     )
-    services.memory_purge(memory=summary, user=alice)
+    memory_purge(memory=summary, user=alice)
     for memory in expired:
         assert set(Memory.history.filter(id=memory.pk).values_list("content", flat=True)) == {"[purged]"}
     # The originals that still exist are theirs: back to active, their history untouched.
@@ -214,7 +216,7 @@ def test_an_expiry_run_reads_a_summary_edited_while_it_runs(alice, settings, mon
         return removed
 
     monkeypatch.setattr(compression, "memory_row_delete", remove_then_edit)
-    assert services.compressed_expire() == 1  # the first, deleted before the edit
+    assert compressed_expire() == 1  # the first, deleted before the edit
     assert (
         Memory.objects.filter(pk__in=[m.pk for m in originals], status="active").count() == len(originals) - 1
     )
@@ -227,7 +229,7 @@ def test_rewriting_a_summary_gives_back_at_once_the_originals_it_no_longer_says(
     summary = Memory.objects.get(meta__source="compression")
     lines = summary.content.splitlines()
     kept = [lines[0]] + [line for line in lines if "number 1:" in line or "number 2:" in line]
-    services.memory_update(memory=summary, user=alice, data={"content": "\n".join(kept)})
+    memory_update(memory=summary, user=alice, data={"content": "\n".join(kept)})
     status = dict(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("pk", "status"))
     held = {m.pk for m in originals if "number 1:" in m.content or "number 2:" in m.content}
     assert held and all(status[pk] == ("compressed" if pk in held else "active") for pk in status)
@@ -258,7 +260,7 @@ def test_an_llm_summary_that_inverts_or_trims_a_fact_is_replaced_by_the_structur
 
 def test_the_offline_summary_still_holds_its_originals(alice):
     originals = on_topic(alice, ["Alice does not eat pork", "我们的预算是三万元", *FILLER])
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     assert set(Memory.objects.filter(pk__in=[m.pk for m in originals]).values_list("status", flat=True)) == {
         "compressed"
     }
@@ -270,7 +272,7 @@ VENDOR_TOPIC = unit(42)
 
 def _vendors(owner, n=24):
     return [
-        services.memory_create(
+        memory_create(
             owner=owner,
             content=f"Vendor V0{i:02d} signed the supply contract on 2026-03-{i + 1:02d} for {1000 + 37 * i} USD",
             embedding=at_cosine(VENDOR_TOPIC, 0.9, seed=500 + i),
@@ -458,7 +460,7 @@ NEAR_EN = [
 
 def _remember_all(owner, texts, **kw):
     """Written as the API writes them: embedded by the configured encoder, not placed by hand."""
-    return [services.memory_create(owner=owner, content=text, **kw)[0] for text in texts]
+    return [memory_create(owner=owner, content=text, **kw)[0] for text in texts]
 
 
 def _compressed_once(originals):
@@ -471,7 +473,7 @@ def _compressed_once(originals):
 @pytest.mark.parametrize("rules", [RULES_ZH, RULES_EN], ids=["zh", "en"])
 def test_distinct_rules_on_one_subject_are_one_topic_and_every_fact_is_kept(alice, rules):
     originals = _remember_all(alice, rules)
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     summary, audit, statuses = _compressed_once(originals)
     assert statuses == {"compressed"} and audit["originals"] == 24
     assert audit["method"] == "structured" and audit["tokens_after"] < audit["tokens_before"]
@@ -488,7 +490,7 @@ def test_distinct_rules_on_one_subject_are_one_topic_and_every_fact_is_kept(alic
 def test_near_identical_memories_become_one_line_per_fact(alice, texts):
     # Placed apart enough to pass the write's duplicate check (as they were found: all active).
     originals = on_topic(alice, texts)
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     summary, audit, statuses = _compressed_once(originals)
     assert statuses == {"compressed"}
     assert len(summary.content.splitlines()) <= 4  # a heading at most, and three facts
@@ -506,7 +508,7 @@ def test_an_llm_summary_that_says_every_fact_is_written(alice, chat_llm):
     chat_llm.script = [
         json.dumps({"summary": "报销规定：发票须在30天内提交，需附发票原件；报销审批人是王强。"})
     ]
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     summary, audit, statuses = _compressed_once(originals)
     assert summary.content == "报销规定：发票须在30天内提交，需附发票原件；报销审批人是王强。"
     assert audit["method"] == "llm" and statuses == {"compressed"}
@@ -518,7 +520,7 @@ def test_an_llm_summary_that_says_every_fact_is_written(alice, chat_llm):
 def test_an_abstractive_llm_summary_without_the_facts_is_rejected(alice, chat_llm):
     originals = _remember_all(alice, RULES_ZH)
     chat_llm.script = [json.dumps({"summary": "关于报销的全部流程要求：按规定提交并审批。"})] * 2
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     summary, audit, statuses = _compressed_once(originals)
     assert audit["method"] == "structured" and "关于报销的全部流程要求" not in summary.content
     assert statuses == {"compressed"} and "5000" in summary.content and "赵敏" in summary.content
@@ -527,7 +529,7 @@ def test_an_abstractive_llm_summary_without_the_facts_is_rejected(alice, chat_ll
 def test_private_memories_of_two_users_are_never_one_topic(alice, bob):
     _remember_all(alice, RULES_EN[:12])
     _remember_all(bob, RULES_EN[12:])
-    assert services.memories_compress() == 0  # 12 + 12: a topic of neither is crowded
+    assert memories_compress() == 0  # 12 + 12: a topic of neither is crowded
     assert not Memory.objects.exclude(status="active").exists()
 
 
@@ -606,7 +608,7 @@ CLIENT_C = [
 
 def test_memories_naming_one_client_are_one_topic_under_its_name(alice):
     originals = _remember_all(alice, CLIENT_C)
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     summary, audit, statuses = _compressed_once(originals)
     assert statuses == {"compressed"} and audit["topic"] == "客户c"
     assert "\n客户C：\n合同金额是30万元\n" in summary.content and "\n税号是91440300MA5F" in summary.content

@@ -17,8 +17,16 @@ from django.utils import timezone
 
 from almanac.errors import ApplicationError
 from almanac.services.users import user_create
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory, MemoryLink
+from memories.services.compression import (
+    compressed_expire,
+    memories_compress,
+    memory_compress_topic,
+    memory_restore,
+)
+from memories.services.memories import memory_create, memory_delete, memory_update
+from memories.services.purge import memory_purge
 from tests.memories.conftest import at_cosine, unit
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +53,7 @@ def folded(wangwei, bob):
         f"Finance close step {i}: reconcile ledger {i} before day {i % 5 + 1}" for i in range(1, 24)
     ]
     originals = [
-        services.memory_create(
+        memory_create(
             owner=wangwei if i == 0 else bob,
             content=text,
             scope="dept",
@@ -54,7 +62,7 @@ def folded(wangwei, bob):
         )[0]
         for i, text in enumerate(texts)
     ]
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     summary = Memory.objects.get(meta__source="compression")
     assert "88k" in summary.content and summary.acl == ["dept:finance"] and summary.owner_id == bob.pk
     assert "88k" in _readable_by(bob)  # the premise: bob reads it through the summary
@@ -74,15 +82,15 @@ def _others_active(others):
 
 def test_scope_change_then_purge_hides_the_summary_text(folded, wangwei, bob):
     secret, others, summary = folded
-    services.memory_update(memory=secret, user=wangwei, data={"scope": "user"})
+    memory_update(memory=secret, user=wangwei, data={"scope": "user"})
     assert "88k" not in _readable_by(bob)
-    services.memory_purge(memory=Memory.objects.get(pk=secret.pk), user=wangwei)
+    memory_purge(memory=Memory.objects.get(pk=secret.pk), user=wangwei)
     assert "88k" not in _readable_by(bob)
 
 
 def test_scope_change_retires_the_summary_and_brings_the_others_back(folded, wangwei, bob):
     secret, others, summary = folded
-    services.memory_update(memory=secret, user=wangwei, data={"scope": "user"})
+    memory_update(memory=secret, user=wangwei, data={"scope": "user"})
     assert "88k" not in _readable_by(bob)
     assert not Memory.objects.filter(pk=summary.pk).exists()
     assert _others_active(others) == {"active"}  # nothing else is lost
@@ -94,36 +102,36 @@ def test_scope_change_retires_the_summary_and_brings_the_others_back(folded, wan
 
 def test_delete_of_an_original_retires_its_summary(folded, wangwei, bob):
     secret, others, summary = folded
-    services.memory_delete(memory=secret, user=wangwei)
+    memory_delete(memory=secret, user=wangwei)
     assert "88k" not in _readable_by(bob)
     assert _others_active(others) == {"active"}
 
 
 def test_purge_of_an_original_scrubs_the_summary_history(folded, wangwei, bob):
     secret, others, summary = folded
-    services.memory_purge(memory=secret, user=wangwei)
+    memory_purge(memory=secret, user=wangwei)
     assert "88k" not in _readable_by(bob)
     assert not Memory.history.filter(content__contains="88k").exists()
 
 
 def test_rewriting_an_original_removes_the_old_text_from_the_summary(folded, wangwei, bob):
     secret, others, summary = folded
-    services.memory_update(memory=secret, user=wangwei, data={"content": "bonus details removed"})
+    memory_update(memory=secret, user=wangwei, data={"content": "bonus details removed"})
     assert "88k" not in _readable_by(bob)
     assert _others_active(others) == {"active"}
 
 
 def test_an_unrelated_change_keeps_the_summary(folded, wangwei, bob):
     secret, others, summary = folded
-    services.memory_update(memory=secret, user=wangwei, data={"importance": 0.9, "scope": "dept"})
+    memory_update(memory=secret, user=wangwei, data={"importance": 0.9, "scope": "dept"})
     assert Memory.objects.get(pk=summary.pk).status == "active"
     assert Memory.objects.get(pk=secret.pk).status == "compressed"
 
 
 def test_a_restored_original_that_moves_later_takes_its_text_along(folded, wangwei, bob):
     secret, others, summary = folded
-    services.memory_restore(memories=Memory.objects.filter(pk=secret.pk), user=wangwei)
-    services.memory_update(memory=Memory.objects.get(pk=secret.pk), user=wangwei, data={"scope": "user"})
+    memory_restore(memories=Memory.objects.filter(pk=secret.pk), user=wangwei)
+    memory_update(memory=Memory.objects.get(pk=secret.pk), user=wangwei, data={"scope": "user"})
     assert "88k" not in _readable_by(bob)
     assert _others_active(others) == {"active"}
 
@@ -135,8 +143,8 @@ def test_originals_gone_after_the_keep_period_are_not_lost(folded, wangwei, bob)
     Memory.objects.filter(pk__in=[m.pk for m in expired]).update(
         updated_at=timezone.now() - timedelta(days=settings.MEMORY_COMPRESSED_KEEP_DAYS + 1)
     )
-    assert services.compressed_expire() == 5
-    services.memory_update(memory=secret, user=wangwei, data={"scope": "user"})
+    assert compressed_expire() == 5
+    memory_update(memory=secret, user=wangwei, data={"scope": "user"})
     assert "88k" not in _readable_by(bob)
     rewritten = Memory.objects.get(pk=summary.pk)
     assert rewritten.status == "active" and rewritten.acl == ["dept:finance"]
@@ -168,7 +176,7 @@ def test_the_api_repro(folded, wangwei, bob, api):
 def test_a_summary_of_summaries_lets_go_too(folded, wangwei, bob):
     secret, others, summary = folded
     more = [
-        services.memory_create(
+        memory_create(
             owner=bob,
             content=f"Treasury note {i}: sweep account {i} on day {i % 7 + 1}",
             scope="dept",
@@ -177,9 +185,9 @@ def test_a_summary_of_summaries_lets_go_too(folded, wangwei, bob):
         )[0]
         for i in range(settings.MEMORY_COMPRESS_MIN + 1)
     ]
-    top = services.memory_compress_topic(memories=[Memory.objects.get(pk=summary.pk), *more])
+    top = memory_compress_topic(memories=[Memory.objects.get(pk=summary.pk), *more])
     assert "88k" in top.content
-    services.memory_update(memory=secret, user=wangwei, data={"scope": "user"})
+    memory_update(memory=secret, user=wangwei, data={"scope": "user"})
     assert "88k" not in _readable_by(bob)
     assert _others_active([*others, *more]) == {"active"}
 
@@ -190,7 +198,7 @@ def test_a_summary_whose_owner_is_deleted_stays_and_can_still_be_undone(folded, 
     orphan = Memory.objects.get(pk=summary.pk)
     assert orphan.owner_id is None and orphan.status == "active"
     assert _others_active(others) == {"compressed"}
-    services.memory_delete(
+    memory_delete(
         memory=orphan, user=user_create(tenant=wangwei.profile.tenant, username="root", is_admin=True)
     )
     assert _others_active([secret, *others]) == {"active"}
@@ -198,7 +206,7 @@ def test_a_summary_whose_owner_is_deleted_stays_and_can_still_be_undone(folded, 
 
 def test_deleting_a_summary_gives_its_originals_back(folded, bob):
     secret, others, summary = folded
-    services.memory_delete(memory=summary, user=bob)
+    memory_delete(memory=summary, user=bob)
     assert _others_active([secret, *others]) == {"active"}
 
 
@@ -206,6 +214,6 @@ def test_a_summary_cannot_be_moved_out_of_its_originals_scope(folded, wangwei, b
     # bob owns the summary, but most of its text is other people's memories of dept:finance.
     _, _, summary = folded
     with pytest.raises(ApplicationError) as refused:
-        services.memory_update(memory=summary, user=bob, data={"scope": "tenant"})
+        memory_update(memory=summary, user=bob, data={"scope": "tenant"})
     assert refused.value.status_code == 409
     assert Memory.objects.get(pk=summary.pk).acl == ["dept:finance"]

@@ -5,9 +5,12 @@ from django.db import connection, transaction
 
 from almanac.errors import ApplicationError
 from almanac.models import CorpusStat, TermStat
-from memories import services
 from memories.models import CORPUS, Memory, SessionChunk
-from memories.services.extraction import _dated_chunks, _digest
+from memories.services.compression import memories_compress, memory_compress_topic
+from memories.services.extraction import _dated_chunks, _digest, session_extract
+from memories.services.memories import memory_create, memory_delete, memory_update
+from memories.services.purge import memory_purge
+from memories.services.rows import memory_set_status
 from tests.locking import committed_meanwhile, while_locked
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,8 +32,8 @@ def test_two_deletes_of_one_memory_count_once(tenant, alice, remember):
     stale = Memory.objects.get(pk=memory_id)  # what the second request loaded before the first deleted it
 
     outcome = while_locked(
-        lambda: services.memory_delete(memory=memory, user=alice),
-        lambda: services.memory_delete(memory=stale, user=alice),
+        lambda: memory_delete(memory=memory, user=alice),
+        lambda: memory_delete(memory=stale, user=alice),
     )
 
     assert outcome == {"value": False}, outcome  # gone already: nothing done (the API says 404)
@@ -41,8 +44,8 @@ def test_two_deletes_of_one_memory_count_once(tenant, alice, remember):
 def test_two_identical_writes_at_once_make_one_memory(tenant, alice):
     content = "Apollo deploys happen on Tuesdays after the standup"
     outcome = while_locked(
-        lambda: services.memory_create(owner=alice, content=content),
-        lambda: services.memory_create(owner=alice, content=content),
+        lambda: memory_create(owner=alice, content=content),
+        lambda: memory_create(owner=alice, content=content),
     )
     [memory] = Memory.objects.filter(content=content)
     assert outcome["value"] == (memory, memory)  # the second write is the first one's duplicate
@@ -58,7 +61,7 @@ def test_a_chunk_two_extractions_reach_at_once_is_extracted_once(alice, ended_se
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"chunk:{digest}"])
         SessionChunk.objects.create(session=session, digest=digest, position=0, outcome="extracted")
 
-    outcome = while_locked(first_run_holds_the_chunk, lambda: services.session_extract(session_id=session.pk))
+    outcome = while_locked(first_run_holds_the_chunk, lambda: session_extract(session_id=session.pk))
     assert "error" not in outcome, outcome  # it used to fail on the chunk's unique digest
     assert SessionChunk.objects.filter(session=session).count() == 1
     assert not Memory.objects.filter(owner=alice).exists()  # the second run extracted nothing
@@ -72,7 +75,7 @@ def folded(tenant, bob, settings):
     settings.LLM_BASE_URL = ""
     topic = unit(41)
     originals = [
-        services.memory_create(
+        memory_create(
             owner=bob,
             content=f"Sales close step {i}: update forecast {i} before day {i % 5 + 1}",
             scope="dept",
@@ -80,7 +83,7 @@ def folded(tenant, bob, settings):
         )[0]
         for i in range(24)
     ]
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     return originals, Memory.objects.get(meta__source="compression")
 
 
@@ -99,10 +102,8 @@ def test_an_original_rewritten_while_its_summary_is_deleted_waits_its_turn(bob, 
 
     outcome = while_locked(
         rewrite_begins,
-        lambda: services.memory_delete(memory=summary, user=bob),
-        then=lambda: services.memory_update(
-            memory=originals[5], user=bob, data={"content": "Step five, redone"}
-        ),
+        lambda: memory_delete(memory=summary, user=bob),
+        then=lambda: memory_update(memory=originals[5], user=bob, data={"content": "Step five, redone"}),
     )
     assert outcome == {"value": False}, outcome  # the rewrite released (deleted) the summary first
     assert not Memory.objects.filter(pk=summary.pk).exists()
@@ -113,16 +114,16 @@ def test_a_topic_that_changed_while_its_summary_was_written_is_not_compressed(bo
     from memories.services import topics
 
     originals, summary = folded
-    services.memory_delete(memory=summary, user=bob)  # the originals are active again
+    memory_delete(memory=summary, user=bob)  # the originals are active again
     topic = list(Memory.objects.filter(owner=bob, status="active").order_by("created_at", "id"))
     real = topics.skill_run
 
     def skill_run_while_one_moves(**kw):
-        services.memory_update(memory=topic[0], user=bob, data={"scope": "user"})  # during the LLM call
+        memory_update(memory=topic[0], user=bob, data={"scope": "user"})  # during the LLM call
         return real(**kw)
 
     monkeypatch.setattr(topics, "skill_run", skill_run_while_one_moves)
-    assert services.memory_compress_topic(memories=topic) is None
+    assert memory_compress_topic(memories=topic) is None
     assert not Memory.objects.filter(meta__source="compression").exists()
     assert Memory.objects.get(pk=topic[0].pk).status == "active"
 
@@ -164,7 +165,7 @@ def test_a_rename_while_the_summary_is_written_stops_the_compression(tenant, ali
 
     topic_vector = unit(43)
     for i in range(22):
-        services.memory_create(
+        memory_create(
             owner=alice,
             content=f"My note {i} on forecast {i}",
             embedding=at_cosine(topic_vector, 0.9, seed=500 + i),
@@ -182,7 +183,7 @@ def test_a_rename_while_the_summary_is_written_stops_the_compression(tenant, ali
         return real(**kw)
 
     monkeypatch.setattr(topics, "skill_run", skill_run_while_renamed)
-    assert services.memory_compress_topic(memories=topic) is None
+    assert memory_compress_topic(memories=topic) is None
     assert {tuple(acl) for acl in Memory.objects.filter(owner=alice).values_list("acl", flat=True)} == {
         ("user:alice2",)
     }
@@ -200,9 +201,7 @@ def test_a_rename_waits_for_a_memory_write_of_that_user(tenant, alice):
             user.username = "alice2"
             user.save()
 
-    outcome = while_locked(
-        lambda: services.memory_create(owner=alice, content="written during the rename"), rename
-    )
+    outcome = while_locked(lambda: memory_create(owner=alice, content="written during the rename"), rename)
     assert "error" not in outcome, outcome
     assert list(Memory.objects.filter(owner=alice).values_list("acl", flat=True)) == [["user:alice2"]]
 
@@ -220,10 +219,10 @@ def test_a_restore_and_a_delete_of_its_summary_at_once_do_not_deadlock(alice, se
     ids = [m.pk for m in originals]
 
     outcome = while_locked(
-        lambda: services.memory_set_status(
+        lambda: memory_set_status(
             memories=Memory.objects.filter(pk__in=ids), status="active", user=alice, reason="admin:restore"
         ),
-        lambda: services.memory_delete(memory=summary, user=alice),
+        lambda: memory_delete(memory=summary, user=alice),
         then=lambda: list(Memory.objects.select_for_update().filter(pk=summary.pk)),
     )
     assert outcome == {"value": True}, outcome
@@ -246,9 +245,7 @@ def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, sett
     real = topics.skill_run
 
     def slow_skill(**kwargs):  # the purge lands while the LLM works
-        committed_meanwhile(
-            lambda: services.memory_purge(memory=Memory.objects.get(pk=secret.pk), user=alice)
-        )
+        committed_meanwhile(lambda: memory_purge(memory=Memory.objects.get(pk=secret.pk), user=alice))
         return real(**kwargs)
 
     monkeypatch.setattr(topics, "skill_run", slow_skill)
@@ -259,9 +256,9 @@ def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, sett
 
 def test_a_memory_deleted_while_a_change_waited_is_a_404_not_a_500(alice):
     """PATCH or feedback that read the memory just before a concurrent DELETE took it."""
-    from memories.services import memory_delete, memory_feedback, memory_update
+    from memories.services.memories import memory_delete, memory_feedback, memory_update
 
-    stale, _ = services.memory_create(owner=alice, content="Acme renews in May")
+    stale, _ = memory_create(owner=alice, content="Acme renews in May")
     memory_delete(memory=Memory.objects.get(pk=stale.pk), user=alice)
     with pytest.raises(ApplicationError) as updating:
         memory_update(memory=stale, user=alice, data={"importance": 0.9})

@@ -9,8 +9,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from almanac.text.duplicates import same_facts
-from memories import services
 from memories.models import Memory
+from memories.services.memories import memory_create
 from tests.memories.conftest import at_cosine, unit
 
 pytestmark = pytest.mark.django_db
@@ -18,8 +18,8 @@ pytestmark = pytest.mark.django_db
 
 def test_just_above_threshold_returns_existing(alice):
     base = unit(1)
-    first, _ = services.memory_create(owner=alice, content="likes aisle seats", embedding=base)
-    again, duplicate = services.memory_create(
+    first, _ = memory_create(owner=alice, content="likes aisle seats", embedding=base)
+    again, duplicate = memory_create(
         owner=alice, content="prefers aisle seats", embedding=at_cosine(base, 0.925)
     )
     assert duplicate == first and again == first
@@ -28,10 +28,8 @@ def test_just_above_threshold_returns_existing(alice):
 
 def test_just_below_threshold_inserts(alice):
     base = unit(1)
-    services.memory_create(owner=alice, content="likes aisle seats", embedding=base)
-    _, duplicate = services.memory_create(
-        owner=alice, content="likes window seats", embedding=at_cosine(base, 0.915)
-    )
+    memory_create(owner=alice, content="likes aisle seats", embedding=base)
+    _, duplicate = memory_create(owner=alice, content="likes window seats", embedding=at_cosine(base, 0.915))
     assert duplicate is None
     assert Memory.objects.count() == 2
 
@@ -39,24 +37,22 @@ def test_just_below_threshold_inserts(alice):
 def test_threshold_is_configurable(alice, settings):
     settings.MEMORY_DEDUP_THRESHOLD = 0.99
     base = unit(1)
-    services.memory_create(owner=alice, content="likes aisle seats", embedding=base)
-    _, duplicate = services.memory_create(
-        owner=alice, content="prefers aisle seats", embedding=at_cosine(base, 0.95)
-    )
+    memory_create(owner=alice, content="likes aisle seats", embedding=base)
+    _, duplicate = memory_create(owner=alice, content="prefers aisle seats", embedding=at_cosine(base, 0.95))
     assert duplicate is None
 
 
 def test_same_vector_in_another_scope_is_not_a_duplicate(alice, bob):
     base = unit(2)
-    services.memory_create(owner=alice, content="Apollo uses Postgres 18", embedding=base)
-    _, dup_project = services.memory_create(
+    memory_create(owner=alice, content="Apollo uses Postgres 18", embedding=base)
+    _, dup_project = memory_create(
         owner=alice, content="Apollo uses Postgres 18", scope="project", scope_key="Apollo", embedding=base
     )
-    _, dup_other_user = services.memory_create(owner=bob, content="Apollo uses Postgres 18", embedding=base)
+    _, dup_other_user = memory_create(owner=bob, content="Apollo uses Postgres 18", embedding=base)
     assert dup_project is None and dup_other_user is None
     assert Memory.objects.count() == 3
     # ... but a project member writing it again into the project is.
-    _, dup = services.memory_create(
+    _, dup = memory_create(
         owner=bob,
         content="Apollo is on Postgres 18",
         scope="project",
@@ -68,9 +64,9 @@ def test_same_vector_in_another_scope_is_not_a_duplicate(alice, bob):
 
 def test_archived_memory_is_not_a_duplicate(alice):
     base = unit(3)
-    old, _ = services.memory_create(owner=alice, content="old fact", embedding=base)
+    old, _ = memory_create(owner=alice, content="old fact", embedding=base)
     Memory.objects.filter(pk=old.pk).update(status="archived")
-    _, duplicate = services.memory_create(owner=alice, content="old fact", embedding=base)
+    _, duplicate = memory_create(owner=alice, content="old fact", embedding=base)
     assert duplicate is None
 
 
@@ -97,8 +93,8 @@ def test_a_close_sentence_with_other_facts_is_a_new_memory(alice, first, second)
 
     a, b = embed([first, second])
     assert float(a @ b) > settings.MEMORY_DEDUP_THRESHOLD
-    services.memory_create(owner=alice, content=first)
-    memory, duplicate = services.memory_create(owner=alice, content=second)
+    memory_create(owner=alice, content=first)
+    memory, duplicate = memory_create(owner=alice, content=second)
     assert duplicate is None and memory.content == second
     assert Memory.objects.count() == 2
 
@@ -126,25 +122,23 @@ def test_a_close_sentence_with_other_facts_is_a_new_memory(alice, first, second)
 def test_negation_and_amounts_make_another_fact_however_close_the_vectors(alice, first, second):
     # The offline encoder keeps these below the threshold; another embedding model may not.
     base = unit(6)
-    services.memory_create(owner=alice, content=first, embedding=base)
-    _, duplicate = services.memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.98))
+    memory_create(owner=alice, content=first, embedding=base)
+    _, duplicate = memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.98))
     assert duplicate is None and Memory.objects.count() == 2
 
 
 def test_a_restatement_with_the_same_facts_is_still_a_duplicate(alice):
-    first, _ = services.memory_create(owner=alice, content="Apollo deploys happen on Tuesdays at 10:00")
-    _, duplicate = services.memory_create(owner=alice, content="Apollo deploys happen on Tuesdays at 10:00.")
+    first, _ = memory_create(owner=alice, content="Apollo deploys happen on Tuesdays at 10:00")
+    _, duplicate = memory_create(owner=alice, content="Apollo deploys happen on Tuesdays at 10:00.")
     assert duplicate == first
 
 
 def test_the_nearest_with_other_facts_does_not_hide_a_real_duplicate(alice):
     base = unit(4)
-    same, _ = services.memory_create(
-        owner=alice, content="standup at 9:30", embedding=at_cosine(base, 0.97, seed=5)
-    )
-    _, not_a_duplicate = services.memory_create(owner=alice, content="standup at 10:30", embedding=base)
+    same, _ = memory_create(owner=alice, content="standup at 9:30", embedding=at_cosine(base, 0.97, seed=5))
+    _, not_a_duplicate = memory_create(owner=alice, content="standup at 10:30", embedding=base)
     assert not_a_duplicate is None  # nearer to what comes next, but another time
-    _, duplicate = services.memory_create(owner=alice, content="the standup is at 9:30", embedding=base)
+    _, duplicate = memory_create(owner=alice, content="the standup is at 9:30", embedding=base)
     assert duplicate == same
 
 
@@ -154,8 +148,8 @@ def test_the_nearest_with_other_facts_does_not_hide_a_real_duplicate(alice):
 )
 def test_a_restatement_is_a_duplicate(alice, first, second):
     base = unit(8)
-    kept, _ = services.memory_create(owner=alice, content=first, embedding=base)
-    _, duplicate = services.memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.98))
+    kept, _ = memory_create(owner=alice, content=first, embedding=base)
+    _, duplicate = memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.98))
     assert duplicate == kept
 
 
@@ -193,10 +187,10 @@ def test_the_same_words_with_other_numbers_and_codes_are_not_a_duplicate(alice):
     first = "Client 15 note 142: travel item ldecjucdkbr agreed for week 9."
     second = "Client 9 note 142: travel item ldqkfdcbekq agreed for week 15."
     base = unit(9)
-    services.memory_create(owner=alice, content=first, embedding=base)
-    memory, duplicate = services.memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.99))
+    memory_create(owner=alice, content=first, embedding=base)
+    memory, duplicate = memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.99))
     assert duplicate is None and memory.content == second
-    _, again = services.memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.99))
+    _, again = memory_create(owner=alice, content=second, embedding=at_cosine(base, 0.99))
     assert again == memory  # the same fact again still is one
 
 

@@ -5,8 +5,11 @@ commit, never for a rolled-back write."""
 import pytest
 from django.db import transaction
 
-from memories import services
 from memories.models import Memory
+from memories.services.compression import memories_compress
+from memories.services.extraction import session_extract
+from memories.services.memories import memory_create
+from memories.services.sessions import session_create, session_end, turn_add
 from skills.models import Skill, SkillRun
 from skills.signals import domain_event
 from tests.memories.conftest import FILLER, on_topic
@@ -37,7 +40,7 @@ def test_a_written_memory_runs_a_subscribed_skill_after_commit(
     alice, summarized, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        memory, _ = services.memory_create(owner=alice, content="Alice drinks green tea", scope="user")
+        memory, _ = memory_create(owner=alice, content="Alice drinks green tea", scope="user")
     assert summarized == [] and not SkillRun.objects.exists()  # nothing before the commit
     for callback in callbacks:
         callback()
@@ -71,14 +74,14 @@ def test_a_rolled_back_write_runs_nothing(alice, summarized, django_capture_on_c
         pytest.raises(RuntimeError),
         transaction.atomic(),
     ):
-        services.memory_create(owner=alice, content="Alice drinks green tea")
+        memory_create(owner=alice, content="Alice drinks green tea")
         raise RuntimeError("the request failed after the write")
     assert callbacks == [] and summarized == [] and not SkillRun.objects.exists()
 
 
 def test_a_duplicate_is_not_announced(alice, announced):
-    services.memory_create(owner=alice, content="Apollo deploys on Tuesdays")
-    _, duplicate = services.memory_create(owner=alice, content="Apollo deploys on Tuesdays")
+    memory_create(owner=alice, content="Apollo deploys on Tuesdays")
+    _, duplicate = memory_create(owner=alice, content="Apollo deploys on Tuesdays")
     assert duplicate is not None
     assert [event for event, *_ in announced] == ["memory.created"]
 
@@ -86,7 +89,7 @@ def test_a_duplicate_is_not_announced(alice, announced):
 def test_a_compression_summary_is_announced(alice, announced):
     on_topic(alice, FILLER)
     announced.clear()
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     summary = Memory.objects.get(meta__source="compression")
     created = [payload for event, payload, _ in announced if event == "memory.created"]
     assert created == [
@@ -104,7 +107,7 @@ def test_a_compression_summary_is_announced(alice, announced):
 def test_memories_extracted_from_a_session_are_announced(alice, ended_session, announced):
     session = ended_session(alice, ["我对花生过敏。", "我下周三去杭州出差。"])
     announced.clear()
-    services.session_extract(session_id=session.pk)
+    session_extract(session_id=session.pk)
     created = [payload for event, payload, _ in announced if event == "memory.created"]
     assert created and all(p["reason"] == f"session:{session.pk}" for p in created)
     assert {p["memory_id"] for p in created} == set(
@@ -113,11 +116,11 @@ def test_memories_extracted_from_a_session_are_announced(alice, ended_session, a
 
 
 def test_ending_a_session_is_announced_once(alice, summarized, announced, django_capture_on_commit_callbacks):
-    session = services.session_create(user=alice, title="standup")
-    services.turn_add(session=session, role="user", content="Apollo ships Friday")
+    session = session_create(user=alice, title="standup")
+    turn_add(session=session, role="user", content="Apollo ships Friday")
     with django_capture_on_commit_callbacks(execute=True):
-        services.session_end(session=session)
-        services.session_end(session=session)  # ending again announces nothing
+        session_end(session=session)
+        session_end(session=session)  # ending again announces nothing
     ended = [(payload, tenant_id) for event, payload, tenant_id in announced if event == "session.ended"]
     session.refresh_from_db()
     assert ended == [

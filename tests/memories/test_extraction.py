@@ -6,11 +6,11 @@ import pytest
 
 from almanac.search.tokens import count_tokens
 from almanac.text.dates import RESOLVED_DATE
-from memories import services
 from memories.models import Memory, SessionChunk
 from memories.services.attribution import attribute_scope
 from memories.services.dates import parse_occurred
-from memories.services.extraction import chunk_spans, chunk_text, is_junk
+from memories.services.extraction import chunk_spans, chunk_text, is_junk, session_extract
+from memories.services.sessions import session_create, turn_add
 from memories.tasks import session_extract_task
 
 pytestmark = pytest.mark.django_db
@@ -153,7 +153,7 @@ def test_the_same_sentence_said_on_two_days_is_two_events(alice, ended_session):
 
 
 def test_ending_enqueues_extraction(api, alice, django_capture_on_commit_callbacks):
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     api.post(
         f"/sessions/{session.pk}/turns",
         {"user": "alice", "role": "user", "content": "I prefer tea over coffee."},
@@ -166,8 +166,8 @@ def test_ending_enqueues_extraction(api, alice, django_capture_on_commit_callbac
 
 
 def test_open_session_is_not_extracted(alice):
-    session = services.session_create(user=alice)
-    services.turn_add(session=session, role="user", content="I prefer tea over coffee.")
+    session = session_create(user=alice)
+    turn_add(session=session, role="user", content="I prefer tea over coffee.")
     assert session_extract_task(session.pk) == {"skipped": "missing or still open"}
     assert not Memory.objects.exists()
 
@@ -316,7 +316,7 @@ def test_decay_archives_old_unimportant_memories(alice, remember):
 def test_a_paragraph_said_twice_is_extracted_once_on_the_first_run(alice, ended_session):
     paragraph = " ".join(EN_TURNS[1:5]) * 3  # long enough for several identical 256-char chunks
     session = ended_session(alice, [paragraph, paragraph])
-    result = services.session_extract(session_id=session.pk)  # raised on duplicate chunks before
+    result = session_extract(session_id=session.pk)  # raised on duplicate chunks before
     assert result["new"] < result["chunks"]
     digests = list(SessionChunk.objects.filter(session=session).values_list("digest", flat=True))
     assert len(digests) == len(set(digests)) == result["new"]
@@ -331,7 +331,7 @@ def test_a_key_the_llm_names_meets_the_key_read_offline(alice, ended_session, se
     from tests.skills.conftest import ChatServer
 
     settings.LLM_BASE_URL = ""
-    services.session_extract(session_id=ended_session(alice, ["客户C合同金额30万元。"]).pk)
+    session_extract(session_id=ended_session(alice, ["客户C合同金额30万元。"]).pk)
     older = Memory.objects.get(owner=alice)
     assert older.fact_key
     server = ChatServer()
@@ -341,7 +341,7 @@ def test_a_key_the_llm_names_meets_the_key_read_offline(alice, ended_session, se
         text = "Client C's contract value is now 500k CNY."
         fact = {"text": text, "type": "fact", "importance": 0.9, "occurred_at": None, "key": "客户C.合同金额"}
         server.script = [json.dumps({"facts": [fact]})]
-        services.session_extract(session_id=ended_session(alice, [text]).pk)
+        session_extract(session_id=ended_session(alice, [text]).pk)
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()

@@ -8,9 +8,8 @@ import pytest
 
 from almanac.search.tokens import count_tokens
 from almanac.text.dates import RESOLVED_DATE
-from memories import services
 from memories.models import Memory
-from memories.services.extraction import chunk_spans, is_junk
+from memories.services.extraction import chunk_spans, is_junk, session_extract
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +21,7 @@ def _offline(settings):
 
 def extract(user, ended_session, turns: list[str]) -> dict[str, Memory]:
     session = ended_session(user, turns)  # dated 2026-03-20
-    services.session_extract(session_id=session.pk)
+    session_extract(session_id=session.pk)
     return {m.content: m for m in Memory.objects.filter(owner=user)}
 
 

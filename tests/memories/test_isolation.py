@@ -76,10 +76,10 @@ def test_archived_hidden_unless_asked(alice, remember):
 
 def test_scope_requires_membership(charlie):
     from almanac.errors import ApplicationError
-    from memories import services
+    from memories.services.memories import memory_create
 
     with pytest.raises(ApplicationError) as err:
-        services.memory_create(owner=charlie, content="Apollo secret", scope="project", scope_key="Apollo")
+        memory_create(owner=charlie, content="Apollo secret", scope="project", scope_key="Apollo")
     assert err.value.status_code in (400, 403)
 
 
@@ -114,9 +114,9 @@ def test_every_memory_endpoint_404s_for_invisible(api, alice, charlie, mallory, 
     ],
 )
 def test_every_session_endpoint_404s_for_other_user(api, alice, charlie, method, path, body):
-    from memories import services
+    from memories.services.sessions import session_create
 
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     url = path.format(id=session.pk)
     response = api.get(url, user="charlie") if body is None else api.post(url, {**body, "user": "charlie"})
     assert response.status_code == 404

@@ -7,8 +7,10 @@ import json
 import pytest
 
 from almanac.models import AuditEvent
-from memories import services
 from memories.models import Memory, MemoryAuditText
+from memories.services.compression import memories_compress
+from memories.services.memories import memory_create, memory_delete, memory_update
+from memories.services.purge import memory_purge
 from memories.tasks import session_extract_task
 from skills.models import SkillRun
 from skills.services import skill_run
@@ -23,7 +25,7 @@ SECRET = "My passport number is X1234567, renew it in May"
 def secret(alice, remember, settings):
     settings.LLM_BASE_URL = ""
     memory = remember(alice, SECRET)
-    services.memory_update(memory=memory, user=alice, data={"importance": 0.9})  # a second history row
+    memory_update(memory=memory, user=alice, data={"importance": 0.9})  # a second history row
     skill_run(
         name="fact_extract",
         input={"text": f"User: {SECRET}"},
@@ -39,7 +41,7 @@ def _history_texts(memory_id: int) -> list[str]:
 
 def test_purge_removes_the_text_everywhere_and_audits_without_it(alice, secret):
     memory_id = secret.pk
-    counts = services.memory_purge(memory=secret, user=alice)
+    counts = memory_purge(memory=secret, user=alice)
     assert not Memory.objects.filter(pk=memory_id).exists()
     texts = _history_texts(memory_id)
     assert len(texts) == 3 and set(texts) == {"[purged]"}  # created, updated, deleted
@@ -61,7 +63,7 @@ def test_purge_removes_the_text_everywhere_and_audits_without_it(alice, secret):
 
 def test_delete_keeps_history_and_is_audited(alice, secret):
     memory_id = secret.pk
-    services.memory_delete(memory=secret, user=alice)
+    memory_delete(memory=secret, user=alice)
     assert SECRET in _history_texts(memory_id)
     assert AuditEvent.objects.get(action="memory.delete").object_id == str(memory_id)
 
@@ -71,7 +73,7 @@ def test_only_the_owner_or_a_governor_may_purge(alice, bob, remember):
     from almanac.errors import ApplicationError
 
     with pytest.raises(ApplicationError) as info:
-        services.memory_purge(memory=shared, user=bob)  # bob sees it (Apollo) but does not own it
+        memory_purge(memory=shared, user=bob)  # bob sees it (Apollo) but does not own it
     assert info.value.status_code == 403
     assert Memory.objects.filter(pk=shared.pk).exists() and "C-7781" in _history_texts(shared.pk)[0]
 
@@ -102,7 +104,7 @@ def test_admin_purge_action(client, alice, secret, tenant):
 
 def test_purge_after_an_edit_removes_the_old_text_everywhere(api, alice):
     secret, *_ = on_topic(alice, ["Vendor vault PIN is 4411", *FILLER], scope="project", scope_key="Apollo")
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     summary = Memory.objects.get(meta__source="compression")
     assert "4411" in summary.content and quoting("4411")  # the premise: the run and summary quote it
     edited = api.patch(f"/memories/{secret.pk}", {"user": "alice", "content": "Vendor vault PIN was rotated"})
@@ -115,11 +117,11 @@ def test_purge_after_an_edit_removes_the_old_text_everywhere(api, alice):
 
 def test_purge_keeps_the_history_of_summaries_that_never_held_it(alice):
     on_topic(alice, FILLER, scope="project", scope_key="Apollo")
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     summary = Memory.objects.get(meta__source="compression")
-    lone = services.memory_create(owner=alice, content="Vendor vault PIN is 4411")[0]
-    services.memory_update(memory=lone, user=alice, data={"content": "Vendor vault PIN was rotated"})
-    services.memory_purge(memory=Memory.objects.get(pk=lone.pk), user=alice)
+    lone = memory_create(owner=alice, content="Vendor vault PIN is 4411")[0]
+    memory_update(memory=lone, user=alice, data={"content": "Vendor vault PIN was rotated"})
+    memory_purge(memory=Memory.objects.get(pk=lone.pk), user=alice)
     assert "[purged]" not in Memory.history.filter(id=summary.pk).values_list("content", flat=True)
     assert set(Memory.history.filter(id=lone.pk).values_list("content", flat=True)) == {"[purged]"}
 
@@ -127,15 +129,15 @@ def test_purge_keeps_the_history_of_summaries_that_never_held_it(alice):
 def test_purging_words_another_summary_quotes_leaves_that_summary_alone(alice, bob):
     # alice's summary says "verify build"; bob's own memories say it too, and he purges them.
     on_topic(alice, FILLER, scope="project", scope_key="Apollo")
-    assert services.memories_compress() == 1
+    assert memories_compress() == 1
     summary = Memory.objects.get(meta__source="compression")
     runs = {r.pk: r.output for r in quoting("verify build 2")}
     assert runs
-    short = services.memory_create(owner=bob, content="build")[0]
-    services.memory_purge(memory=short, user=bob)  # too common a text to look for anywhere
+    short = memory_create(owner=bob, content="build")[0]
+    memory_purge(memory=short, user=bob)  # too common a text to look for anywhere
     assert {r.pk: r.output for r in quoting("verify build 2")} == runs
-    mine = services.memory_create(owner=bob, content="verify build 3 before stage 4")[0]
-    services.memory_purge(memory=mine, user=bob)
+    mine = memory_create(owner=bob, content="verify build 3 before stage 4")[0]
+    memory_purge(memory=mine, user=bob)
     # The summary's history is alice's (a skill run quoting the text itself is redacted: a log).
     assert "[purged]" not in Memory.history.filter(id=summary.pk).values_list("content", flat=True)
 

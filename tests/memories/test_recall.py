@@ -8,8 +8,10 @@ from django.db import connection
 from django.utils import timezone
 
 from almanac.search.embeddings import embed_query
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory
+from memories.services.memories import memory_feedback
+from memories.services.touches import memory_touch
 from tests.memories.conftest import unit
 
 pytestmark = pytest.mark.django_db
@@ -100,7 +102,7 @@ def test_a_search_does_not_change_the_next_ones_order(alice, remember, settings)
         remember(alice, text)
     first = [h.memory.pk for h in search(alice, "Apollo deploys", top_k=3)]
     for _ in range(5):
-        services.memory_touch(memory_ids=list(reversed(first)), at=timezone.now())
+        memory_touch(memory_ids=list(reversed(first)), at=timezone.now())
     Memory.objects.filter(pk=first[-1]).update(last_access=timezone.now(), access_count=100)
     assert [h.memory.pk for h in search(alice, "Apollo deploys", top_k=3)] == first
 
@@ -153,17 +155,17 @@ def test_feedback_is_bounded_and_one_reader_cannot_ratchet_it(tenant, alice, rem
 
     memory = remember(alice, "something adopted a lot")
     for _ in range(12):  # alternating: a changed opinion replaces the reader's earlier one
-        services.memory_feedback(memory=memory, user=alice, signal="corrected")
-        services.memory_feedback(memory=memory, user=alice, signal="ignored")
+        memory_feedback(memory=memory, user=alice, signal="corrected")
+        memory_feedback(memory=memory, user=alice, signal="ignored")
     memory.refresh_from_db()
     assert memory.quality == 0.9  # one reader's "ignored", once
     readers = [user_create(tenant=tenant, username=f"reader{i}", email=f"r{i}@acme.com") for i in range(20)]
     for reader in readers[:8]:
-        services.memory_feedback(memory=memory, user=reader, signal="adopted")
+        memory_feedback(memory=memory, user=reader, signal="adopted")
     memory.refresh_from_db()
     assert memory.quality == 2.0  # the cap
     for reader in readers:
-        services.memory_feedback(memory=memory, user=reader, signal="corrected")
+        memory_feedback(memory=memory, user=reader, signal="corrected")
     memory.refresh_from_db()
     assert memory.quality == 0.2  # the floor
     assert memory.feedback.count() == 24 + 8 + 20
@@ -172,12 +174,12 @@ def test_feedback_is_bounded_and_one_reader_cannot_ratchet_it(tenant, alice, rem
 def test_one_reader_s_repeated_signal_counts_once(alice, bob, remember):
     shared = remember(alice, "Apollo deploys on Tuesdays", scope="project", scope_key="Apollo")
     for _ in range(10):
-        services.memory_feedback(memory=shared, user=bob, signal="ignored")
+        memory_feedback(memory=shared, user=bob, signal="ignored")
     shared.refresh_from_db()
     assert shared.quality == 0.9  # one step, not ten
     assert shared.feedback.count() == 10  # every signal is still recorded
-    services.memory_feedback(memory=shared, user=alice, signal="ignored")  # another reader counts
-    services.memory_feedback(memory=shared, user=bob, signal="adopted")  # a changed opinion replaces bob's
+    memory_feedback(memory=shared, user=alice, signal="ignored")  # another reader counts
+    memory_feedback(memory=shared, user=bob, signal="adopted")  # a changed opinion replaces bob's
     shared.refresh_from_db()
     assert shared.quality == round(0.9 * 1.15, 4)  # alice's "ignored" and bob's "adopted"
 

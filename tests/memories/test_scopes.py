@@ -6,9 +6,10 @@ import pytest
 
 from almanac.models import Department
 from almanac.services.users import user_create
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory
 from memories.services.attribution import memories_mark_reviewed, scope_attribution
+from memories.services.extraction import session_extract
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("offline_llm")]
 
@@ -92,7 +93,7 @@ def test_company_wide_statements_by_others_stay_private_and_are_marked(alice, te
 def test_extraction_keeps_another_teams_news_private_and_queues_it(li, bob, tenant, ended_session):
     """li (Zeus only) reports Apollo's news: neither Zeus nor Apollo is told; a governor finds it."""
     zeus_mate = user_create(tenant=tenant, username="zhao", projects=["Zeus"])
-    services.session_extract(
+    session_extract(
         session_id=ended_session(li, ["Our team decided to move the Apollo launch to May 12."]).pk
     )
     memory = Memory.objects.get(owner=li)
@@ -107,14 +108,14 @@ def test_extraction_keeps_another_teams_news_private_and_queues_it(li, bob, tena
 
 def test_extraction_shares_a_teams_own_news_with_the_team(li, tenant, ended_session):
     zeus_mate = user_create(tenant=tenant, username="zhao", projects=["Zeus"])
-    services.session_extract(session_id=ended_session(li, ["Zeus 的上线推迟到5月12日。"]).pk)
+    session_extract(session_id=ended_session(li, ["Zeus 的上线推迟到5月12日。"]).pk)
     memory = Memory.objects.get(owner=li)
     assert (memory.acl, memory.needs_review) == (["project:zeus"], False)
     assert [h.memory.pk for h in selectors.memory_search(user=zeus_mate, query="Zeus 上线")] == [memory.pk]
 
 
 def test_extraction_of_a_company_wide_rule_by_an_admin_reaches_everyone(boss, charlie, tenant, ended_session):
-    services.session_extract(session_id=ended_session(boss, ["全公司下周一开始使用新的报销系统。"]).pk)
+    session_extract(session_id=ended_session(boss, ["全公司下周一开始使用新的报销系统。"]).pk)
     memory = Memory.objects.get(owner=boss)
     assert memory.acl == [tenant.group_key]
     assert [h.memory.pk for h in selectors.memory_search(user=charlie, query="报销系统")] == [memory.pk]
@@ -122,10 +123,10 @@ def test_extraction_of_a_company_wide_rule_by_an_admin_reaches_everyone(boss, ch
 
 def test_the_admin_lists_the_review_queue_and_clears_it(client, li, bob, boss, ended_session):
     """bob is in Apollo: the project exists."""
-    services.session_extract(
+    session_extract(
         session_id=ended_session(li, ["Our team decided to move the Apollo launch to May 12."]).pk
     )
-    services.session_extract(session_id=ended_session(li, ["Zeus 的上线推迟到5月12日。"]).pk)
+    session_extract(session_id=ended_session(li, ["Zeus 的上线推迟到5月12日。"]).pk)
     marked = Memory.objects.get(owner=li, needs_review=True)
     client.force_login(boss)
     queue = client.get("/admin/memories/memory/?needs_review__exact=1").context["cl"].queryset

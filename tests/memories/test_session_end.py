@@ -7,9 +7,9 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from memories import services
 from memories.models import ConversationSession, Memory, SessionChunk
 from memories.services import extraction
+from memories.services.extraction import session_extract
 from skills.services import skill_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("offline_llm")]
@@ -52,7 +52,7 @@ def test_the_llm_is_called_with_no_transaction_and_no_lock(alice, ended_session,
     session = ended_session(alice, TURNS)
     slow = SlowLLM()
     monkeypatch.setattr(extraction, "skill_run", slow)
-    result = services.session_extract(session_id=session.pk)
+    result = session_extract(session_id=session.pk)
     assert result["new"] >= 1 and slow.seen
     for in_atomic, state, locks in slow.seen:
         assert not in_atomic
@@ -69,7 +69,7 @@ def test_two_extractions_at_once_write_each_chunk_once(alice, ended_session, mon
 
     def run():
         try:
-            services.session_extract(session_id=session.pk)
+            session_extract(session_id=session.pk)
         except Exception as error:  # noqa: BLE001 - reported by the assertion below
             errors.append(error)
         finally:
@@ -98,6 +98,6 @@ def test_a_session_deleted_while_the_llm_waits_gets_nothing_written(alice, ended
         return skill_run(**kwargs)
 
     monkeypatch.setattr(extraction, "skill_run", deleting)
-    services.session_extract(session_id=session.pk)
+    session_extract(session_id=session.pk)
     assert not SessionChunk.objects.filter(session_id=session.pk).exists()
     assert not Memory.objects.filter(meta__session_id=session.pk).exists()

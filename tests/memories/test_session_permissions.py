@@ -3,8 +3,8 @@
 import pytest
 
 from almanac.services.keys import agentkey_create
-from memories import services
 from memories.models import ConversationSession, Turn
+from memories.services.sessions import session_create, turn_add
 
 pytestmark = pytest.mark.django_db
 
@@ -23,8 +23,8 @@ def connector_only(api, tenant):
 
 @pytest.fixture
 def session(alice):
-    session = services.session_create(user=alice, title="renewal")
-    services.turn_add(session=session, role="user", content="Vercel 的续约底价是 120 万")
+    session = session_create(user=alice, title="renewal")
+    turn_add(session=session, role="user", content="Vercel 的续约底价是 120 万")
     return session
 
 
@@ -105,7 +105,7 @@ def test_acting_key_may_still_omit_user(api, session):
 
 
 def test_acting_key_without_user_never_reaches_another_tenant(api, mallory):
-    theirs = services.session_create(user=mallory)
+    theirs = session_create(user=mallory)
     assert api.get(f"/sessions/{theirs.pk}/window").status_code == 404
     assert api.post(f"/sessions/{theirs.pk}/turns", {"role": "user", "content": "x"}).status_code == 404
     assert api.post(f"/sessions/{theirs.pk}/end").status_code == 404

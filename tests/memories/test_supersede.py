@@ -8,9 +8,10 @@ from datetime import date
 import pytest
 
 from almanac.models import AuditEvent
-from memories import services
 from memories.models import Memory, MemoryAuditText
 from memories.selectors import memory_search
+from memories.services.memories import memory_create, memory_delete
+from memories.services.rows import memory_set_status
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("offline_llm")]
 
@@ -91,7 +92,7 @@ def test_a_correction_with_its_subject_supersedes(alice, remember):
 )
 def test_what_is_not_the_same_thing_with_another_value_stays(alice, remember, first, second):
     old = remember(alice, first)
-    services.memory_create(owner=alice, content=second)  # may be a duplicate: then nothing is written
+    memory_create(owner=alice, content=second)  # may be a duplicate: then nothing is written
     old.refresh_from_db()
     assert old.status == "active"
 
@@ -156,9 +157,7 @@ def test_restore_brings_the_older_back_unlinked(api, alice, remember):
 def test_reactivate_by_status_service_unlinks(alice, remember):
     old = remember(alice, "合同签约日期是3月12日")
     remember(alice, "合同签约日期改为3月19日")
-    services.memory_set_status(
-        memories=Memory.objects.filter(pk=old.pk), status="active", user=alice, reason="admin"
-    )
+    memory_set_status(memories=Memory.objects.filter(pk=old.pk), status="active", user=alice, reason="admin")
     old.refresh_from_db()
     assert old.status == "active" and old.superseded_by_id is None
     event = AuditEvent.objects.get(action="memory.reactivate", object_id=str(old.pk))
@@ -168,7 +167,7 @@ def test_reactivate_by_status_service_unlinks(alice, remember):
 def test_deleting_the_successor_brings_the_older_back(alice, remember):
     old = remember(alice, "Apollo项目负责人是张三")
     new = remember(alice, "Apollo项目负责人改为李四")
-    services.memory_delete(memory=new, user=alice)
+    memory_delete(memory=new, user=alice)
     old.refresh_from_db()
     assert old.status == "active" and old.superseded_by_id is None
     assert old.pk in _found(alice, "Apollo项目负责人")
@@ -180,7 +179,7 @@ def test_deleting_a_middle_successor_hands_the_oldest_to_the_newest(alice, remem
     newest = remember(alice, "Apollo项目负责人改为王五")
     middle.refresh_from_db()
     assert middle.superseded_by_id == newest.pk
-    services.memory_delete(memory=middle, user=alice)
+    memory_delete(memory=middle, user=alice)
     first.refresh_from_db()
     assert first.status == "superseded" and first.superseded_by_id == newest.pk
     assert first.pk not in _found(alice, "Apollo项目负责人")

@@ -4,9 +4,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memories import selectors, services
+from memories import selectors
 from memories.models import Memory
 from memories.services import touches
+from memories.services.touches import memory_touch_counts, memory_touch_later
 from tests.memories.conftest import unit
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +52,7 @@ def test_task_touch_mode(alice, coffee, settings, django_capture_on_commit_callb
     settings.MEMORY_TOUCH_MODE = "task"  # tests run queued tasks synchronously
     ids = [coffee[0].pk, coffee[1].pk]
     with django_capture_on_commit_callbacks(execute=True):
-        services.memory_touch_later(memory_ids=ids)
+        memory_touch_later(memory_ids=ids)
     touched = Memory.objects.filter(pk__in=ids)
     assert all(m.access_count == 1 and m.last_access is not None for m in touched)
     assert Memory.objects.exclude(pk__in=ids).filter(access_count__gt=0).count() == 0
@@ -62,8 +63,8 @@ def test_buffered_touch_mode(alice, coffee, settings, django_capture_on_commit_c
     settings.MEMORY_TOUCH_FLUSH_SECONDS = 3600
     ids = [coffee[0].pk, coffee[1].pk]
     with django_capture_on_commit_callbacks(execute=True):
-        services.memory_touch_later(memory_ids=ids)
-        services.memory_touch_later(memory_ids=ids)
+        memory_touch_later(memory_ids=ids)
+        memory_touch_later(memory_ids=ids)
     assert _counts(ids) == {0}  # not yet: buffered
     assert touches.flush() == 2
     assert _counts(ids) == {2}
@@ -73,7 +74,7 @@ def test_buffered_touch_mode(alice, coffee, settings, django_capture_on_commit_c
 def test_touch_on_recall_off_counts_nothing(alice, coffee, settings, django_capture_on_commit_callbacks):
     settings.MEMORY_TOUCH_ON_RECALL = False
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        services.memory_touch_later(memory_ids=[coffee[0].pk])
+        memory_touch_later(memory_ids=[coffee[0].pk])
     assert callbacks == []
 
 
@@ -98,6 +99,6 @@ def test_touch_rewrites_a_row_in_its_own_page(alice, remember):
     first_page = [m for m in memories if _block(m.pk) == 0]
     assert len(first_page) < len(memories)  # the rows span several pages
     last = first_page[-1]
-    assert services.memory_touch_counts(counts={last.pk: (1, timezone.now())}) == 1
+    assert memory_touch_counts(counts={last.pk: (1, timezone.now())}) == 1
     assert _block(last.pk) == 0
     assert Memory.objects.get(pk=last.pk).access_count == 1

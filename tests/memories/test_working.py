@@ -6,9 +6,9 @@ import pytest
 
 from almanac.errors import ApplicationError
 from almanac.search.tokens import count_tokens
-from memories import selectors, services
+from memories import selectors
 from memories.models import Turn
-from memories.services.sessions import tool_output_truncate
+from memories.services.sessions import session_create, session_end, tool_output_truncate, turn_add
 
 pytestmark = pytest.mark.django_db
 
@@ -22,11 +22,11 @@ def small_window(settings):
 
 def add(session, n, start=1, role="user"):
     for i in range(start, start + n):
-        services.turn_add(session=session, role=role, content=f"turn {i}: we talked about topic number {i}")
+        turn_add(session=session, role=role, content=f"turn {i}: we talked about topic number {i}")
 
 
 def test_window_keeps_last_n_turns(alice, small_window):
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     add(session, 4)
     window = selectors.session_window(user=alice, session_id=session.pk)
     assert [t["content"][:6] for t in window["turns"]] == ["turn 1", "turn 2", "turn 3", "turn 4"]
@@ -35,7 +35,7 @@ def test_window_keeps_last_n_turns(alice, small_window):
 
 
 def test_compression_point_folds_what_will_leave_the_window(alice, small_window):
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     add(session, 4)
     assert not Turn.objects.filter(session=session, role="summary").exists()
     add(session, 1, start=5)  # the 5th turn is a compression point
@@ -49,7 +49,7 @@ def test_compression_point_folds_what_will_leave_the_window(alice, small_window)
 
 
 def test_later_compression_merges_the_previous_summary(alice, small_window):
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     add(session, 10)
     summaries = Turn.objects.filter(session=session, role="summary")
     assert summaries.filter(folded=False).count() == 1
@@ -64,7 +64,7 @@ def test_later_compression_merges_the_previous_summary(alice, small_window):
 def test_token_cap(alice, settings):
     settings.WORKING_WINDOW_TURNS = 20
     settings.WORKING_WINDOW_TOKENS = 40
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     add(session, 4)
     window = selectors.session_window(user=alice, session_id=session.pk)
     assert window["tokens"] <= 40
@@ -73,35 +73,35 @@ def test_token_cap(alice, settings):
 
 
 def test_tool_output_json_list_truncated(alice):
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     rows = [{"id": i, "name": f"row {i}"} for i in range(60)]
-    turn = services.turn_add(session=session, role="tool", content=json.dumps(rows))
+    turn = turn_add(session=session, role="tool", content=json.dumps(rows))
     kept, more = turn.content.rsplit("\n", 1)
     assert len(json.loads(kept)) == 50 and json.loads(kept)[-1]["id"] == 49
     assert more == "… and 10 more"
 
 
 def test_tool_output_lines_truncated_in_chinese(alice):
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     lines = "\n".join(f"订单 {i}：已发货" for i in range(73))
-    turn = services.turn_add(session=session, role="tool", content=lines)
+    turn = turn_add(session=session, role="tool", content=lines)
     assert turn.content.splitlines()[49] == "订单 49：已发货"
     assert turn.content.endswith("等 23 条")
     assert len(turn.content.splitlines()) == 51
 
 
 def test_short_tool_output_and_user_turns_untouched(alice):
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     text = "\n".join(f"line {i}" for i in range(60))
-    assert services.turn_add(session=session, role="user", content=text).content == text
-    assert services.turn_add(session=session, role="tool", content='["a", "b"]').content == '["a", "b"]'
+    assert turn_add(session=session, role="user", content=text).content == text
+    assert turn_add(session=session, role="tool", content='["a", "b"]').content == '["a", "b"]'
 
 
 def test_ended_session_refuses_turns(alice):
-    session = services.session_create(user=alice)
-    services.session_end(session=session)
+    session = session_create(user=alice)
+    session_end(session=session)
     with pytest.raises(ApplicationError) as err:
-        services.turn_add(session=session, role="user", content="too late")
+        turn_add(session=session, role="user", content="too late")
     assert err.value.status_code == 409
 
 
@@ -114,7 +114,7 @@ def test_summary_falls_back_offline_when_the_skill_fails(alice, small_window, mo
         raise SkillFailed("llm down")
 
     monkeypatch.setattr(sessions, "skill_run", broken)
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     add(session, 5)
     summary = Turn.objects.get(session=session, role="summary")
     assert "topic number 1" in summary.content and "topic number 3" in summary.content
@@ -217,9 +217,9 @@ def test_every_turn_is_in_the_window_or_the_summary_at_every_turn_count(alice, s
     settings.WORKING_WINDOW_TURNS = 20
     settings.WORKING_WINDOW_TOKENS = 2000
     settings.WORKING_COMPRESS_EVERY = 5
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     for n, (role, text, _) in enumerate(CONVERSATION, start=1):
-        services.turn_add(session=session, role=role, content=text)
+        turn_add(session=session, role=role, content=text)
         window = selectors.session_window(user=alice, session_id=session.pk)
         summaries = [t["content"] for t in window["turns"] if t["kind"] == "summary"]
         shown = [t["content"] for t in window["turns"] if t["kind"] == "turn"]
@@ -239,7 +239,7 @@ def test_every_turn_is_in_the_window_or_the_summary_at_every_turn_count(alice, s
 def test_the_first_summary_comes_before_any_turn_leaves(alice, settings):
     settings.WORKING_WINDOW_TURNS = 20
     settings.WORKING_COMPRESS_EVERY = 5
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     add(session, 20)
     window = selectors.session_window(user=alice, session_id=session.pk)
     assert window["turns"][0]["kind"] == "summary"  # at turn 20, not 25
@@ -250,9 +250,9 @@ def test_a_long_turn_folds_what_it_pushes_out_at_once(alice, settings):
     settings.WORKING_WINDOW_TURNS = 20
     settings.WORKING_WINDOW_TOKENS = 400
     settings.WORKING_COMPRESS_EVERY = 5
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     add(session, 6)
-    services.turn_add(session=session, role="user", content="The Apollo budget is 42 thousand. " * 60)
+    turn_add(session=session, role="user", content="The Apollo budget is 42 thousand. " * 60)
     window = selectors.session_window(user=alice, session_id=session.pk)
     summary = window["turns"][0]["content"]
     assert window["turns"][0]["kind"] == "summary"
@@ -262,7 +262,7 @@ def test_a_long_turn_folds_what_it_pushes_out_at_once(alice, settings):
 
 
 def test_the_summary_drops_filler_and_what_the_assistant_repeats(alice, small_window):
-    session = services.session_create(user=alice)
+    session = session_create(user=alice)
     for role, text in [
         ("user", "Hello!"),
         ("user", "Acme signed the contract for $300k."),
@@ -270,6 +270,6 @@ def test_the_summary_drops_filler_and_what_the_assistant_repeats(alice, small_wi
         ("user", "Thanks, that's all for now."),
         ("assistant", "You're welcome, have a nice day!"),
     ]:
-        services.turn_add(session=session, role=role, content=text)
+        turn_add(session=session, role=role, content=text)
     summary = Turn.objects.get(session=session, role="summary").content
     assert summary == "user: Acme signed the contract for $300k."

@@ -76,10 +76,10 @@ def email(text, *, kind="email", version=1, minutes=0, external_id="<m1@acme.com
 @pytest.fixture
 def known_entities(tenant):
     """Customers Vercel and 华为."""
-    from wiki import services
+    from wiki.services.entities import entity_ensure
 
-    services.entity_ensure(tenant=tenant, kind="customer", name="Vercel")
-    services.entity_ensure(tenant=tenant, kind="customer", name="华为")
+    entity_ensure(tenant=tenant, kind="customer", name="Vercel")
+    entity_ensure(tenant=tenant, kind="customer", name="华为")
 
 
 @pytest.fixture

@@ -157,8 +157,8 @@ def test_vector_lane_is_not_starved_by_many_invisible_sections(tenant, alice, bo
     """Filtered HNSW must still return the reader's few visible rows among many hidden ones."""
     from datetime import UTC, datetime
 
-    from wiki.services import entity_ensure, section_write
-    from wiki.services.sections import SectionDraft, embed_mean_prewarm
+    from wiki.services.entities import entity_ensure
+    from wiki.services.sections import SectionDraft, embed_mean_prewarm, section_write
 
     embed_mean_prewarm([f"Vercel pricing note {i}" for i in range(63)])  # one batch
     page = entity_ensure(tenant=tenant, kind="customer", name="Vercel").page
@@ -210,9 +210,9 @@ def test_page_texts_for_reader_reads_newest_first_within_the_limit(vercel_world,
 
 
 def test_page_texts_for_reader_shows_a_persons_visible_activity(tenant, vercel_world, alice, bob):
-    from wiki import services
+    from wiki.services.people import directory_sync
 
-    services.directory_sync(tenant=tenant)
+    directory_sync(tenant=tenant)
     person = Page.objects.get(kind="person", slug="bob")
     as_bob = selectors.page_texts_for_reader(user=bob, page_ids=[person.pk], limit=50)[person.pk]
     as_alice = selectors.page_texts_for_reader(user=alice, page_ids=[person.pk], limit=50)[person.pk]

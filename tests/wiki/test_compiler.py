@@ -4,9 +4,11 @@ from datetime import timedelta
 
 from connectors.models import Event
 from tests.wiki.conftest import slack
-from wiki import services
 from wiki.models import Entity, Page, PageSection
 from wiki.services import compiler
+from wiki.services.backlog import compile_batch, compile_pending
+from wiki.services.compiler import compile_event
+from wiki.services.entities import entity_ensure
 
 
 def _snapshot():
@@ -35,8 +37,8 @@ def test_compiling_the_same_event_twice_changes_nothing(push, known_entities):
     history = PageSection.history.count()
     for event in events:
         Event.objects.filter(pk=event.pk).update(state="pending")
-        assert services.compile_event(event.pk) == "compiled"
-        assert services.compile_event(event.pk) == "compiled"
+        assert compile_event(event.pk) == "compiled"
+        assert compile_event(event.pk) == "compiled"
     assert _snapshot() == before
     assert PageSection.history.count() == history
 
@@ -53,12 +55,12 @@ def test_a_crash_between_steps_leaves_nothing_partial_and_the_rerun_converges(
         raise RuntimeError("worker killed")
 
     monkeypatch.setattr(compiler, "page_status_apply", crash)  # after the sections were written
-    assert services.compile_event(events[1].pk) == "failed"
+    assert compile_event(events[1].pk) == "failed"
     assert not PageSection.objects.exists()
     failed = Event.objects.get(pk=events[1].pk)
     assert failed.state == "failed" and "worker killed" in failed.error
     monkeypatch.undo()
-    assert services.compile_pending(tenant=tenant) == len(events)
+    assert compile_pending(tenant=tenant) == len(events)
     assert _snapshot() == clean
     assert not Event.objects.exclude(state="compiled").exists()
 
@@ -78,11 +80,11 @@ def test_mixed_chinese_text_lands_on_the_latin_named_page(push, known_entities):
 
 
 def test_a_tag_naming_an_alias_resolves_to_its_entity(push, tenant):
-    alibaba = services.entity_ensure(tenant=tenant, kind="customer", name="阿里巴巴集团", aliases=["Alibaba"])
+    alibaba = entity_ensure(tenant=tenant, kind="customer", name="阿里巴巴集团", aliases=["Alibaba"])
     push(slack("Discount request", tags={"customer": "Alibaba"}))
     assert list(Entity.objects.filter(kind="customer")) == [alibaba]
     assert "Discount request" in alibaba.page.sections.get().content
-    assert services.entity_ensure(tenant=tenant, kind="customer", name="ALIBABA") == alibaba
+    assert entity_ensure(tenant=tenant, kind="customer", name="ALIBABA") == alibaba
 
 
 def test_tag_with_a_legal_suffix_resolves_to_the_existing_entity(push, known_entities):
@@ -94,7 +96,7 @@ def test_tag_with_a_legal_suffix_resolves_to_the_existing_entity(push, known_ent
 def test_entity_names_reach_the_segmenter(tenant):
     from almanac.search.text import segment
 
-    services.entity_ensure(tenant=tenant, kind="customer", name="字节跳动")
+    entity_ensure(tenant=tenant, kind="customer", name="字节跳动")
     assert "字节跳动" in segment("字节跳动续约")
 
 
@@ -140,14 +142,14 @@ def test_a_batch_meeting_an_entity_deleted_since_the_matcher_read_it_compiles_on
     from connectors.services.ingest import event_ingest
     from wiki.matching import entity_matcher
 
-    gone = services.entity_ensure(tenant=tenant, kind="customer", name="Vercel")
+    gone = entity_ensure(tenant=tenant, kind="customer", name="Vercel")
     assert entity_matcher(tenant.pk, max_age=0).get("customer", "vercel") == gone
     with connection.cursor() as cursor:  # as another process's merge would: no signal here
         cursor.execute("DELETE FROM wiki_page WHERE entity_id = %s", [gone.pk])
         cursor.execute("DELETE FROM wiki_entity WHERE id = %s", [gone.pk])
     with transaction.atomic():  # stored while nothing compiles
         event_ingest(tenant=tenant, payload=slack("Vercel renewal", tags={"customer": "Vercel"}))
-    assert services.compile_pending(tenant=tenant) == 1
+    assert compile_pending(tenant=tenant) == 1
     page = Page.objects.get(slug="vercel")
     assert page.entity_id != gone.pk and page.sections.filter(content__contains="Vercel renewal").exists()
 
@@ -162,7 +164,7 @@ def test_a_rolled_back_batch_leaves_no_trace_in_the_cached_entities(tenant, alic
     first = event_ingest(
         tenant=tenant, payload=slack("hello", tags={"customer": "Acme"}, ts="1700000501.000100")
     )[0]
-    assert services.compile_event(first.pk) == "compiled"
+    assert compile_event(first.pk) == "compiled"
     private = dict(channel="C999", name="#deal", public=False, members=["alice@acme.com"])
     with transaction.atomic():
         second = event_ingest(
@@ -174,5 +176,5 @@ def test_a_rolled_back_batch_leaves_no_trace_in_the_cached_entities(tenant, alic
         raise RuntimeError("deadlock detected")
 
     monkeypatch.setattr(backlog, "_batch_rebuild", crash)
-    assert services.compile_batch([second.pk]) == 1  # one by one, after the rollback
+    assert compile_batch([second.pk]) == 1  # one by one, after the rollback
     assert "slack:channel:C999" in Entity.objects.get(key="acme").named_in

@@ -6,9 +6,9 @@ from connectors.models import Event
 from connectors.services.ingest import event_ingest
 from tests.locking import while_locked
 from tests.wiki.conftest import slack
-from wiki import services
 from wiki.models import Page, PageSection
 from wiki.services import compiler
+from wiki.services.compiler import compile_event
 
 
 @pytest.mark.django_db(transaction=True)
@@ -24,8 +24,8 @@ def test_a_second_worker_waits_for_the_thread_and_sees_the_first_ones_write(tena
     first_compiled = []
     outcome = while_locked(
         lambda: compiler.threads_lock([(tenant.pk, "slack:thread:C100/1700000000.000100")]),
-        lambda: services.compile_event(reply.pk),
-        then=lambda: first_compiled.append(services.compile_event(root.pk)),
+        lambda: compile_event(reply.pk),
+        then=lambda: first_compiled.append(compile_event(root.pk)),
     )
     assert first_compiled == ["compiled"] and outcome == {"value": "compiled"}
     section = PageSection.objects.get(page=Page.objects.get(slug="vercel"))

@@ -5,7 +5,7 @@ import pytest
 from skills.models import SkillRun
 from tests.wiki.conftest import email
 from wiki.models import PageSection
-from wiki.services import section_confirm
+from wiki.services.sections import section_confirm
 
 
 @pytest.fixture

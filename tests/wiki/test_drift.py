@@ -69,7 +69,7 @@ def test_recall_makes_sections_stale_until_confirmed(api, push, alice, bob):
 def test_confirmed_recall_stays_confirmed_after_a_later_reply(push, alice):
     push(email("List price is 40k"), email("Recall", kind="email_recalled", version=2, minutes=30))
     section = PageSection.objects.get(page__slug="vercel")
-    from wiki.services import section_confirm
+    from wiki.services.sections import section_confirm
 
     section_confirm(user=alice, page=section.page, section_ids=[section.pk], reason="the quote stands")
     push(email("Follow-up: see attached", external_id="<m2@acme.com>", minutes=40))
@@ -78,7 +78,7 @@ def test_confirmed_recall_stays_confirmed_after_a_later_reply(push, alice):
 
 
 def test_a_confirmed_recall_holds_on_a_page_a_later_reply_adds(push, alice):
-    from wiki.services import section_confirm
+    from wiki.services.sections import section_confirm
 
     push(email("List price is 40k"), email("Recall", kind="email_recalled", version=2, minutes=30))
     section = PageSection.objects.get(page__slug="vercel")
@@ -91,7 +91,7 @@ def test_a_confirmed_recall_holds_on_a_page_a_later_reply_adds(push, alice):
 
 def test_confirming_a_recall_confirms_the_thread_on_every_page(push, alice):
     from almanac.models import AuditEvent
-    from wiki.services import section_confirm
+    from wiki.services.sections import section_confirm
 
     push(email("List price is 40k"))
     push(dict(email("Rho too", external_id="<m4@acme.com>", minutes=5), tags={"customer": "Rho"}))

@@ -6,8 +6,9 @@ from django.contrib.auth.models import Permission
 from almanac.errors import ApplicationError
 from almanac.models import AuditEvent
 from tests.wiki.conftest import slack
-from wiki import services
 from wiki.models import Entity, Page, PageSection
+from wiki.services.entities import entity_create
+from wiki.services.merge import entity_merge
 
 pytestmark = pytest.mark.django_db
 
@@ -28,14 +29,14 @@ def test_admin_creates_an_entity_with_its_page(admin_client, tenant):
 
 
 def test_admin_refuses_a_name_that_folds_to_an_existing_one(admin_client, tenant):
-    services.entity_create(tenant=tenant, kind="customer", name="Globex")
+    entity_create(tenant=tenant, kind="customer", name="Globex")
     response = admin_client.post("/admin/wiki/entity/add/", _form(tenant, name="GLOBEX Ltd."))
     assert response.status_code == 200 and "already exists" in response.content.decode()
     assert Entity.objects.filter(kind="customer").count() == 1
 
 
 def test_admin_edit_refolds_the_name_and_keeps_the_slug(admin_client, tenant):
-    entity = services.entity_create(tenant=tenant, kind="customer", name="Globex")
+    entity = entity_create(tenant=tenant, kind="customer", name="Globex")
     slug = entity.page.slug
     response = admin_client.post(
         f"/admin/wiki/entity/{entity.pk}/change/", {"name": "Globex Labs", "aliases": "Globex", "user": ""}
@@ -48,7 +49,7 @@ def test_admin_edit_refolds_the_name_and_keeps_the_slug(admin_client, tenant):
 
 
 def test_an_admin_made_alias_routes_later_events(tenant, push):
-    services.entity_create(tenant=tenant, kind="customer", name="Globex", aliases=["GBX"])
+    entity_create(tenant=tenant, kind="customer", name="Globex", aliases=["GBX"])
     push(slack("Renewal note", tags={"customer": "GBX"}))
     assert PageSection.objects.get().page.slug == "globex"
 
@@ -66,7 +67,7 @@ def test_merge_moves_sections_combines_aliases_and_audits(two_globexes, alice, p
     survivor, merged = two_globexes
     moved = PageSection.objects.get(page__entity=merged)
     old_page_id = moved.page_id
-    services.entity_merge(survivor=survivor, merged=merged, actor=alice)
+    entity_merge(survivor=survivor, merged=merged, actor=alice)
     survivor.refresh_from_db()
     assert not Entity.objects.filter(pk=merged.pk).exists()
     assert not Page.objects.filter(pk=old_page_id).exists()
@@ -86,17 +87,17 @@ def test_merge_keeps_one_copy_of_a_thread_both_pages_hold(tenant, push, alice):
     push(slack("Globex and Globex Labs in one thread", tags={"customer": ["Globex", "Globex Labs"]}))
     survivor, merged = Entity.objects.get(name="Globex"), Entity.objects.get(name="Globex Labs")
     assert PageSection.objects.count() == 2
-    services.entity_merge(survivor=survivor, merged=merged, actor=alice)
+    entity_merge(survivor=survivor, merged=merged, actor=alice)
     assert PageSection.objects.count() == 1
 
 
 def test_merge_refuses_other_kinds_and_tenants(tenant, other_tenant, alice):
-    a = services.entity_create(tenant=tenant, kind="customer", name="Globex")
-    b = services.entity_create(tenant=tenant, kind="project", name="Globex rollout")
-    c = services.entity_create(tenant=other_tenant, kind="customer", name="Initech")
+    a = entity_create(tenant=tenant, kind="customer", name="Globex")
+    b = entity_create(tenant=tenant, kind="project", name="Globex rollout")
+    c = entity_create(tenant=other_tenant, kind="customer", name="Initech")
     for other in (b, c, a):
         with pytest.raises(ApplicationError):
-            services.entity_merge(survivor=a, merged=other, actor=alice)
+            entity_merge(survivor=a, merged=other, actor=alice)
 
 
 def test_admin_merge_action_keeps_the_older_entity(admin_client, two_globexes):
@@ -114,7 +115,7 @@ def test_staff_merge_stays_in_their_tenant(client, two_globexes, bob, other_tena
     bob.user_permissions.add(
         *Permission.objects.filter(codename__in=["view_entity", "change_entity", "delete_entity"])
     )
-    foreign = services.entity_create(tenant=other_tenant, kind="customer", name="Globex")
+    foreign = entity_create(tenant=other_tenant, kind="customer", name="Globex")
     survivor, _ = two_globexes
     client.force_login(bob)
     client.post(
@@ -162,5 +163,5 @@ def test_merge_refuses_to_show_a_name_to_readers_never_shown_it(tenant, push, al
     public = Entity.objects.get(name="Initech")
     private = Entity.objects.get(name="Initrode")
     with pytest.raises(ApplicationError, match="never shown the name"):
-        services.entity_merge(survivor=private, merged=public, actor=alice)  # its title to all
+        entity_merge(survivor=private, merged=public, actor=alice)  # its title to all
     assert Entity.objects.filter(pk__in=[public.pk, private.pk]).count() == 2

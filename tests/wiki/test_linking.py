@@ -2,8 +2,10 @@
 event that names a customer lands on its page whatever the source and wherever the name was
 first seen, and linking never shows a name to a reader who could not read it."""
 
-from wiki import selectors, services
+from wiki import selectors
 from wiki.models import Entity, PageSection
+from wiki.services.backlog import domains_learn_relink
+from wiki.services.entities import entity_create, entity_update
 
 from .conftest import at, slack
 
@@ -92,7 +94,7 @@ def test_a_name_without_its_legal_suffix_or_an_alias_does_not_reveal_a_private_p
     push(_repo_issue("Acquisition target", customer="Nightingale Holdings"))
     entity = Entity.objects.get(tenant=tenant, name="Nightingale Holdings")
     assert entity.named_in == ["github:repo:acme/deals"]
-    services.entity_update(entity=entity, aliases=["NTG"])
+    entity_update(entity=entity, aliases=["NTG"])
     push(slack("Saw a nightingale on the way in", channel="CG", name="#general", minutes=5))
     push(slack("NTG is a nice acronym", channel="CG", name="#general", minutes=6))
     assert "Nightingale Holdings" not in _titles(charlie)
@@ -102,7 +104,7 @@ def test_a_name_without_its_legal_suffix_or_an_alias_does_not_reveal_a_private_p
 
 
 def test_an_email_domain_alias_links_mail_from_that_company(push, tenant, alice):
-    services.entity_create(tenant=tenant, kind="customer", name="Globex", aliases=["@globex.com"])
+    entity_create(tenant=tenant, kind="customer", name="Globex", aliases=["@globex.com"])
     push(_mail("Please find our signed order form attached", sender="hank@globex.com",
                to=("alice@acme.com",), subject="Order form"))  # fmt: skip
     assert _texts(alice, "Globex") == [
@@ -111,7 +113,7 @@ def test_an_email_domain_alias_links_mail_from_that_company(push, tenant, alice)
 
 
 def test_a_ticket_prefix_alias_links_messages_about_its_tickets(push, tenant, charlie):
-    services.entity_create(tenant=tenant, kind="customer", name="Globex", aliases=["GLX-"])
+    entity_create(tenant=tenant, kind="customer", name="Globex", aliases=["GLX-"])
     push(slack("GLX-42 is fixed in the 5.2 release", channel="CS", name="#support"))
     assert _texts(charlie, "Globex") == ["[2026-11-30] alice@acme.com: GLX-42 is fixed in the 5.2 release"]
 
@@ -176,15 +178,15 @@ def test_an_email_domain_is_learned_from_mail_that_names_one_customer(push, tena
     assert set(
         PageSection.objects.filter(thread_key=later.thread_key).values_list("page__title", flat=True)
     ) == {"Globex"}
-    assert services.domains_learn_relink(tenant_id=tenant.pk) == []  # learned once
+    assert domains_learn_relink(tenant_id=tenant.pk) == []  # learned once
 
 
 def test_no_domain_is_learned_from_mail_naming_two_customers_or_from_the_tenants_own(push, tenant, alice):
-    services.entity_create(tenant=tenant, kind="customer", name="Initech")
+    entity_create(tenant=tenant, kind="customer", name="Initech")
     push(slack("Globex and Initech both renew", channel="CS", name="#sales", tags={"customer": "Globex"}))
     push(_mail("Globex: order form signed", thread="a", sender="hank@partner.com", to=("alice@acme.com",)))
     push(_mail("Initech: order form signed", thread="b", sender="ann@partner.com", to=("alice@acme.com",)))
     push(_mail("Globex call notes", thread="c", sender="alice@acme.com", to=("bob@acme.com",)))
     push(_mail("Globex follow-up", thread="d", sender="alice@acme.com", to=("bob@acme.com",)))
-    assert services.domains_learn_relink(tenant_id=tenant.pk) == []
+    assert domains_learn_relink(tenant_id=tenant.pk) == []
     assert not Entity.objects.filter(aliases__overlap=["@partner.com", "@acme.com"]).exists()

@@ -3,8 +3,9 @@
 import pytest
 from django.utils import timezone
 
-from wiki import matching, services
+from wiki import matching
 from wiki.models import Entity
+from wiki.services.entities import entity_ensure
 
 
 @pytest.mark.parametrize(
@@ -44,9 +45,9 @@ def test_entity_names_are_rechecked_after_a_change_here_or_after_the_check_inter
     """Requests look at the entity table at most every WIKI_ENTITY_CHECK_SECONDS; a save in
     this process is seen at once, and the compiler (max_age=0) always looks."""
     settings.WIKI_ENTITY_CHECK_SECONDS = 3600
-    services.entity_ensure(tenant=tenant, kind="customer", name="Vercel")
+    entity_ensure(tenant=tenant, kind="customer", name="Vercel")
     assert [e.name for e in matching.entities_in_text(tenant=tenant, text="Vercel and Stripe")] == ["Vercel"]
-    services.entity_ensure(tenant=tenant, kind="customer", name="Stripe")  # saved here: seen now
+    entity_ensure(tenant=tenant, kind="customer", name="Stripe")  # saved here: seen now
     found = matching.entities_in_text(tenant=tenant, text="Vercel and Stripe")
     assert [e.name for e in found] == ["Vercel", "Stripe"]
     # Another process renames it (no signal here): requests see it only after the interval.
@@ -59,11 +60,11 @@ def test_entity_names_are_rechecked_after_a_change_here_or_after_the_check_inter
 
 @pytest.mark.parametrize("text", ["早餐吃了小米粥", "小米粥很好喝"])
 def test_a_chinese_name_at_the_start_of_a_longer_word_is_not_matched(tenant, text):
-    services.entity_ensure(tenant=tenant, kind="customer", name="小米")  # the segmenter's 小米粥 is one word
+    entity_ensure(tenant=tenant, kind="customer", name="小米")  # the segmenter's 小米粥 is one word
     assert matching.entities_in_text(tenant=tenant, text=text) == []
 
 
 @pytest.mark.parametrize("text", ["联想集团续约", "和联想开会", "联想的报价"])
 def test_a_chinese_name_before_a_legal_form_word_is_matched(tenant, text):
-    services.entity_ensure(tenant=tenant, kind="customer", name="联想")  # 联想集团 is one word too
+    entity_ensure(tenant=tenant, kind="customer", name="联想")  # 联想集团 is one word too
     assert [e.name for e in matching.entities_in_text(tenant=tenant, text=text)] == ["联想"]

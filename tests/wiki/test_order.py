@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from connectors.services.ingest import event_ingest
-from wiki import services
 from wiki.models import Page
+from wiki.services.backlog import compile_pending
+from wiki.services.entities import entity_create, entity_ensure
 
 from .conftest import at, slack
 
@@ -204,7 +205,7 @@ def _diff(order, got, reference) -> str:
 
 def _add_alias(tenant) -> None:
     """An admin names Globex, with its e-mail domain (created, or its alias added)."""
-    services.entity_ensure(tenant=tenant, kind="customer", name="Globex", aliases=["@globex.com"])
+    entity_ensure(tenant=tenant, kind="customer", name="Globex", aliases=["@globex.com"])
 
 
 def _arrive(tenant, order, capture, *, stats: bool = False):
@@ -252,7 +253,7 @@ def test_a_batch_compile_makes_the_wiki_one_by_one_makes(tenant, alice, bob, dja
         for step in order:  # stored while nothing compiles (an import), then one batch
             event_ingest(tenant=tenant, payload=EVENTS[step])
         with django_capture_on_commit_callbacks(execute=True):
-            assert services.compile_pending(tenant=tenant) == len(EVENTS)
+            assert compile_pending(tenant=tenant) == len(EVENTS)
         batched = (_dump(tenant), _stats(tenant))
         transaction.set_rollback(True)
     assert batched == one_by_one
@@ -272,7 +273,7 @@ def _spelled(tenant, order, capture, *, admin_name: str = "") -> str:
     ]
     with transaction.atomic():
         if admin_name:
-            services.entity_create(tenant=tenant, kind="customer", name=admin_name)
+            entity_create(tenant=tenant, kind="customer", name=admin_name)
         for step in order:
             with capture(execute=True):
                 event_ingest(tenant=tenant, payload=spellings[step])

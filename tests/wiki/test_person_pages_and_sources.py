@@ -4,8 +4,8 @@ pages and sections say when they were said (content time), not only when compile
 import pytest
 
 from tests.wiki.conftest import at, email, slack
-from wiki import services
 from wiki.models import PageSection
+from wiki.services.people import directory_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +32,7 @@ def _meeting():
 
 
 def test_a_thread_on_two_pages_shows_once_on_its_authors_page(api, tenant, alice, push):
-    services.directory_sync(tenant=tenant)
+    directory_sync(tenant=tenant)
     push(_meeting())
     assert PageSection.objects.filter(thread_key="calendar:event:uid-7").count() == 2  # Vercel and Apollo
     page = api.get("/wiki/pages/alice", user="alice").json()

@@ -7,8 +7,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from wiki import services
 from wiki.models import Entity, Page, PageSection, Rebuild
+from wiki.services.entities import entity_create, entity_update, page_ensure
+from wiki.services.merge import entity_merge
 
 from .conftest import slack
 
@@ -21,9 +22,9 @@ def test_adding_an_alias_moves_old_threads_to_the_page(tenant, push, django_capt
     old = push(slack("Rocket Co wants a quote for 40 seats", channel="CC", name="#customers"))
     other = push(slack("Lunch at noon", channel="CC", name="#customers", minutes=1))
     assert _pages_of(old.thread_key) == {"#customers"}
-    entity = services.entity_create(tenant=tenant, kind="customer", name="Acme Rockets")
+    entity = entity_create(tenant=tenant, kind="customer", name="Acme Rockets")
     with django_capture_on_commit_callbacks(execute=True):  # the relink runs after the save commits
-        services.entity_update(entity=entity, aliases=["Rocket Co"])
+        entity_update(entity=entity, aliases=["Rocket Co"])
     assert _pages_of(old.thread_key) == {"Acme Rockets"}
     assert _pages_of(other.thread_key) == {"#customers"}  # a thread not naming it stays
 
@@ -31,21 +32,21 @@ def test_adding_an_alias_moves_old_threads_to_the_page(tenant, push, django_capt
 def test_creating_an_entity_moves_chinese_threads_naming_it(tenant, push, django_capture_on_commit_callbacks):
     old = push(slack("宁德时代 的合同下周签", channel="CC", name="#customers"))
     with django_capture_on_commit_callbacks(execute=True):
-        services.entity_create(tenant=tenant, kind="customer", name="宁德时代")
+        entity_create(tenant=tenant, kind="customer", name="宁德时代")
     assert _pages_of(old.thread_key) == {"宁德时代"}
 
 
 def test_merging_entities_leaves_threads_naming_the_merged_one_on_the_survivor(
     tenant, push, django_capture_on_commit_callbacks
 ):
-    globex = services.entity_create(tenant=tenant, kind="customer", name="Globex", aliases=[])
+    globex = entity_create(tenant=tenant, kind="customer", name="Globex", aliases=[])
     old = push(slack("GBX signed", channel="CC", name="#customers"))
     with django_capture_on_commit_callbacks(execute=True):
-        gbx = services.entity_create(tenant=tenant, kind="customer", name="Gibbex", aliases=["GBX"])
+        gbx = entity_create(tenant=tenant, kind="customer", name="Gibbex", aliases=["GBX"])
     assert _pages_of(old.thread_key) == {"Gibbex"}
     later = push(slack("Gibbex renewal", channel="CD", name="#deals", minutes=5))
     with django_capture_on_commit_callbacks(execute=True):
-        services.entity_merge(survivor=globex, merged=gbx, actor="admin")
+        entity_merge(survivor=globex, merged=gbx, actor="admin")
     assert _pages_of(old.thread_key) == _pages_of(later.thread_key) == {"Globex"}
 
 
@@ -55,7 +56,7 @@ def test_wiki_rebuild_relinks_what_no_relink_reached_and_reports_progress(tenant
     # an entity made without the service (a restore, a raw import): nothing relinked
     entity = Entity.objects.create(tenant=tenant, kind="customer", name="Rocket Co", key="rocket co",
                                    alias_keys=["rocket co"], named_in=[tenant.group_key])  # fmt: skip
-    services.page_ensure(entity=entity)
+    page_ensure(entity=entity)
     assert _pages_of(old.thread_key) == {"#customers"}
     out = StringIO()
     call_command("wiki_rebuild", "--tenant", "acme", stdout=out)

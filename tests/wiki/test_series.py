@@ -213,7 +213,7 @@ def test_search_hits_show_a_series_as_one_line(api, alice, bob, load):
 
 
 def test_summary_reads_a_series_as_one_line(tenant, alice, bob, load, settings):
-    from wiki.services import page_summarize
+    from wiki.services.summary import page_summarize
 
     load(weekly())
     page = Page.objects.get(slug="globex")

@@ -5,8 +5,9 @@ import pytest
 
 from almanac.models import AuditEvent
 from tests.wiki.conftest import at
-from wiki import selectors, services
+from wiki import status
 from wiki.models import Page
+from wiki.services.status import page_status_mark
 
 pytestmark = pytest.mark.django_db
 REPO = "github:repo:acme/orion"
@@ -69,7 +70,7 @@ def test_the_counts_are_the_readers_own(api, push, orion):
 
 
 def test_an_admin_mark_wins_until_a_later_fact(api, push, orion, alice):
-    services.page_status_mark(page=orion, status="closed", user=alice)
+    page_status_mark(page=orion, status="closed", user=alice)
     body = api.get("/wiki/pages/orion", user="bob").json()
     assert body["status"] == "closed" and body["status_detail"].startswith("marked closed by alice")
     assert AuditEvent.objects.filter(action="wiki.page_status_marked", object_id=str(orion.pk)).exists()
@@ -105,8 +106,8 @@ def test_context_items_and_headers_carry_status_and_content_time(api, orion):
 
 
 def test_work_status_wording():
-    assert selectors.work_status(counts={}) == ("active", "")
-    assert selectors.work_status(counts={"issue_open": 2, "pull_request_open": 1}) == (
+    assert status.work_status(counts={}) == ("active", "")
+    assert status.work_status(counts={"issue_open": 2, "pull_request_open": 1}) == (
         "open",
         "2 open issues, 1 open PR",
     )

@@ -1,13 +1,13 @@
 """Page summaries: made from the sections, shown only to readers who see all of them."""
 
 from tests.wiki.conftest import slack
-from wiki import services
 from wiki.models import Page
+from wiki.services.summary import page_summarize
 
 
 def test_summary_is_shown_only_to_readers_who_see_every_summarized_section(api, vercel_world):
     page = Page.objects.get(slug="vercel")
-    services.page_summarize(page_id=page.pk)
+    page_summarize(page_id=page.pk)
     page.refresh_from_db()
     assert page.summary and len(page.summary_section_ids) == 2
     assert api.get("/wiki/pages/vercel", user="bob").json()["summary"] == page.summary
@@ -16,8 +16,8 @@ def test_summary_is_shown_only_to_readers_who_see_every_summarized_section(api, 
 
 def test_summary_is_regenerated_only_when_sections_change(vercel_world, push):
     page = Page.objects.get(slug="vercel")
-    assert services.page_summarize(page_id=page.pk) in (True, False)
-    assert services.page_summarize(page_id=page.pk) is False
+    assert page_summarize(page_id=page.pk) in (True, False)
+    assert page_summarize(page_id=page.pk) is False
     push(slack("Vercel signed the renewal", tags={"customer": "Vercel"}, minutes=50))
     page.refresh_from_db()
     assert len(page.summary_section_ids) == 3
@@ -25,7 +25,7 @@ def test_summary_is_regenerated_only_when_sections_change(vercel_world, push):
 
 def test_outdated_summary_is_not_shown(api, vercel_world, push, settings):
     page = Page.objects.get(slug="vercel")
-    services.page_summarize(page_id=page.pk)
+    page_summarize(page_id=page.pk)
     settings.WIKI_SUMMARY_ENABLED = False
     push(slack("Vercel churned", tags={"customer": "Vercel"}, minutes=50))
     assert api.get("/wiki/pages/vercel", user="bob").json()["summary"] == ""
@@ -48,7 +48,7 @@ def test_summary_keeps_the_newest_amount_with_date_and_author_and_marks_it_curre
     for n in range(25):  # chatter that would crowd the facts out of a plain extractive summary
         push(slack(f"Thanks, see you at lunch number {n} with the Vercel folks", tags={"customer": "Vercel"}))
     page = Page.objects.get(slug="vercel")
-    services.page_summarize(page_id=page.pk)
+    page_summarize(page_id=page.pk)
     page.refresh_from_db()
     line = next(x for x in page.summary.splitlines() if "$172,000 per year" in x)
     assert "(current, 2026-11-30, alice) — was $195k/yr (2026-11-29, bob)" in line

@@ -77,7 +77,7 @@ def page_status_apply(
     """Refresh a page's stored status from its open work (every non-stale section's issue or
     PR: open if any is open, closed if all are; a page without any keeps its status), the tenant-wide value the
     admin shows; readers get theirs counted from the sections they may see
-    (`wiki.selectors.page_work_status`). A manual status gives way when this thread's
+    (`wiki.status.work_status`). A manual status gives way when this thread's
     issue/PR changed (opened, closed, reopened) at an event time after it was set.
 
     `before`: {container key: (work_kind, work_open)} of the page's sections of this thread

@@ -23,7 +23,7 @@ from almanac.services.audit import audit_record
 from skills.signals import domain_event
 from wiki.constants import CORPUS
 from wiki.models import Page, PageSection
-from wiki.selectors import confirm_roles
+from wiki.permissions import confirm_roles
 
 
 @dataclass
@@ -279,7 +279,7 @@ def section_confirm(
     *, user, page: Page, section_ids: list[int], reason: str = "", as_admin: bool = False
 ) -> list[PageSection]:
     """Make stale (recalled) sections current again; only sections on `page` the user may see,
-    and only by someone with the authority (`wiki.selectors.confirm_roles`: the recalled
+    and only by someone with the authority (`wiki.permissions.confirm_roles`: the recalled
     message's sender, an admin, or a steward of the container), with a reason; audited.
 
     `as_admin` (superusers in the admin) skips the visibility check. The recalls the user

@@ -295,7 +295,7 @@ def page_summarize(*, page_id: int) -> bool:
     summary = ""
     if sections:
         # A recurring meeting is one line here too: its occurrences would crowd out the rest.
-        shown = series.fold(
+        shown = series.series_fold(
             list(PageSection.objects.filter(id__in=[s.pk for s in sections]).order_by("occurred_at", "id")),
             page_title=page.title,
         )

@@ -3,7 +3,8 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from almanac.models import Tenant
-from wiki import services
+from wiki.services.backlog import compile_pending
+from wiki.services.people import directory_sync
 
 
 class Command(BaseCommand):
@@ -30,9 +31,9 @@ class Command(BaseCommand):
         total = 0
         for row in tenants.order_by("slug"):
             if not no_people:
-                services.directory_sync(tenant=row)
+                directory_sync(tenant=row)
             progress = None if no_progress else self._progress(row.slug)
-            count = services.compile_pending(tenant=row, limit=limit, progress=progress)
+            count = compile_pending(tenant=row, limit=limit, progress=progress)
             total += count
             self.stdout.write(f"{row.slug}: {count} events compiled")
         self.stdout.write(self.style.SUCCESS(f"{total} events compiled"))

@@ -5,8 +5,8 @@ from django_q.tasks import async_task
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
-from wiki import services
 from wiki.models import Rebuild
+from wiki.services.rebuild import rebuild_run, rebuild_start
 
 
 class Command(BaseCommand):
@@ -38,7 +38,7 @@ class Command(BaseCommand):
                 raise CommandError(f"no tenant {tenant!r}")
         for row in tenants.order_by("slug"):
             try:
-                rebuild = services.rebuild_start(tenant=row, page_slug=page)
+                rebuild = rebuild_start(tenant=row, page_slug=page)
             except ApplicationError as exc:
                 raise CommandError(str(exc)) from exc
             if background:
@@ -46,7 +46,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"{row.slug}: rebuild {rebuild.pk} queued")
                 rebuild = rebuild if no_wait else self._follow(rebuild.pk)
             else:
-                rebuild = services.rebuild_run(rebuild_id=rebuild.pk, progress=self._progress)
+                rebuild = rebuild_run(rebuild_id=rebuild.pk, progress=self._progress)
             if rebuild.state == Rebuild.State.FAILED:
                 raise CommandError(f"{row.slug}: rebuild {rebuild.pk} failed: {rebuild.error}")
             if rebuild.state == Rebuild.State.DONE:
