@@ -37,7 +37,7 @@ from memories.services.rows import (
     memory_row_delete,
     memory_set_status,
 )
-from memories.services.topics import summary_for, summary_groups, topics
+from memories.services.topics import Summary, summary_for, summary_groups, topics
 from memories.topics import covers, tokens_of
 
 # The history reason of a compressed original put back to active because no summary holds it.
@@ -71,6 +71,16 @@ def memory_compress_topic(
         return None
     vector = embed([summary])[0]  # before the lock: writers of the tenant wait on it
     lock_tenant_writes(first.tenant_id)
+    if _changed(memories):
+        # Its run log (written in this transaction) holds the old texts: a purge that came
+        # while the skill ran could not redact a row it could not see yet, so it goes.
+        transaction.set_rollback(True)
+        return None
+    return _summary_write(memories=memories, held=held, made=made, vector=vector, reason=reason, topic=topic)
+
+
+def _changed(memories: list[Memory]) -> bool:
+    """Has any of `memories` changed since it was read (locked now, until the transaction ends)?"""
     now = {
         pk: rest
         for pk, *rest in Memory.objects.select_for_update()
@@ -79,11 +89,14 @@ def memory_compress_topic(
         .values_list("pk", "updated_at", "acl", "status")
     }
     # A rename re-keys rows without touching updated_at: the scope is compared as well.
-    if any(now.get(m.pk) != [m.updated_at, m.acl, Memory.Status.ACTIVE] for m in memories):
-        # Its run log (written in this transaction) holds the old texts: a purge that came
-        # while the skill ran could not redact a row it could not see yet, so it goes.
-        transaction.set_rollback(True)
-        return None
+    return any(now.get(m.pk) != [m.updated_at, m.acl, Memory.Status.ACTIVE] for m in memories)
+
+
+def _summary_write(
+    *, memories: list[Memory], held: list[Memory], made: Summary, vector, reason: str, topic: str
+) -> Memory:
+    """The summary memory of `memories` written; the originals it holds compressed and linked to it."""
+    first, summary = memories[0], made.text
     ids, held_ids = [m.pk for m in memories], [m.pk for m in held]
     memory_set_status(
         memories=Memory.objects.filter(pk__in=held_ids),
