@@ -124,12 +124,6 @@ def _by_cue(*, user, text: str, keys: set[str]) -> Attribution:
     return Attribution(scope, units[0].key)
 
 
-def attribute_scope(*, user, text: str) -> tuple[str, str | None]:
-    """(scope, scope_key) of `scope_attribution`."""
-    found = scope_attribution(user=user, text=text)
-    return found.scope, found.scope_key
-
-
 @transaction.atomic
 def memories_mark_reviewed(*, memories, user, reason: str = "admin:reviewed") -> int:
     """Take `memories` off the review queue (a governor looked at their scope), each with a

@@ -7,11 +7,17 @@ import pytest
 from almanac.search.tokens import count_tokens
 from almanac.text.dates import RESOLVED_DATE
 from memories.models import Memory, SessionChunk
-from memories.services.attribution import attribute_scope
+from memories.services.attribution import scope_attribution
 from memories.services.dates import parse_occurred
 from memories.services.extraction import chunk_spans, chunk_text, is_junk, session_extract
 from memories.services.sessions import session_create, turn_add
 from memories.tasks import session_extract_task
+
+
+def attribute_scope(*, user, text: str) -> tuple[str, str | None]:
+    found = scope_attribution(user=user, text=text)
+    return found.scope, found.scope_key
+
 
 pytestmark = pytest.mark.django_db
 
