@@ -93,7 +93,7 @@ def test_inactive_users_session_cannot_be_ended(api, deactivated, user):
 
 
 def test_acting_key_may_still_omit_user(api, session):
-    # docs/api.md "Additions": an agent key that may act for users need not repeat `user`.
+    # docs/api.md, Sessions: an agent key that may act for users need not repeat `user`.
     assert (
         api.post(f"/sessions/{session.pk}/turns", {"role": "assistant", "content": "好的"}).status_code == 201
     )
