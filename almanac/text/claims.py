@@ -1,6 +1,7 @@
-"""What one memory states a value of, read without the database or an LLM: its *claim*
-(key = subject + attribute, value), an explicit correction ("不是30万，是50万", "not 30k,
-it's 50k") and its kind (preference, decision, ...).
+"""What one memory states a value of, read without the database or an LLM: its *claim* (a
+value, `almanac.text.stated`, of its subject + attribute; the key of both is what is stored),
+an explicit correction ("不是30万，是50万", "not 30k, it's 50k") and its kind (preference,
+decision, ...).
 
 "客户C合同金额30万元" and "客户C合同金额调整为50万元" have one key (客户 c 合同 金额) and two
 values (300000·cny, 500000·cny): the newer supersedes the older (memories.services.supersede).
@@ -16,15 +17,15 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from dataclasses import dataclass
 
 from almanac.search.text import segment
 from almanac.text.amounts import quantities
 from almanac.text.facts import CALENDAR_WORDS, NEGATION_WORDS_ZH, ZH_RELATIVE_DATE, fact_signature, is_negated
+from almanac.text.roles import owner
+from almanac.text.stated import MAX_KEY_CHARS, Stated
 
 # A text of more words than this states more than one thing: no claim.
 MAX_KEY_TOKENS = 12
-MAX_KEY_CHARS = 200
 
 # Words that say a value changed or is being corrected, not what it is about.
 _CHANGE_WORDS = (
@@ -47,18 +48,9 @@ _CORRECTION = [
 # A bare "actually ..." / "其实 ..." / "更正：..." is a correction of whatever had this key.
 _CORRECTION_CUE = re.compile(r"^\s*(?:actually|correction|i meant|更正|纠正|其实|说错了)\b", re.IGNORECASE)
 
-_NAME = r"[A-Z][\w.'-]*(?:\s[A-Z][\w.'-]*)?"
-_ZH_NAME = r"[^，,。；;：:\s的]{2,10}?"
-_ZH_STOP = r"(?=[，,。；;！!？?\s]|$)"
-# (attribute, pattern with a `subj` and a `val` group): who owns something, its status.
+# (attribute, pattern with a `subj` and a `val` group): a status, a standing rule, a
+# preference (an owner is read by `almanac.text.roles`).
 _ATTRIBUTES = [
-    ("owner", re.compile(rf"^(?P<subj>.+?)的?(?:负责人|对接人|主管|牵头人|owner)(?:是|为|改为|换成|变成|变为|调整为|现在是|：|:)\s*(?P<val>{_ZH_NAME}){_ZH_STOP}")),
-    ("owner", re.compile(rf"^(?P<subj>.+?)(?:改|现在|今后|以后|目前)?由(?P<val>{_ZH_NAME})(?:来)?负责")),
-    ("owner", re.compile(r"^(?P<val>[^，,。；;\s]{2,4}?)(?:现在|目前|开始|来)?负责(?P<subj>[^，,。；;]+)$")),
-    ("owner", re.compile(rf"^(?:the\s+)?(?:owner|lead|manager|point of contact) (?:of|for) (?P<subj>.+?) (?:is|is now|now is|has become|changed to|became|will be) (?P<val>{_NAME})", re.I)),
-    ("owner", re.compile(rf"^(?P<subj>.+?)(?:'s)? (?:owner|lead|manager|point of contact) (?:is|is now|now is|has become|changed to|became|will be) (?P<val>{_NAME})")),
-    ("owner", re.compile(rf"^(?P<subj>.+?) is (?:now )?(?:owned|led|run|handled|managed) by (?P<val>{_NAME})")),
-    ("owner", re.compile(rf"^(?P<val>{_NAME}) (?:now )?(?:owns|leads|runs|manages|is responsible for|is in charge of) (?P<subj>.+)")),
     ("status", re.compile(r"^(?P<subj>.+?)的?状态(?:是|为|改为|变为|变成|已|：|:)\s*(?P<val>[^，,。；;]+)")),
     ("status", re.compile(r"^(?P<subj>.+?)(?:'s)? status (?:is|is now|changed to|became|:)\s*(?P<val>[\w -]+)", re.I)),
     ("rule", re.compile(r"^(?:以后|今后|从今以后|从现在起)[，,]?(?P<subj>[^，,。；;]+?)都(?P<val>[^，,。；;]+)")),
@@ -84,21 +76,6 @@ _DECISION = [
     re.compile(r"\b(?:we|they|the team|management|[A-Z]\w+) (?:decided|agreed)\b|\bdecision\b", re.I),
 ]
 _CLAUSE = [re.compile(r"第[一二三四五六七八九十百\d]+条|条款"), re.compile(r"\bclause\b|\bsection \d", re.I)]
-
-
-@dataclass(frozen=True)
-class Claim:
-    """`key` (normalized subject + attribute), `value` (what it says that is), and for an
-    explicit correction `old` (the value it says was wrong: with no subject of its own, it
-    corrects the memory of its scope that says that value)."""
-
-    key: str
-    value: frozenset[str]
-    old: frozenset[str] = frozenset()
-
-    @property
-    def correction(self) -> bool:
-        return bool(self.old)
 
 
 @functools.cache
@@ -149,9 +126,8 @@ def key_normalize(text: str) -> str:
     attribute = _KEY_ATTRIBUTES.get(last.strip().lower()) if subject else None
     if attribute:  # "Apollo.owner", "Apollo.负责人": the attribute as `claim` marks it
         tokens = _key_tokens(subject.replace(".", " ").replace("_", " "))
-        return _key(tokens, attribute) if tokens else ""
-    tokens = _key_tokens(text.replace(".", " ").replace("_", " "))
-    return " ".join(sorted(set(tokens)))[:MAX_KEY_CHARS]
+        return Stated(subject=_subject(tokens), attribute=attribute).key if tokens else ""
+    return Stated(subject=_subject(_key_tokens(text.replace(".", " ").replace("_", " ")))).key
 
 
 # An extractor's last key part that names one of `_ATTRIBUTES`' attributes.
@@ -182,35 +158,41 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(t for t in segment(text) if t not in change)
 
 
-def _attribute_claim(text: str) -> Claim | None:
+def _attribute_claim(text: str) -> Stated | None:
+    found = owner(text, named=True)
+    if found is not None:
+        return _of_attribute(text, "owner", found.subject, found.who)
     for attribute, pattern in _ATTRIBUTES:
         match = pattern.search(text)
-        if not match:
-            continue
-        subject, value = match.group("subj").strip(" ，,:："), match.group("val").strip()
-        words = _words(value)
-        if attribute == "prefer":
-            # The thing preferred is the value; its head word (the last: "window seats",
-            # "靠窗的座位") is what the preference is about: "prefers tea" does not replace
-            # "prefers aisle seats".
-            tokens = [t for t in segment(value) if t not in _change_tokens()]
-            if len(tokens) < 2:
-                return None
-            subject, words = f"{subject} {tokens[-1]}", frozenset(tokens[:-1])
-        tokens = _key_tokens(subject)
-        if not tokens or not words:
-            return None
-        negated = {"¬"} if is_negated(text) else set()
-        return Claim(key=_key(tokens, attribute), value=frozenset(words) | negated)
+        if match:
+            subject, value = match.group("subj").strip(" ，,:："), match.group("val").strip()
+            return _of_attribute(text, attribute, subject, value)
     return None
 
 
-def _key(tokens: list[str], attribute: str = "") -> str:
-    words = sorted(set(tokens))
-    return (" ".join(words) + (f" ·{attribute}" if attribute else ""))[:MAX_KEY_CHARS]
+def _of_attribute(text: str, attribute: str, subject: str, value: str) -> Stated | None:
+    """The claim that `subject`'s `attribute` is `value` (both as written)."""
+    words = _words(value)
+    if attribute == "prefer":
+        # The thing preferred is the value; its head word (the last: "window seats",
+        # "靠窗的座位") is what the preference is about: "prefers tea" does not replace
+        # "prefers aisle seats".
+        tokens = [t for t in segment(value) if t not in _change_tokens()]
+        if len(tokens) < 2:
+            return None
+        subject, words = f"{subject} {tokens[-1]}", frozenset(tokens[:-1])
+    tokens = _key_tokens(subject)
+    if not tokens or not words:
+        return None
+    negated = {"¬"} if is_negated(text) else set()
+    return Stated(subject=_subject(tokens), attribute=attribute, value=frozenset(words) | negated)
 
 
-def claim(text: str) -> Claim | None:
+def _subject(tokens: list[str]) -> str:
+    return " ".join(sorted(set(tokens)))
+
+
+def claim(text: str) -> Stated | None:
     """The one value `text` states, and of what; None when it states none or too much."""
     text = unicodedata.normalize("NFKC", (text or "").strip())
     if not text:
@@ -225,7 +207,7 @@ def claim(text: str) -> Claim | None:
             tokens = _key_tokens(rest)
             if len(tokens) > MAX_KEY_TOKENS or not new or new == old:
                 return None
-            return Claim(key=_key(tokens) if tokens else "", value=new, old=old)
+            return Stated(subject=_subject(tokens), value=new, old=old)
     body = _CORRECTION_CUE.sub("", text).strip(" ,，:：")
     found = _attribute_claim(body)
     if found is not None:
@@ -233,7 +215,7 @@ def claim(text: str) -> Claim | None:
     return _value_claim(body)
 
 
-def _value_claim(text: str) -> Claim | None:
+def _value_claim(text: str) -> Stated | None:
     """An amount (with its unit), a date or a time of day, and what it is of. A number
     without a unit, or an id, alone is no value: "review number 3" and "review number 4",
     "ticket PRD-1 is about login" and "PRD-2 …" are two things, not one changed; next to a
@@ -246,34 +228,13 @@ def _value_claim(text: str) -> Claim | None:
     tokens = _key_tokens(text, identifiers=not dated)
     if not tokens or len(tokens) > MAX_KEY_TOKENS:
         return None
-    return Claim(key=_key(tokens), value=value)
+    return Stated(subject=_subject(tokens), value=value)
 
 
 def _bare_numbers(text: str) -> int:
     """How many numbers without a unit `text` has: with two ("fact number 3: orchard 111",
     "moved from March 12 to March 19") which is the value is anyone's guess."""
     return sum(1 for q in quantities(text) if not q.qualified and q.shown[:1].isdigit())
-
-
-def same_value(first: frozenset[str], second: frozenset[str]) -> bool:
-    """Do two values say the same? Amounts compare without their unit when one side has
-    none ("不是30万，是50万" names 500000 where the memory it corrects says 500000·cny)."""
-    if first == second:
-        return True
-    return _amounts(first) == _amounts(second) and (_unitless(first) or _unitless(second))
-
-
-def holds_value(values: frozenset[str], wanted: frozenset[str]) -> bool:
-    """Does a memory's `values` include every one of `wanted` (a correction's old value)?"""
-    return bool(wanted) and _amounts(wanted) <= _amounts(values)
-
-
-def _amounts(values: frozenset[str]) -> frozenset[str]:
-    return frozenset(v.split("·")[0] for v in values)
-
-
-def _unitless(values: frozenset[str]) -> bool:
-    return not any("·" in v for v in values)
 
 
 def claim_value(text: str, key: str = "") -> frozenset[str]:

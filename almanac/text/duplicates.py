@@ -1,15 +1,17 @@
 """The one near-duplicate test of texts: does a new text say what an old one says? The same
 facts (`same_facts`: numbers attached to the same words, ids, codes, names, dates), not the
-same words reordered, and not the same thing with another value (`almanac.text.claims`).
+same words reordered, and not the same thing with another value (`almanac.text.stated`,
+each text's claim read by `almanac.text.claims`).
 Where the candidates come from (vectors, the database) is the caller's business."""
 
 from __future__ import annotations
 
 from almanac.search.text import segment
-from almanac.text.claims import claim, same_value
+from almanac.text.claims import claim
 from almanac.text.facts import codes, fact_signature, number_roles, reordered, unit_facts
 from almanac.text.names import name_tokens
 from almanac.text.normalize import spelled_numbers
+from almanac.text.stated import same_thing, same_value
 
 
 def says_the_same(new: str, old: str) -> bool:
@@ -24,7 +26,7 @@ def another_value(new: str, old: str) -> bool:
     return (
         first is not None
         and second is not None
-        and first.key == second.key
+        and same_thing(first, second)
         and not same_value(first.value, second.value)
     )
 

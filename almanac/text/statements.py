@@ -1,10 +1,11 @@
-"""What a sentence states, read without an LLM or the database: amounts, percentages, a
-contract's term, dates, owners, states and decisions, each with a *key* saying what it is a
-value of, so that two values of one thing can be told apart from two things.
+"""What a wiki line states, read without an LLM or the database: amounts, percentages, a
+contract's term, dates, owners, states and decisions, each a value (`almanac.text.stated`)
+of an attribute of the page it is on (no subject: the page is the subject), so that two
+values of one thing can be told apart from two things.
 
 "Globex quote: $195k/yr" and "Globex agreed to $172,000 per year" both state the yearly USD
-price (key `amount:usd/year:price`, values `195000` and `172000`): the newer replaces the
-older. "price floor is $160k/yr" is another key (`amount:usd/year:floor`). A statement whose
+price (attribute `amount:usd/year:price`, values `195000·usd/year` and `172000·usd/year`):
+the newer replaces the older. "price floor is $160k/yr" is another key (`amount:usd/year:floor`). A statement whose
 thing cannot be named (a date with no cue word, a decision) gets a key of its own, so it is
 kept and never replaces anything. Conservative on purpose: a wrong key hides a fact.
 
@@ -17,11 +18,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from dataclasses import dataclass
 from decimal import Decimal
 
-from almanac.text.amounts import PERCENT
+from almanac.text.amounts import PERCENT, spelled
 from almanac.text.amounts import amounts as read_amounts
+from almanac.text.roles import owner
+from almanac.text.stated import Stated
 
 _ZH_COUNT = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "十": 10}
 _EN_COUNT = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10, "twelve": 12}
@@ -67,17 +69,6 @@ _TOPICS = {
 _TOPIC_RES = {
     kind: [(name, re.compile(cue, re.I)) for name, cue in topics] for kind, topics in _TOPICS.items()
 }
-_OWNER = [
-    re.compile(
-        r"(?i:owner|account (?:owner|manager)|point of contact|\bPOC|\blead|负责人|对接人)\s*"
-        r"(?i:is now|is|:|：|changed to|moves to|→|现在是|改为|换成|变更为|是|为)\s*"
-        r"(?P<who>[A-Z][\w.-]*(?: [A-Z][\w.-]*)?|[\w.+-]+@[\w.-]+\w|[\u4e00-\u9fff]{2,3})",
-    ),
-    re.compile(
-        r"(?P<who>[A-Z][a-z]+(?: [A-Z][a-z]+)?) (?:now owns|will own|owns|takes over|is taking over)\b"
-    ),
-    re.compile(r"(?:改由|由|交给)(?P<who>[\u4e00-\u9fff]{2,3})(?:来)?(?:负责|接手|跟进)"),
-]
 _STATES = [
     ("signed", r"\bsigned\b|已签约|签约了|签了合同|已签署"),
     ("renewed", r"\brenewed\b|已续约|续约了"),
@@ -94,15 +85,8 @@ _DECISION = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Statement:
-    """`key`: what it is a value of; `value`: the value compared (one spelling); `shown`:
-    as written; `kind`: amount, percent, term, date, owner, status, decision."""
-
-    key: str
-    value: str
-    shown: str
-    kind: str
+def _stated(attribute: str, value: str, shown: str) -> Stated:
+    return Stated(attribute=attribute, value=frozenset([value]), shown=shown)
 
 
 _CLAUSE_MARK = re.compile(r"[;；,，。]")
@@ -122,33 +106,31 @@ def _topic(kind: str, sentence: str, start: int | None = None, end: int = 0) -> 
 
 
 def _own_key(kind: str, sentence: str) -> str:
-    """A key no other statement has: kept, never replacing or replaced."""
+    """An attribute no other statement has: kept, never replacing or replaced."""
     return f"{kind}:#{hashlib.sha1(sentence.encode()).hexdigest()[:10]}"
 
 
-def amounts(sentence: str) -> list[Statement]:
+def amounts(sentence: str) -> list[Stated]:
     out = []
     for amount in read_amounts(sentence):
         if not amount.currency:
             continue
-        period = amount.period or "once"
         topic = _topic("amount", sentence, amount.start, amount.end)
-        key = f"amount:{amount.currency}/{period}:{topic}"
-        out.append(Statement(key, f"{amount.value} {amount.currency}/{period}", amount.shown, "amount"))
+        key = f"amount:{amount.currency}/{amount.period or 'once'}:{topic}"
+        out.append(_stated(key, amount.fact, amount.shown))
     return out
 
 
-def _percents(sentence: str) -> list[Statement]:
+def _percents(sentence: str) -> list[Stated]:
     out = []
     for match in PERCENT.finditer(sentence):
         topic = _topic("percent", sentence, match.start(), match.end())
         key = f"percent:{topic}" if topic else _own_key("percent", sentence + match.group(0))
-        value = format(Decimal(match.group("num")).normalize(), "f")
-        out.append(Statement(key, f"{value}%", match.group(0), "percent"))
+        out.append(_stated(key, f"{spelled(Decimal(match.group('num')))}·%", match.group(0)))
     return out
 
 
-def _terms(sentence: str) -> list[Statement]:
+def _terms(sentence: str) -> list[Stated]:
     if not _TERM_CUE.search(sentence):
         return []
     out = []
@@ -158,48 +140,47 @@ def _terms(sentence: str) -> list[Statement]:
         if not count or count > 20:
             continue
         unit = "month" if match.group("unit").lower().startswith(("mo", "个")) else "year"
-        out.append(Statement("term", f"{count} {unit}", match.group(0), "term"))
+        out.append(_stated("term", f"{count}·{unit}", match.group(0)))
     return out[:1]
 
 
-def _dates(sentence: str) -> list[Statement]:
+def _dates(sentence: str) -> list[Stated]:
     out = []
     for match in DATE.finditer(sentence):
         topic = _topic("date", sentence, match.start(), match.end())
         key = f"date:{topic}" if topic else _own_key("date", sentence + match.group(0))
-        out.append(Statement(key, match.group(0).lower(), match.group(0), "date"))
+        out.append(_stated(key, match.group(0).lower(), match.group(0)))
     return out
 
 
-def _owners(sentence: str) -> list[Statement]:
-    for pattern in _OWNER:
-        match = pattern.search(sentence)
-        if match:
-            who = match.group("who").strip().rstrip(".")
-            return [Statement("owner", who.lower(), who, "owner")]
-    return []
+def _owners(sentence: str) -> list[Stated]:
+    found = owner(sentence, named=False)
+    if found is None:
+        return []
+    who = found.who.rstrip(".")
+    return [_stated("owner", who.lower(), who)]
 
 
-def _states(sentence: str) -> list[Statement]:
+def _states(sentence: str) -> list[Stated]:
     if not _STATE_CUE.search(sentence):
         return []
     for name, cue in _STATE_RES:
         match = cue.search(sentence)
         if match:
-            return [Statement("status", name, match.group(0), "status")]
+            return [_stated("status", name, match.group(0))]
     return []
 
 
-def statements(sentence: str) -> list[Statement]:
+def statements(sentence: str) -> list[Stated]:
     """Everything `sentence` states a value of, in the order above (amounts first)."""
     return list(_statements(sentence or ""))
 
 
 # A page's lines are read again for every summary of it (each reader, each size): the
-# same sentences, so what they state is remembered (Statement is immutable).
+# same sentences, so what they state is remembered (Stated is immutable).
 @functools.lru_cache(maxsize=50_000)
-def _statements(text: str) -> tuple[Statement, ...]:
+def _statements(text: str) -> tuple[Stated, ...]:
     found = amounts(text) + _percents(text) + _terms(text) + _dates(text) + _owners(text) + _states(text)
     if not found and _DECISION.search(text):
-        found.append(Statement(_own_key("decision", text), text.strip().lower(), text.strip(), "decision"))
+        found.append(_stated(_own_key("decision", text), text.strip().lower(), text.strip()))
     return tuple(found)

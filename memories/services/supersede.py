@@ -1,5 +1,6 @@
 """Supersede: a newer memory that states another value for the same thing (same key:
-subject + attribute, `almanac.text.claims`) in the same scope replaces the older one.
+subject + attribute, `almanac.text.claims`; the same thing and the same value as
+`almanac.text.stated` decides) in the same scope replaces the older one.
 
 The older one becomes `superseded`, points to its successor (`superseded_by`), leaves
 recall and context (they read active memories only) and is audited (`memory.supersede`,
@@ -13,7 +14,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from almanac.text.claims import Claim, claim, claim_value, holds_value, key_normalize, same_value
+from almanac.text.claims import claim, claim_value, key_normalize
+from almanac.text.stated import Stated, holds_value, same_value
 from memories.models import Memory
 from memories.services.rows import keyed, memory_audit, memory_set_status
 
@@ -24,7 +26,7 @@ CORRECTION_LOOKBACK = 200
 UPGRADE_LOOKBACK = 500
 
 
-def memory_claim(*, content: str, key: str | None) -> Claim | None:
+def memory_claim(*, content: str, key: str | None) -> Stated | None:
     """The claim of a memory being written: read from its text, with `key` (named by the
     caller or the extractor, normalized as read keys are) taking the place of the key read."""
     found = claim(content)
@@ -34,12 +36,12 @@ def memory_claim(*, content: str, key: str | None) -> Claim | None:
     if not key:
         return found
     if found is None:
-        return Claim(key=key, value=claim_value(content, key))
-    return Claim(key=key, value=found.value, old=found.old)
+        return Stated.of_key(key, claim_value(content, key))
+    return Stated.of_key(key, found.value, found.old)
 
 
 @transaction.atomic
-def memory_supersede_older(*, memory: Memory, found: Claim | None, user, reason: str) -> list[int]:
+def memory_supersede_older(*, memory: Memory, found: Stated | None, user, reason: str) -> list[int]:
     """Supersede the active memories of `memory`'s scope that state another value for its
     key (or, for a correction without a subject, the newest one that says the corrected
     value). Call under the tenant's write lock (`memory_create` holds it). Returns their ids.
@@ -68,7 +70,7 @@ def memory_supersede_older(*, memory: Memory, found: Claim | None, user, reason:
     return [previous.pk for previous in older]
 
 
-def _older(*, memory: Memory, found: Claim) -> list[Memory]:
+def _older(*, memory: Memory, found: Stated) -> list[Memory]:
     scope = (
         Memory.objects.filter(
             tenant_id=memory.tenant_id,

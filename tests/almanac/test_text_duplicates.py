@@ -1,12 +1,13 @@
-"""The one "same fact?" rule (almanac.text.claims) and near-duplicate test
-(almanac.text.duplicates), zh and en."""
+"""The near-duplicate test (almanac.text.duplicates) with the "same fact?" rule it uses
+(almanac.text.stated, claims read by almanac.text.claims), zh and en."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from almanac.text.claims import claim, same_value
+from almanac.text.claims import claim
 from almanac.text.duplicates import says_the_same
+from almanac.text.stated import same_value
 
 SUBJECTS = ["客户C合同金额", "The Vercel renewal budget", "Apollo的预算", "The Globex price", "服务费"]
 VERBS = ["是", " is ", "为", " is now ", "调整为"]

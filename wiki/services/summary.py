@@ -6,8 +6,9 @@ reader who may see every one of those sections (see `selectors.page_summary_for_
 
 What a summary must keep are the facts: amounts, dates, a contract's term, owners,
 decisions and states (`almanac.text.statements`), each with the date and the author of the line
-that said it. Two values of one thing (the yearly price: "$195k/yr", later "$172,000 per
-year") are one fact: the newest is kept and marked current, the older one said as what it
+that said it. Two values of one thing on a page (the yearly price: "$195k/yr", later
+"$172,000 per year"; `almanac.text.stated` says which are of the same thing and the same
+value) are one fact: the newest is kept and marked current, the older one said as what it
 was ("$172,000 per year (current, 2026-11-03, alice) — was $195k/yr (2026-10-01, bob)").
 
 1. `page_facts` reads the lines the compiler wrote (`[date] author: text`), a recurring
@@ -33,7 +34,8 @@ from almanac.search.text import is_cjk
 from almanac.search.tokens import count_tokens
 from almanac.text.extractive import extractive_summary
 from almanac.text.sentences import split_sentences
-from almanac.text.statements import Statement, statements
+from almanac.text.stated import Stated, same_value
+from almanac.text.statements import statements
 from skills.services import skill_run
 from wiki import series
 from wiki.models import Page, PageSection, summary_digest
@@ -58,7 +60,7 @@ _PAST = re.compile(
 class Said:
     """One value as a line of the page said it."""
 
-    statement: Statement
+    statement: Stated
     date: str
     author: str
     order: tuple  # (date, line number, position in the line): later is newer
@@ -120,7 +122,7 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
             ]
             if mark and mark.group(1) == "closed" and position == 0:  # an issue's state
                 subject = sentence.split(":")[0][:80].lower()
-                shown = Statement(f"status:{subject}", "closed", "[closed]", "status")
+                shown = Stated(attribute=f"status:{subject}", value=frozenset(["closed"]), shown="[closed]")
                 said.append(Said(shown, date, _who(author), (date, number, position, len(said))))
             if said:
                 found.append(
@@ -151,13 +153,13 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
             s
             for s in said
             if newest[s.statement.key] is not s
-            and newest[s.statement.key].statement.value != s.statement.value
+            and not same_value(newest[s.statement.key].statement.value, s.statement.value)
         ]
         for s in current:
             older = [
                 o
                 for o in by_key[s.statement.key]
-                if o.statement.value != s.statement.value and o.order < s.order
+                if not same_value(o.statement.value, s.statement.value) and o.order < s.order
             ]
             if older:
                 line.was.append(max(older, key=lambda o: o.order))
