@@ -5,9 +5,10 @@ values of one thing can be told apart from two things.
 
 "Globex quote: $195k/yr" and "Globex agreed to $172,000 per year" both state the yearly USD
 price (attribute `amount:usd/year:price`, values `195000·usd/year` and `172000·usd/year`):
-the newer replaces the older. "price floor is $160k/yr" is another key (`amount:usd/year:floor`). A statement whose
-thing cannot be named (a date with no cue word, a decision) gets a key of its own, so it is
-kept and never replaces anything. Conservative on purpose: a wrong key hides a fact.
+the newer replaces the older. "price floor is $160k/yr" is another attribute
+(`amount:usd/year:floor`). A statement whose thing cannot be named (a date with no cue word,
+a decision) gets an attribute of its own, so it is kept and never replaces anything.
+Conservative on purpose: a wrong key hides a fact.
 
 English and Chinese both; numbers written with thousands separators, magnitudes (k, M,
 万, 亿) and currency signs or words compare as one amount.
