@@ -137,7 +137,9 @@ def test_setup_schedules_rewrites_a_schedule_stored_under_an_old_function_path()
 
     from almanac.schedules import setup_schedules
 
-    Schedule.objects.filter(name="connectors.poll_due_sources").delete()  # a row an earlier setup_schedules left
+    Schedule.objects.filter(
+        name="connectors.poll_due_sources"
+    ).delete()  # a row an earlier setup_schedules left
     Schedule.objects.create(
         name="connectors.poll_due_sources", func="connectors.pollers.poll_due_sources", minutes=5
     )
