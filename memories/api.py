@@ -29,7 +29,8 @@ from memories.schemas import (
     TurnOut,
     WindowOut,
 )
-from memories.services.memories import memory_create, memory_delete, memory_feedback, memory_update
+from memories.services.feedback import memory_feedback
+from memories.services.memories import memory_create, memory_delete, memory_update
 from memories.services.purge import memory_purge
 from memories.services.sessions import session_create, session_end, turn_add
 from memories.services.touches import memory_touch_later

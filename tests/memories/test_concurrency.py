@@ -256,7 +256,8 @@ def test_a_purge_while_compression_runs_leaves_no_run_log_quoting_it(alice, sett
 
 def test_a_memory_deleted_while_a_change_waited_is_a_404_not_a_500(alice):
     """PATCH or feedback that read the memory just before a concurrent DELETE took it."""
-    from memories.services.memories import memory_delete, memory_feedback, memory_update
+    from memories.services.feedback import memory_feedback
+    from memories.services.memories import memory_delete, memory_update
 
     stale, _ = memory_create(owner=alice, content="Acme renews in May")
     memory_delete(memory=Memory.objects.get(pk=stale.pk), user=alice)

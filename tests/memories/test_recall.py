@@ -10,7 +10,7 @@ from django.utils import timezone
 from almanac.search.embeddings import embed_query
 from memories import selectors
 from memories.models import Memory
-from memories.services.memories import memory_feedback
+from memories.services.feedback import memory_feedback
 from memories.services.touches import memory_touch
 from tests.memories.conftest import unit
 
