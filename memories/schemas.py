@@ -122,13 +122,24 @@ class MemorySearchIn(In):
 
 
 class Breakdown(Schema):
+    """How a recall hit scored (docs/memories.md, "Ranking")."""
+
     vector_rank: int | None
     keyword_rank: int | None
     rrf: float
+    relevance: float = Field(
+        description="RRF scaled to the best hit's + MEMORY_RERANK_WEIGHT × (similarity + keyword_coverage)"
+    )
     importance: float
     recency: float
     quality: float
     exact_id: bool = False
+    similarity: float = Field(
+        description="best cosine similarity to a form of the query (the relevance floor's input)"
+    )
+    keyword_coverage: float = Field(
+        description="share of the query's keyword weight the memory holds (the floor's other input)"
+    )
 
 
 class MemoryHitOut(Schema):

@@ -235,3 +235,25 @@ def test_a_memory_hidden_between_the_lanes_and_the_read_is_no_hit(alice, corpus,
 
     monkeypatch.setattr(selectors, "rrf", hide_then_fuse)
     assert target.pk not in {h.memory.pk for h in search(alice, "when does Bob like meetings")}
+
+
+def test_the_search_api_shows_the_whole_breakdown(api, alice, corpus, settings):
+    """The breakdown docs/memories.md lists, through the API: the rerank's relevance and the
+    floor's inputs, with the meanings the docs give them."""
+    body = api.post(
+        "/memories/search", {"user": "alice", "query": "Apollo billing export", "top_k": 3}
+    ).json()
+    first = body["results"][0]["breakdown"]
+    assert set(first) >= {
+        "vector_rank", "keyword_rank", "rrf", "relevance", "importance", "recency", "quality", "exact_id",
+        "similarity", "keyword_coverage",
+    }  # fmt: skip
+    # The best fused hit's RRF scales to 1; relevance adds the weighted floor inputs.
+    assert first["relevance"] == pytest.approx(
+        1.0 + settings.MEMORY_RERANK_WEIGHT * (first["similarity"] + first["keyword_coverage"]), abs=1e-4
+    )
+    assert first["keyword_coverage"] == pytest.approx(1.0)  # every word of the query is in it
+    stored = Memory.objects.get(content=body["results"][0]["memory"]["content"])
+    assert first["similarity"] == pytest.approx(
+        float(embed_query("Apollo billing export") @ stored.embedding), abs=1e-3
+    )
