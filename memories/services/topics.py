@@ -4,8 +4,9 @@ A topic is a group of active semantic memories of one scope (one acl key, so the
 is visible to exactly the readers of its originals; a user's private scope is theirs
 alone) about one thing: the memories naming one entity or key subject, else sharing one
 content word (`memories.topics.topic_terms`), the most specific such name first; then
-those whose embeddings are close to a topic join it, and the rest group by embedding
-(each joins the first topic whose centroid it is at least MEMORY_TOPIC_SIMILARITY to).
+smaller word groups whose centroids are close (one subject in several words: 报销, 发票,
+差旅); then those whose embeddings are close to a topic join it, and the rest group by
+embedding (each joins the first topic whose centroid it is at least MEMORY_TOPIC_SIMILARITY to).
 A topic with more than MEMORY_COMPRESS_MIN members is cut into groups that fit one summary
 of MEMORY_COMPRESS_MAX_TOKENS (`summary_groups`); the summary of a group (`summary_for`)
 is the LLM's (`compress` skill), checked for coverage, else the structured one
@@ -66,15 +67,19 @@ class Topic:
 
 def topics(memories: list[Memory]) -> list[Topic]:
     """The topics of one scope's memories (oldest first): by shared name or word
-    (`_term_topics`), then by embedding for the rest (`_vector_topics`)."""
-    named, rest = _term_topics(memories)
+    (`_term_topics`), then word groups that are about one thing (`_related_topics`: 报销,
+    发票 and 差旅 rules are one expense topic), then by embedding for the rest
+    (`_vector_topics`)."""
+    named, rest = _term_topics(memories, more_than=settings.MEMORY_COMPRESS_MIN)
+    related, rest = _related_topics(rest)
+    named += related
     rest = _join_close(named, rest)
     return named + [Topic(term="", memories=group) for group in _vector_topics(rest)]
 
 
-def _term_topics(memories: list[Memory]) -> tuple[list[Topic], list[Memory]]:
+def _term_topics(memories: list[Memory], *, more_than: int) -> tuple[list[Topic], list[Memory]]:
     """Greedy: while a name (else a key subject or content word) is shared by more than
-    COMPRESS_MIN of the memories left, its memories are a topic. Names come first, the most
+    `more_than` of the memories left, its memories are a topic. Names come first, the most
     specific (fewest memories) first; then words, the most shared first."""
     terms = {m.pk: topic_terms(m.content, m.fact_key) for m in memories}
     found: list[Topic] = []
@@ -89,7 +94,7 @@ def _term_topics(memories: list[Memory]) -> tuple[list[Topic], list[Memory]]:
         ranked = [
             (0, n, -len(term), term) if term in named else (1, -n, -len(term), term)
             for term, n in counts.items()
-            if n > settings.MEMORY_COMPRESS_MIN
+            if n > more_than
         ]
         if not ranked:
             return found, left
@@ -97,6 +102,44 @@ def _term_topics(memories: list[Memory]) -> tuple[list[Topic], list[Memory]]:
         members = [m for m in left if term in terms[m.pk][0] or term in terms[m.pk][1]]
         found.append(Topic(term=term, memories=members))
         left = [m for m in left if m not in members]
+
+
+def _related_topics(memories: list[Memory]) -> tuple[list[Topic], list[Memory]]:
+    """Word groups too small to be topics alone (each word shared by at least
+    MEMORY_TOPIC_GROUP_MIN memories, after segmentation: `topic_terms`) merged by meaning:
+    average linkage of the groups' centroids, the closest pair first, while the mean
+    cosine between two clusters' groups is at least MEMORY_TOPIC_GROUP_SIMILARITY (a
+    group's centroid averages away what each sentence says besides its subject). A cluster
+    of more than COMPRESS_MIN memories is a topic named by its words; returns the rest."""
+    groups, _ = _term_topics(memories, more_than=settings.MEMORY_TOPIC_GROUP_MIN - 1)
+    if len(groups) < 2:
+        return [], memories
+    centroids = np.array([_centroid(g.memories) for g in groups])
+    pairs = centroids @ centroids.T
+    clusters = [[i] for i in range(len(groups))]
+    while len(clusters) > 1:
+        score, a, b = max(
+            (float(pairs[np.ix_(x, y)].mean()), i, j)
+            for i, x in enumerate(clusters)
+            for j, y in enumerate(clusters)
+            if i < j
+        )
+        if score < settings.MEMORY_TOPIC_GROUP_SIMILARITY:
+            break
+        clusters[a] += clusters.pop(b)
+    found = []
+    for cluster in clusters:
+        members = [m for i in sorted(cluster) for m in groups[i].memories]
+        if len(cluster) > 1 and len(members) > settings.MEMORY_COMPRESS_MIN:
+            members.sort(key=lambda m: (m.created_at, m.pk))
+            found.append(Topic(term=" / ".join(groups[i].term for i in sorted(cluster)), memories=members))
+    taken = {m.pk for topic in found for m in topic.memories}
+    return found, [m for m in memories if m.pk not in taken]
+
+
+def _centroid(memories: list[Memory]) -> np.ndarray:
+    total = np.sum([_unit(m) for m in memories], axis=0)
+    return total / (np.linalg.norm(total) or 1.0)
 
 
 def _unit(memory: Memory) -> np.ndarray:
@@ -109,10 +152,7 @@ def _join_close(named: list[Topic], rest: list[Memory]) -> list[Memory]:
     join it, the closest; returns the others."""
     if not named or not rest:
         return rest
-    centroids = []
-    for topic in named:
-        total = np.sum([_unit(m) for m in topic.memories], axis=0)
-        centroids.append(total / (np.linalg.norm(total) or 1.0))
+    centroids = [_centroid(topic.memories) for topic in named]
     left = []
     for memory in rest:
         scores = [float(c @ _unit(memory)) for c in centroids]

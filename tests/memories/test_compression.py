@@ -622,3 +622,51 @@ def test_a_summary_folded_into_a_newer_one_is_merged_line_by_line():
     assert not covers(second, RULES_EN) and second.count("Expense claims:") == 1
     assert "for gifts are capped at $100" in second.splitlines()
     assert max(len(line) for line in second.splitlines()) < 80  # no line holding a whole summary
+
+
+# --- One subject in several words: word groups merged by meaning ----------------------
+
+# Expense rules in three words that no rule shares with the others (报销 / 发票 / 差旅),
+# none crowded alone.
+EXPENSES_ZH = [
+    *("报销单须在每月5日前提交。", "单笔报销超过5000元需部门经理审批。", "报销款每月15日统一发放到工资卡。"),
+    *("报销系统每季度最后一周关闭。", "报销的审批人是直属上级王强。", "报销需在费用发生后60天内提交。"),
+    *("团建费用报销标准为每人300元。", "报销问题请联系财务部赵敏。", "发票抬头必须是公司全称。"),
+    *("电子发票需打印并签字。", "发票不能有涂改。", "丢失发票需填写情况说明。"),
+    *("增值税专用发票要在开票后180天内认证。", "发票上的税号要核对清楚。", "餐饮发票每月最多两张。"),
+    *("纸质发票要贴在粘贴单上。", "差旅住宿标准为每晚500元。", "国际差旅需财务总监张伟审批。"),
+    *("差旅期间的餐补每天100元。", "差旅出行优先乘坐高铁二等座。", "差旅申请要提前三天提交。"),
+    *("差旅机票须通过公司平台预订。", "差旅超过两周需要VP批准。", "差旅中的出租车费用需附行程单。"),
+]
+# Unrelated memories of one user in as many small word groups: no topic.
+UNRELATED_ZH = [
+    *("我喜欢喝美式咖啡，不加糖。", "下午三点以后我不喝咖啡。", "公司楼下的咖啡店周一休息。"),
+    *("我每天最多喝两杯咖啡。", "咖啡豆我只买埃塞俄比亚的。", "我办公室有一台咖啡机。"),
+    *("喝拿铁咖啡要换燕麦奶。", "星巴克的咖啡我觉得太苦。", "我每天早上跑步五公里。"),
+    *("下雨天我在跑步机上跑步。", "我的跑步鞋是亚瑟士的。", "我计划明年跑一次全程马拉松。"),
+    *("跑步后我会拉伸十分钟。", "我在世纪公园跑步。", "跑步时我听播客。"),
+    *("膝盖疼的时候我暂停跑步。", "我女儿在读小学三年级。", "女儿每周三下午上钢琴课。"),
+    *("女儿对芒果过敏。", "女儿的班主任姓刘。", "女儿最喜欢的动物是熊猫。"),
+    *("周末我陪女儿去图书馆。", "女儿的生日是5月20日。", "女儿放学由奶奶接。"),
+    *("生产服务器每周日凌晨重启。", "服务器的磁盘使用率超过80%要报警。", "服务器登录必须用跳板机。"),
+    *("测试服务器在北京机房。", "服务器密码每90天更换一次。", "数据库服务器有两台备机。"),
+]
+
+
+def test_a_mixed_chinese_expense_set_is_one_topic_and_unrelated_memories_stay_apart(alice):
+    expenses = _remember_all(alice, EXPENSES_ZH)
+    unrelated = _remember_all(alice, UNRELATED_ZH)
+    assert memories_compress() == 1
+    summary, audit, statuses = _compressed_once(expenses)
+    assert statuses == {"compressed"} and audit["originals"] == len(EXPENSES_ZH)
+    assert set(audit["topic"].split(" / ")) == {"报销", "发票", "差旅"}
+    assert not covers(summary.content, EXPENSES_ZH)
+    assert set(Memory.objects.filter(pk__in=[m.pk for m in unrelated]).values_list("status", flat=True)) == {
+        "active"
+    }
+
+
+def test_unrelated_chinese_memories_are_no_topic(alice):
+    _remember_all(alice, UNRELATED_ZH)
+    assert memories_compress() == 0
+    assert not Memory.objects.filter(meta__source="compression").exists()
