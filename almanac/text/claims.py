@@ -20,7 +20,15 @@ import unicodedata
 
 from almanac.search.text import segment
 from almanac.text.amounts import quantities
-from almanac.text.facts import CALENDAR_WORDS, NEGATION_WORDS_ZH, ZH_RELATIVE_DATE, fact_signature, is_negated
+from almanac.text.facts import (
+    CALENDAR_WORDS,
+    NEGATION_WORDS_ZH,
+    ZH_RELATIVE_DATE,
+    fact_signature,
+    is_negated,
+    unit_facts,
+)
+from almanac.text.normalize import spelled_numbers
 from almanac.text.roles import owner
 from almanac.text.stated import MAX_KEY_CHARS, Stated
 
@@ -35,13 +43,31 @@ _CHANGE_WORDS = (
     "corrected revised revise adjusted adjust increased decreased raised lowered pushed postponed "
     "rescheduled delayed set become became instead meant new"
 )
+# The end of a value written in a sentence: a stop that is no decimal point ("$1.2 billion.").
+_VALUE_END = r"(?:[.;!?](?!\d)|$)"
 _CORRECTION = [
     re.compile(
         r"不是(?P<old>[^，,。；;！!？?]+?)[，,、\s]*(?:而|应该|应当|其实)?是(?P<new>[^，,。；;！!？?]+)"
     ),
     re.compile(
-        r"\bnot (?P<old>[^,;.!?]+?),?\s+(?:but rather|but|rather|it'?s|it is|it was|but it'?s)\s+"
-        r"(?P<new>[^,;!?]+?)(?:[.;!?]|$)",
+        r"\bnot (?P<old>[^,;!?]+?),?\s+(?:but rather|but|rather|it'?s|it is|it was|but it'?s)\s+"
+        rf"(?P<new>[^,;!?]+?){_VALUE_END}",
+        re.IGNORECASE,
+    ),
+]
+# A change said with the old value and the new ("预算从200万调整为250万", "由3月12日改到3月19日",
+# "the budget went from 50k to 80k", "moved from March 12 to March 19"): read only when both are
+# values (amounts, dates, times), so "moved from Building A to Building B" is no claim.
+_FROM_TO = [
+    re.compile(
+        r"[从由](?P<old>[^，,。；;！!？?从由]+?)(?:调整|更改|变更|改|变|更新|上调|下调|提高|降低|增加|减少|涨|降|"
+        r"推迟|提前|延期|延后|挪|移)(?:为|到|成|至)(?P<new>[^，,。；;！!？?]+)"
+    ),
+    re.compile(
+        r"\b(?:changed|changes|moved|moves|raised|increased|cut|lowered|reduced|decreased|went|goes|rose|"
+        r"dropped|fell|adjusted|updated|revised|bumped|pushed|shifted|grew|jumped|slipped|rescheduled|"
+        r"postponed|delayed|is up|is down)\b[^,;.!?]{0,20}?\bfrom (?P<old>[^,;!?]+?) to "
+        rf"(?P<new>[^,;!?]+?){_VALUE_END}",
         re.IGNORECASE,
     ),
 ]
@@ -197,17 +223,19 @@ def claim(text: str) -> Stated | None:
     text = unicodedata.normalize("NFKC", (text or "").strip())
     if not text:
         return None
-    for pattern in _CORRECTION:
+    for pattern in _CORRECTION + _FROM_TO:
         match = pattern.search(text)
-        if match:
-            rest = text[: match.start()] + " " + text[match.end() :]
-            new, old = _values(match.group("new")), _values(match.group("old"))
-            if not new or not old:  # "not X, it's Y" of words, not values: not read
-                new, old = _words(match.group("new")), _words(match.group("old"))
-            tokens = _key_tokens(rest)
-            if len(tokens) > MAX_KEY_TOKENS or not new or new == old:
-                return None
-            return Stated(subject=_subject(tokens), value=new, old=old)
+        if not match:
+            continue
+        new, old = _values(match.group("new")), _values(match.group("old"))
+        if not new or not old:
+            if pattern in _FROM_TO:
+                continue
+            new, old = _words(match.group("new")), _words(match.group("old"))  # "not X, it's Y" of words
+        tokens = _key_tokens(text[: match.start()] + " " + text[match.end() :])
+        if len(tokens) > MAX_KEY_TOKENS or not new or new == old:
+            return None
+        return Stated(subject=_subject(tokens), value=new, old=old)
     body = _CORRECTION_CUE.sub("", text).strip(" ,，:：")
     found = _attribute_claim(body)
     if found is not None:
@@ -216,13 +244,15 @@ def claim(text: str) -> Stated | None:
 
 
 def _value_claim(text: str) -> Stated | None:
-    """An amount (with its unit), a date or a time of day, and what it is of. A number
-    without a unit, or an id, alone is no value: "review number 3" and "review number 4",
-    "ticket PRD-1 is about login" and "PRD-2 …" are two things, not one changed; next to a
-    date word it is one ("March 12")."""
+    """An amount (with its unit, currency or magnitude: "80k", "200万", "$3M"), a date or a
+    time of day, and what it is of. A number without any of those, or an id, alone is no
+    value: "review number 3" and "review number 4", "Apollo has 12 engineers", "ticket PRD-1
+    is about login" and "PRD-2 …" are two things, not one changed; next to a date word it is
+    one ("March 12")."""
     facts = _values(text)
+    amounts = unit_facts(spelled_numbers(text))[0]
     dated = any(not re.search(r"\d", v) and v != "¬" for v in facts)
-    value = frozenset(v for v in facts if dated or "·" in v or v == "¬")
+    value = frozenset(v for v in facts if dated or v in amounts or v == "¬")
     if not value - {"¬"} or (dated and _bare_numbers(text) > 1):
         return None
     tokens = _key_tokens(text, identifiers=not dated)

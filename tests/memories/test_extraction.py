@@ -355,3 +355,21 @@ def test_a_key_the_llm_names_meets_the_key_read_offline(alice, ended_session, se
     older.refresh_from_db()
     assert newer.fact_key == older.fact_key
     assert (older.status, older.superseded_by_id) == ("superseded", newer.pk)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("The Apollo budget is 50k.", "The Apollo budget is now 80k."),
+        ("The Vercel budget is 30k.", "Not 30k, it's 50k."),
+        ("客户C合同金额是200万。", "不是200万，是250万。"),
+        ("Apollo预算是200万。", "Apollo预算从200万调整为250万。"),
+    ],
+)
+def test_a_bare_amount_said_again_in_a_later_session_supersedes(alice, ended_session, settings, older, newer):
+    settings.LLM_BASE_URL = ""
+    session_extract(session_id=ended_session(alice, [older]).pk)
+    session_extract(session_id=ended_session(alice, [newer], day="2026-03-27").pk)
+    first, second = (Memory.objects.get(owner=alice, content=text) for text in (older, newer))
+    assert (first.status, first.superseded_by_id) == ("superseded", second.pk)
+    assert second.status == "active" and second.acl == first.acl

@@ -78,6 +78,68 @@ def test_a_correction_with_its_subject_supersedes(alice, remember):
     assert old.superseded_by_id == new.pk
 
 
+# A bare amount (a magnitude, no currency) and the ways a change or a correction is said,
+# zh and en, each with a question that asks for the value and the value only the older says.
+BARE = [
+    ("The Apollo budget is 50k.", "The Apollo budget is now 80k.", "What is the Apollo budget?", "50k"),
+    (
+        "The Vercel budget is 30k.",
+        "The Vercel budget is not 30k, it's 50k.",
+        "What is the Vercel budget?",
+        "30k",
+    ),
+    ("The Vercel budget is 30k.", "Not 30k, it's 50k.", "What is the Vercel budget?", "30k"),
+    (
+        "The Apollo budget is 50k.",
+        "The Apollo budget went from 50k to 80k.",
+        "What is the Apollo budget?",
+        "is 50k",
+    ),
+    ("Apollo预算是200万。", "不是200万，是250万。", "Apollo预算是多少？", "200万。"),
+    ("Apollo预算是200万。", "Apollo预算不是200万，是250万。", "Apollo预算是多少？", "200万。"),
+    ("Apollo预算是200万。", "Apollo预算改为250万。", "Apollo预算是多少？", "200万"),
+    ("Apollo预算是200万。", "Apollo预算从200万调整为250万。", "Apollo预算是多少？", "是200万"),
+    ("Apollo预算是200万元。", "Apollo预算调整为250万。", "Apollo预算是多少？", "200万"),
+]
+
+
+@pytest.mark.parametrize(("old_text", "new_text", "task", "old_value"), BARE)
+def test_a_bare_amount_is_superseded_on_the_write_path(api, alice, old_text, new_text, task, old_value):
+    first = api.post("/memories", {"user": "alice", "content": old_text})
+    second = api.post("/memories", {"user": "alice", "content": new_text})
+    assert first.status_code == second.status_code == 201, second.content
+    old = api.get(f"/memories/{first.json()['id']}", user="alice").json()
+    assert old["status"] == "superseded" and old["superseded_by"] == second.json()["id"]
+    found = api.post("/memories/search", {"user": "alice", "query": task}).json()
+    context = api.post("/context", {"user": "alice", "task": task}).json()
+    text = context["prompt"] + json.dumps(context["blocks"], ensure_ascii=False)
+    assert old_value not in text.replace(new_text, "")
+    if new_text.startswith(("Not", "不是")):  # no word of the question: neither is found
+        assert found["results"] == []
+    else:
+        assert [hit["memory"]["id"] for hit in found["results"]] == [second.json()["id"]]
+        assert new_text in text
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("The Apollo budget is 50k", "The Hermes budget is 80k"),  # another subject
+        ("Apollo has 12 engineers", "Apollo budget 80k"),  # another attribute
+        ("Apollo预算是200万", "Hermes预算是250万"),
+        ("Apollo预算是200万", "Apollo有12名工程师"),
+        ("The Apollo budget is 50k", "Not 30k, it's 80k"),  # corrects a value nobody said
+        ("Apollo预算是200万", "不是300万，是250万"),
+        ("The Apollo team moved from Building A to Building B", "The Apollo team moved from Slack to Teams"),
+    ],
+)
+def test_an_unrelated_amount_never_supersedes(alice, remember, first, second):
+    old = remember(alice, first)
+    remember(alice, second)
+    old.refresh_from_db()
+    assert old.status == "active" and old.superseded_by_id is None
+
+
 @pytest.mark.parametrize(
     ("first", "second"),
     [
