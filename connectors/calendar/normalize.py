@@ -2,6 +2,12 @@
 attendees and organizer form the access group `calendar:event:<uid>`; a cancelled event
 becomes `message_deleted`. CATEGORIES like `customer:Vercel` / `project:Apollo` become tags.
 
+Each occurrence of a series keeps its own readers: one expanded from the series, or an
+override (RECURRENCE-ID) that lists the series' people, is in the series' group; an override
+that lists other people (an invitee added or dropped for that meeting, a cancellation that
+lists only its organizer) has a group of its own, `calendar:event:<uid>/<recurrence id>`, so
+its list never replaces who may read the rest of the series.
+
 A recurring event (RRULE, RDATE, EXDATE) becomes one event per occurrence inside a window
 around now (CALENDAR_RECURRENCE_PAST_DAYS back, CALENDAR_RECURRENCE_FUTURE_DAYS ahead, at
 most CALENDAR_RECURRENCE_MAX per series), with the id `<uid>/<occurrence start>` — the
@@ -29,6 +35,7 @@ from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.models import Event
 from connectors.schemas import link_or_empty
+from connectors.services.identity import identity_upsert_many
 from connectors.services.normalize import digest, iso, version_for_content
 
 
@@ -56,6 +63,22 @@ def _people(component) -> list[str]:
     if component.get("ORGANIZER"):
         people.insert(0, _address(component.get("ORGANIZER")))
     return list(dict.fromkeys(p for p in people if p))
+
+
+def _names_record(*, tenant: Tenant, components) -> None:
+    """The attendees' and organizers' names (CN) as their calendar identities' names: what
+    the wiki titles their person pages with. One call for a whole feed."""
+    people = {}
+    for component in components:
+        values = component.get("ATTENDEE") or []
+        for value in [component.get("ORGANIZER"), *(values if isinstance(values, list) else [values])]:
+            name = str(getattr(value, "params", {}).get("CN") or "").strip()
+            if value and name and _address(value) and name.lower() != _address(value):
+                people.setdefault(_address(value), name)
+    if people:
+        identity_upsert_many(
+            tenant=tenant, source_kind="calendar", people=[(a, n, a) for a, n in people.items()]
+        )
 
 
 def _tags(component) -> dict:
@@ -130,10 +153,24 @@ def occurrences(component, *, now: datetime) -> list[datetime]:
     ]
 
 
+def _container_key(uid: str, occurrence: str = "") -> str:
+    """The access group of an event, or of one occurrence (`occurrence`: its recurrence id);
+    a long UID is cut so that the occurrence's part is kept."""
+    suffix = f"/{occurrence}" if occurrence else ""
+    return f"calendar:event:{uid}"[: 300 - len(suffix)] + suffix
+
+
 def event_payload(
-    *, tenant: Tenant, source_name: str, component, occurrence: datetime | None = None
+    *,
+    tenant: Tenant,
+    source_name: str,
+    component,
+    occurrence: datetime | None = None,
+    series_people: list[str] | None = None,
 ) -> dict | None:
-    """One event; for a recurring series, the occurrence starting at `occurrence`."""
+    """One event; for a recurring series, the occurrence starting at `occurrence`.
+    `series_people`: the series' organizer and attendees, for an override (None: the feed
+    does not hold the series)."""
     uid = str(component.get("UID") or "").strip()
     start = _when(component.get("DTSTART"))
     if not uid or start is None:
@@ -146,13 +183,17 @@ def event_payload(
     external_id = f"{uid}/{recurrence.isoformat()}" if recurrence else uid
     people = _people(component)
     cancelled = str(component.get("STATUS") or "").upper() == "CANCELLED"
+    # An override that lists other people than its series (or whose series the feed does
+    # not hold) has a group of its own: its list never changes who reads the rest.
+    own = occurrence is None and recurrence is not None
+    own = own and (series_people is None or set(people) != set(series_people))
     payload = {
         "source": source_name,
         "external_id": external_id,
         "kind": "message_deleted" if cancelled else "calendar_event",
         "occurred_at": iso(start),
         "container": {
-            "key": f"calendar:event:{uid}"[:300],
+            "key": _container_key(uid, recurrence.isoformat() if own else ""),
             "name": str(component.get("SUMMARY") or "")[:300],
             "members": people,
         },
@@ -268,11 +309,17 @@ def ics_payloads(
     except ValueError as exc:
         raise ValueError(f"not an iCalendar (.ics) feed: {str(exc)[:120]}") from exc
     components = list(calendar.walk("VEVENT"))
+    _names_record(tenant=tenant, components=components)
     # Occurrences a RECURRENCE-ID override replaces (moved, renamed or cancelled ones).
     overridden = {
         (str(c.get("UID") or "").strip(), _when(c.get("RECURRENCE-ID")))
         for c in components
         if c.get("RECURRENCE-ID") is not None
+    }
+    # Who a series invites (its organizer and attendees), by UID: its overrides that list
+    # the same people share its group.
+    series_people = {
+        str(c.get("UID") or "").strip(): _people(c) for c in components if c.get("RECURRENCE-ID") is None
     }
     by_uid: dict[str, list[dict]] = {}
     for component in components:
@@ -285,7 +332,11 @@ def ics_payloads(
             if occurrence is not None and (uid, occurrence) in overridden:
                 continue
             payload = event_payload(
-                tenant=tenant, source_name=source_name, component=component, occurrence=occurrence
+                tenant=tenant,
+                source_name=source_name,
+                component=component,
+                occurrence=occurrence,
+                series_people=series_people.get(uid),
             )
             if payload is not None:
                 by_uid.setdefault(uid, []).append(payload)

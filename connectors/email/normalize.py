@@ -20,6 +20,7 @@ from django.utils import timezone
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from connectors.models import Event
+from connectors.services.identity import identity_upsert_many
 from connectors.services.normalize import digest, iso, short_hash
 
 MSGID_RE = re.compile(r"<([^<>\s]+)>")
@@ -154,6 +155,18 @@ def is_recall(msg: EmailMessage) -> bool:
     return bool(msg.get("X-Almanac-Recall")) or bool(RECALL_RE.match(str(msg.get("Subject") or "")))
 
 
+def _sender_name_record(*, tenant: Tenant, msg: EmailMessage) -> None:
+    """The sender's display name (`From: Lena Berg <lena@globex.com>`) as the name of their
+    e-mail identity: what the wiki titles their person page with."""
+    people = [
+        (addr.strip().lower(), name.strip(), addr.strip().lower())
+        for name, addr in getaddresses([str(v) for v in msg.get_all("From", [])])
+        if name.strip() and "@" in addr and name.strip().lower() != addr.strip().lower()
+    ]
+    if people:
+        identity_upsert_many(tenant=tenant, source_kind="email", people=people[:1])
+
+
 def message_payloads(*, tenant: Tenant, source_name: str, msg: EmailMessage) -> list[dict]:
     """Events of one message: the participants added to the thread group, then the e-mail
     (or, for a recall, `email_recalled` on the original; nothing if the original is unknown)."""
@@ -171,6 +184,7 @@ def message_payloads(*, tenant: Tenant, source_name: str, msg: EmailMessage) -> 
             else []
         )
     msgid, root = message_id(msg), thread_root(msg)
+    _sender_name_record(tenant=tenant, msg=msg)
     container = {"key": thread_key(root), "name": clean_subject(subject)[:300]}
     when = iso(occurred(msg))
     participants = addresses(msg, "From", "To", "Cc")

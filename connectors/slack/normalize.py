@@ -42,10 +42,11 @@ class SlackUser:
     id: str
     name: str = ""
     email: str = ""
+    bot: bool = False  # a bot or an app: its handle is its id, so it is never taken for a person
 
     @property
     def handle(self) -> str:
-        return self.email or self.id
+        return self.id if self.bot else self.email or self.id
 
 
 @dataclass
@@ -71,11 +72,12 @@ def user_from_api(data: dict) -> SlackUser:
         or profile.get("display_name")
         or data.get("name", "")
     )
-    return SlackUser(id=data["id"], name=name, email=(profile.get("email") or "").lower())
+    bot = bool(data.get("is_bot") or data.get("is_app_user")) or data["id"] == "USLACKBOT"
+    return SlackUser(id=data["id"], name=name, email=(profile.get("email") or "").lower(), bot=bot)
 
 
 def users_record(*, tenant: Tenant, users: dict[str, SlackUser]) -> None:
-    people = [(u.id, u.name, u.email) for u in users.values()]
+    people = [(u.id, u.name, "" if u.bot else u.email) for u in users.values()]
     identity_upsert_many(tenant=tenant, source_kind="slack", people=people)
 
 

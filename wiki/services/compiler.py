@@ -30,6 +30,7 @@ from connectors.models import Event
 from wiki.matching import entities_changed, matchers_forget
 from wiki.models import Entity, Page, PageSection
 from wiki.services.entities import LINKED_KINDS, domain_learnable, relinks_take
+from wiki.services.people import contacts_add, people_compile
 from wiki.services.relink import relink_threads, thread_event
 from wiki.services.sections import (
     SectionDraft,
@@ -131,16 +132,20 @@ def threads_rebuild(*, tenant, threads: dict[str, Event], batch: Batch | None = 
     """Steps 2–5 of a compile for threads of one tenant that the caller has locked, inside its
     transaction; returns the changed page ids.
 
-    2. read the threads' items from the inbox (two queries for all), 3. resolve their
-    entities, 4. lock the affected pages in id order (one statement), 5. write and delete
+    2. read the threads' items from the inbox (two queries for all) and make the person
+    pages of the employees they name (`people_compile`), 3. resolve their entities and the
+    customers' contacts among their participants (`contacts_add`), 4. lock the affected pages in id order (one statement), 5. write and delete
     sections (in bulk, `SectionWrites`) and refresh the pages' status.
     `threads`: thread key → the event that asks for it (a thread its item has left too).
     """
     items = threads_items(tenant_id=tenant.pk, threads=threads)
+    people_compile(tenant=tenant, items=[item for key in sorted(items) for item in items[key]])
     plans = {
         key: thread_plan(tenant=tenant, thread_key=key, items=items[key], batch=batch)
         for key in sorted(threads)
     }
+    for key, plan in plans.items():
+        contacts_add(tenant=tenant, items=items[key], plan=plan)
     existing: dict[str, list[PageSection]] = defaultdict(list)
     rows = PageSection.objects.filter(tenant=tenant, thread_key__in=sorted(threads))
     for section in rows.defer("embedding", "search_vector"):

@@ -6,8 +6,9 @@ import threading
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
-from django.db.models import BooleanField
+from django.db.models import BooleanField, CharField, Func, Value
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -301,15 +302,16 @@ def entities_from_tags(
 def domain_learnable(*, tenant: Tenant, domain: str) -> bool:
     """May `domain` still be learned as a customer's alias: none of the tenant's users has it
     and no entity has it as an alias yet?"""
-    if domain in _internal_domains(tenant):
+    if domain in internal_domains(tenant):
         return False
     return not Entity.objects.filter(tenant=tenant, aliases__contains=[f"@{domain}"]).exists()
 
 
-def _internal_domains(tenant: Tenant) -> set[str]:
+def internal_domains(tenant: Tenant) -> set[str]:
     """The tenant's own e-mail domains: those of its users."""
-    emails = User.objects.filter(profile__tenant=tenant).exclude(email="").values_list("email", flat=True)
-    return {e.rsplit("@", 1)[1].lower() for e in emails if "@" in e}
+    domain = Func(Lower("email"), Value("@"), Value(2), function="split_part", output_field=CharField())
+    rows = User.objects.filter(profile__tenant=tenant).exclude(email="").annotate(domain=domain)
+    return {d for d in rows.values_list("domain", flat=True).distinct() if d}
 
 
 def _domain_evidence(*, tenant: Tenant, domains: list[str] | None) -> dict[str, dict[str, set[int]]]:
@@ -318,7 +320,7 @@ def _domain_evidence(*, tenant: Tenant, domains: list[str] | None) -> dict[str, 
     from wiki.matching import entity_matcher
     from wiki.models import PageSection
 
-    internal = _internal_domains(tenant)
+    internal = internal_domains(tenant)
     matcher = entity_matcher(tenant.pk, max_age=0)
     seen: dict[str, dict[str, set[int]]] = {}
     rows = PageSection.objects.filter(
