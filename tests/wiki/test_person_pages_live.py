@@ -65,7 +65,12 @@ def test_a_slack_import_makes_person_pages_titled_by_the_profile_name(
         {"id": "B1", "name": "deploybot", "is_bot": True, "profile": {"real_name": "Deploy Bot"}},
     ]
     messages = [
-        {"type": "message", "user": "U1", "text": "Kick-off notes are in the drive", "ts": "1764496800.000100"},
+        {
+            "type": "message",
+            "user": "U1",
+            "text": "Kick-off notes are in the drive",
+            "ts": "1764496800.000100",
+        },
         {"type": "message", "user": "U2", "text": "Maintenance tonight", "ts": "1764496900.000100"},
         {"type": "message", "user": "B1", "text": "Deployed v2", "ts": "1764497000.000100"},
     ]
@@ -157,5 +162,8 @@ def test_meeting_attendees_are_named_by_their_cn(api, tenant, maren, imported):
     assert Entity.objects.get(kind="person", user=maren).name == "Maren Solberg"
     page = api.get("/wiki/pages/globex", user="maren").json()
     content = " ".join(s["content"] for s in page["sections"])
-    assert "Contacts of Globex: Tom Ito (globex.com)" in content and "noreply" not in content.split("Contacts")[1]
+    assert (
+        "Contacts of Globex: Tom Ito (globex.com)" in content
+        and "noreply" not in content.split("Contacts")[1]
+    )
     assert {"Maren Solberg", "Tom Ito"} <= _titles(api, "maren")
