@@ -31,6 +31,7 @@ from wiki.permissions import confirmable_stale_ids
 from wiki.search import page_search
 from wiki.selectors import page_get_for_user, page_list, page_sections_rendered
 from wiki.services.sections import section_confirm
+from wiki.services.summary import page_summary_for_reader
 
 PER_PAGE = 50
 
@@ -106,7 +107,13 @@ def wiki_page(request, slug):
     sections = page_sections_rendered(user=request.user, page=page)
     # Only the stale sections this reader may confirm (sender, admin, steward) are offered.
     stale = PageSection.objects.filter(pk__in=confirmable_stale_ids(user=request.user, page=page))
-    return render(request, "web/wiki_page.html", {"page": page, "sections": sections, "stale": stale})
+    # Made from the sections this reader sees, as the page API's.
+    summary = page_summary_for_reader(user=request.user, page=page)
+    return render(
+        request,
+        "web/wiki_page.html",
+        {"page": page, "sections": sections, "stale": stale, "summary": summary},
+    )
 
 
 @login_required

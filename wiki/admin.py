@@ -2,8 +2,8 @@
 
 Non-superusers see only the sections `visible_to` them (stale ones included, so they can
 confirm them), and of those only the versions the access filter lets them read; only pages
-with at least one such section; and a page's summary only when they may see every section
-it was made from (`selectors.page_summary_for_user`), read-only.
+with at least one such section; and a page's summary as they read it (made from the sections
+they may see, `wiki.services.summary.page_summary_for_reader`), read-only.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from almanac.admin_mixins import (
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from almanac.permissions import runs_installation, sees_everything
-from wiki import folding, selectors
+from wiki import folding
 from wiki.models import Entity, Page, PageSection, Rebuild, Steward
 from wiki.services.compiler import STATUS_REASON
 from wiki.services.entities import entity_create, entity_key_taken, entity_update
@@ -33,6 +33,7 @@ from wiki.services.merge import entity_merge
 from wiki.services.rebuild import rebuild_start
 from wiki.services.sections import section_confirm
 from wiki.services.status import page_status_mark
+from wiki.services.summary import page_summary_for_reader
 
 SECTION_READONLY = [
     "tenant",
@@ -49,8 +50,6 @@ SECTION_READONLY = [
     "created_at",
     "updated_at",
 ]
-# Made from every section of the page, private ones included: superusers only.
-SUMMARY_FIELDS = ["summary", "summary_digest", "summary_section_ids"]
 # A project's status says what an issue in some container did: staff who cannot read that
 # container's sections must not learn it here either (superusers see it).
 STATUS_FIELDS = ["status", "status_at", "status_container"]
@@ -171,14 +170,13 @@ class SectionInline(admin.TabularInline):
 
 @admin.register(Page)
 class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
-    hidden_fields = (*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS)
+    hidden_fields = (*STATUS_FIELDS, *MANUAL_STATUS_FIELDS)
     list_display = ["title", "slug", "kind", "status", "tenant", "updated_at"]
     list_filter = ["kind", "status", "tenant"]
     search_fields = ["title", "slug", "entity__aliases"]
     readonly_fields = [
         "entity",
-        "summary_digest",
-        "summary_section_ids",
+        "reader_summary",
         "status_at",
         "status_container",
         *MANUAL_STATUS_FIELDS,
@@ -204,31 +202,24 @@ class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdm
 
     def get_object(self, request, object_id, from_field=None):
         page = super().get_object(request, object_id, from_field)
-        if page is not None and not sees_everything(request.user):
-            visible_ids = set(
-                PageSection.objects.visible_to(request.user).filter(page=page).values_list("id", flat=True)
-            )
-            page.summary_for_reader = selectors.page_summary_for_user(
-                user=request.user, page=page, visible_ids=visible_ids
-            )
+        if page is not None:
+            page.summary_for_reader = page_summary_for_reader(user=request.user, page=page)
         return page
 
     def get_exclude(self, request, obj=None):
         exclude = list(super().get_exclude(request, obj) or [])
-        hidden = [*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
+        hidden = [*STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
         return exclude if sees_everything(request.user) else [*exclude, *hidden]
 
     def get_readonly_fields(self, request, obj=None):
         fields = super().get_readonly_fields(request, obj)
         if sees_everything(request.user):
             return fields
-        hidden = [*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
-        return [*(f for f in fields if f not in hidden), "reader_summary"]
+        hidden = [*STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
+        return [f for f in fields if f not in hidden]
 
     def get_history_hidden_fields(self, request):
-        return (
-            [] if sees_everything(request.user) else [*SUMMARY_FIELDS, *STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
-        )
+        return [] if sees_everything(request.user) else [*STATUS_FIELDS, *MANUAL_STATUS_FIELDS]
 
     def get_history_queryset(self, request, history_manager, pk_name, object_id):
         # A row that only changed the status would say when an issue moved, in its reason

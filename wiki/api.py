@@ -11,6 +11,7 @@ from almanac.auth import acting_user
 from wiki import permissions, search, selectors, series, status
 from wiki.schemas import ConfirmIn, ConfirmOut, PageDetailOut, PageOut, WikiSearchIn, WikiSearchOut
 from wiki.services.sections import section_confirm
+from wiki.services.summary import page_summary_for_reader
 
 router = Router(tags=["wiki"])
 
@@ -54,7 +55,6 @@ def page_out(page, sections: int | None = None) -> dict:
 
 def page_detail(*, user, page) -> dict:
     sections = selectors.page_sections_rendered(user=user, page=page)
-    visible_ids = {s.pk for s in sections if s.page_id == page.pk}
     page.visible_updated_at = max((s.updated_at for s in sections), default=None)
     page.visible_content_at = max((s.occurred_at for s in sections), default=None)
     if page.visible_updated_at is None:  # only stale sections visible: their newest, not the page's
@@ -62,7 +62,8 @@ def page_detail(*, user, page) -> dict:
     return {
         **page_out(page, sections=len(sections)),
         "aliases": page.entity.aliases,
-        "summary": selectors.page_summary_for_user(user=user, page=page, visible_ids=visible_ids),
+        # made from the sections this reader sees (every reader of a page gets one)
+        "summary": page_summary_for_reader(user=user, page=page),
         "sections": [section_out(s) for s in sections],
         "stale_sections": selectors.stale_section_count(user=user, page_ids=[page.pk]),
         # the stale sections this reader may confirm (sender, admin, steward); empty for others
@@ -88,9 +89,10 @@ def get_page(request, slug: str, user: str | None = None):
 def search_pages(request, payload: WikiSearchIn):
     user = acting_user(request, payload.user)
     results = search.page_search(user=user, query=payload.query, top_k=payload.top_k)
-    series.series_fold(
-        [h.section for r in results for h in r["hits"]], notes=False
-    )  # a meeting series: one line
+    # A meeting series: one line, its other hit sections (occurrences of their own) in it.
+    kept = {id(s) for s in series.series_fold([h.section for r in results for h in r["hits"]], notes=False)}
+    for result in results:
+        result["hits"] = [h for h in result["hits"] if id(h.section) in kept]
     pages = [r["page"] for r in results]
     status.page_statuses_apply(user=user, pages=pages)
     content = selectors.page_content_times(user=user, page_ids=[p.pk for p in pages])

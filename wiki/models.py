@@ -106,11 +106,6 @@ class Page(models.Model):
     status_manual = models.CharField(max_length=16, choices=Status.choices, blank=True)
     status_manual_at = models.DateTimeField(null=True, blank=True)
     status_manual_by = models.CharField(max_length=150, blank=True)
-    summary = models.TextField(blank=True)
-    summary_digest = models.CharField(
-        max_length=64, blank=True, help_text="digest of the sections summarized"
-    )
-    summary_section_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     history = HistoricalRecords()
@@ -246,10 +241,43 @@ def section_sources(source_list) -> list[dict]:
     ]
 
 
-def summary_digest(sections) -> str:
-    """The digest of a page summary's sources: their ids and texts (equal iff neither changed)."""
-    parts = [f"{s.pk}:{s.content_digest}" for s in sorted(sections, key=lambda s: s.pk)]
+def summary_key(sections) -> str:
+    """What a page summary is made of, as one key: the ids of the sections, each with its
+    version (text digest, last change) and its readers (ACL). Equal iff the same sections in
+    the same versions with the same readers: two readers who see the same sections share it,
+    a reader who sees one more or one fewer never does."""
+    parts = [
+        f"{s.pk}:{s.content_digest}:{s.updated_at.timestamp():.6f}:{','.join(sorted(s.acl))}"
+        for s in sorted(sections, key=lambda s: s.pk)
+    ]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+class PageSummary(models.Model):
+    """The summary of one set of a page's sections: the set one or more readers see
+    (`summary_key`). Made from those sections only, so it says nothing its readers cannot
+    read; served only to a reader who sees exactly that set (`wiki.services.summary`)."""
+
+    class Method(models.TextChoices):
+        OFFLINE = "offline"
+        LLM = "llm"
+
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="summaries")
+    sections_key = models.CharField(max_length=64)
+    section_ids = ArrayField(models.BigIntegerField(), default=list)
+    summary = models.TextField(blank=True)
+    method = models.CharField(max_length=16, choices=Method.choices, default=Method.OFFLINE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["page", "sections_key"], name="%(app_label)s_%(class)s_unique_key"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.page_id}/{self.sections_key[:12]}"
 
 
 class Steward(models.Model):

@@ -30,7 +30,7 @@ from almanac.selectors import int_array, user_tenant
 from almanac.services.users import user_name
 from connectors.models import ExternalIdentity
 from wiki import folding, series
-from wiki.models import Entity, Page, PageSection, section_sources, summary_digest, visible_sections_sql
+from wiki.models import Entity, Page, PageSection, section_sources, visible_sections_sql
 from wiki.status import page_statuses_apply, page_work_counts, work_status
 
 # What a page's text, sources and version are made of (page_texts_for_reader).
@@ -337,13 +337,3 @@ def page_get_for_user(*, user, slug: str) -> Page:
         raise Http404("page not found")
     page_statuses_apply(user=user, pages=[page])
     return page
-
-
-def page_summary_for_user(*, user, page: Page, visible_ids: set[int]) -> str:
-    """The page summary, only if it is current and the user sees every section it was made from."""
-    if not page.summary or not page.summary_section_ids:
-        return ""
-    current = list(PageSection.objects.filter(page=page, stale=False).only("id", "content_digest"))
-    if summary_digest(current) != page.summary_digest:
-        return ""
-    return page.summary if set(page.summary_section_ids) <= visible_ids else ""

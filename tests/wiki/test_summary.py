@@ -1,59 +1,132 @@
-"""Page summaries: made from the sections, shown only to readers who see all of them."""
+"""Page summaries: one per set of sections a reader sees, made from those sections only."""
 
+import pytest
+
+from almanac.models import AccessGroup
+from almanac.services.tenancy import membership_remove
 from tests.wiki.conftest import slack
-from wiki.models import Page
-from wiki.services.summary import page_summarize
+from wiki.models import Page, PageSection, PageSummary
+from wiki.services.summary import page_summarize, page_summary_for_reader
+
+PRIVATE = ("30%", "22%", "margin")  # what only bob's #finance-internal section says
 
 
-def test_summary_is_shown_only_to_readers_who_see_every_summarized_section(api, vercel_world):
+def _stored_summaries_say_only_their_sections(page) -> None:
+    """No stored summary holds a word of a section outside its set (`PRIVATE` is one's)."""
+    private_ids = {s.pk for s in PageSection.objects.filter(page=page, container_key="slack:channel:C200")}
+    for row in PageSummary.objects.filter(page=page):
+        if not private_ids & set(row.section_ids):
+            assert not any(word in row.summary for word in PRIVATE), row.summary
+
+
+def test_every_reader_gets_a_summary_of_the_sections_they_see(api, vercel_world, alice, bob, charlie):
     page = Page.objects.get(slug="vercel")
-    page_summarize(page_id=page.pk)
-    page.refresh_from_db()
-    assert page.summary and len(page.summary_section_ids) == 2
-    assert api.get("/wiki/pages/vercel", user="bob").json()["summary"] == page.summary
-    assert api.get("/wiki/pages/vercel", user="alice").json()["summary"] == ""
+    summaries = {
+        u: api.get("/wiki/pages/vercel", user=u).json()["summary"] for u in ("alice", "bob", "charlie")
+    }
+    assert "SSO" in summaries["alice"] and not any(w in summaries["alice"] for w in PRIVATE)
+    assert summaries["charlie"] == summaries["alice"]  # the same sections: the same summary
+    assert "SSO" in summaries["bob"] and "22%" in summaries["bob"]
+    # one stored summary per set of sections: alice and charlie share theirs, bob has his own
+    assert PageSummary.objects.filter(page=page).count() == 2
+    _stored_summaries_say_only_their_sections(page)
 
 
-def test_summary_is_regenerated_only_when_sections_change(vercel_world, push):
+def test_a_reader_who_loses_a_section_gets_a_summary_without_it_at_once(api, vercel_world, bob):
+    assert "22%" in api.get("/wiki/pages/vercel", user="bob").json()["summary"]
+    membership_remove(user=bob, group=AccessGroup.objects.get(key="slack:channel:C200"))
+    summary = api.get("/wiki/pages/vercel", user="bob").json()["summary"]
+    assert "SSO" in summary and not any(word in summary for word in PRIVATE)
+    _stored_summaries_say_only_their_sections(Page.objects.get(slug="vercel"))
+
+
+def test_a_changed_section_gives_a_new_summary_and_the_old_one_is_dropped(api, vercel_world, push, alice):
     page = Page.objects.get(slug="vercel")
-    assert page_summarize(page_id=page.pk) in (True, False)
-    assert page_summarize(page_id=page.pk) is False
-    push(slack("Vercel signed the renewal", tags={"customer": "Vercel"}, minutes=50))
-    page.refresh_from_db()
-    assert len(page.summary_section_ids) == 3
+    api.get("/wiki/pages/vercel", user="alice")
+    before = set(PageSummary.objects.filter(page=page).values_list("id", flat=True))
+    push(slack("Vercel signed the renewal contract", tags={"customer": "Vercel"}, minutes=50))
+    assert "signed" in api.get("/wiki/pages/vercel", user="alice").json()["summary"]
+    page_summarize(page_id=page.pk)  # as after the compile: drops what no reader sees any more
+    assert not before & set(PageSummary.objects.filter(page=page).values_list("id", flat=True))
+    assert page_summarize(page_id=page.pk) is False  # nothing left to drop
 
 
-def test_outdated_summary_is_not_shown(api, vercel_world, push, settings):
+def test_a_channel_made_private_leaves_no_stored_summary_of_its_old_readers(api, vercel_world, push, alice):
     page = Page.objects.get(slug="vercel")
-    page_summarize(page_id=page.pk)
+    assert "SSO" in api.get("/wiki/pages/vercel", user="alice").json()["summary"]
+    (public_only,) = PageSummary.objects.filter(page=page).values_list("id", flat=True)
+    push(slack("Vercel renewal follow-up", channel="C100", public=False, members=["bob@acme.com"],
+               tags={"customer": "Vercel"}, minutes=60))  # fmt: skip
+    assert api.get("/wiki/pages/vercel", user="alice").status_code == 404
+    page_summarize(page_id=page.pk)  # its sections' readers changed: alice's summary goes
+    assert not PageSummary.objects.filter(id=public_only).exists()
+
+
+def test_summaries_off_show_none(api, vercel_world, settings):
     settings.WIKI_SUMMARY_ENABLED = False
-    push(slack("Vercel churned", tags={"customer": "Vercel"}, minutes=50))
     assert api.get("/wiki/pages/vercel", user="bob").json()["summary"] == ""
+
+
+def test_the_llm_rewrites_a_summary_off_the_request_path_and_only_if_it_keeps_the_facts(
+    api, vercel_world, alice, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    from wiki.services import summary as page_summary
+
+    page = Page.objects.get(slug="vercel")
+    settings.LLM_BASE_URL = "http://llm.invalid/v1"
+    monkeypatch.setattr(page_summary, "summaries_enqueue", lambda ids: None)  # run below instead
+    offline = api.get("/wiki/pages/vercel", user="alice").json()["summary"]
+    (row,) = PageSummary.objects.filter(page=page)
+    assert row.method == "offline" and row.summary == offline
+    seen = []
+
+    def skill(**kwargs):
+        seen.append(kwargs["input"]["text"])
+        return {"summary": "Vercel: renewal call went well; they want SSO."}
+
+    monkeypatch.setattr(page_summary, "skill_run", skill)
+    assert page_summarize(page_id=page.pk) is True
+    row.refresh_from_db()
+    assert (
+        row.method == "llm" and api.get("/wiki/pages/vercel", user="alice").json()["summary"] == row.summary
+    )
+    assert seen and not any(word in text for text in seen for word in PRIVATE)  # only alice's sections
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_web_page_shows_the_readers_own_summary(client, tenant, alice, bob, push, lang):
+    words = {"en": ("Vercel wants SSO by March", "margin floor is 22%"),
+             "zh": ("Vercel希望三月前上线单点登录", "底价毛利22%")}[lang]  # fmt: skip
+    push(slack(words[0], tags={"customer": "Vercel"}))
+    push(slack(words[1], channel="C200", name="#finance-internal", public=False, members=["bob@acme.com"],
+               tags={"customer": "Vercel"}, minutes=5))  # fmt: skip
+    client.force_login(alice)
+    body = client.get("/wiki/vercel/").content.decode()
+    assert words[0] in body and "22%" not in body
+    client.force_login(bob)
+    body = client.get("/wiki/vercel/").content.decode()
+    assert body.count("22%") >= 2  # the section and the summary
 
 
 # --- the newest facts survive (wiki.services.summary, almanac.text.statements) -------------------
 
 import random  # noqa: E402
 
-import pytest  # noqa: E402
-
 from wiki.services import summary as page_summary  # noqa: E402
 
 
-def test_summary_keeps_the_newest_amount_with_date_and_author_and_marks_it_current(vercel_world, push):
+def test_summary_keeps_the_newest_amount_with_date_and_author_and_marks_it_current(vercel_world, push, alice):
     push(
         slack("Vercel quote: $195k/yr", tags={"customer": "Vercel"}, author="bob@acme.com", minutes=-60 * 24)
     )
     push(slack("Vercel agreed to $172,000 per year for 3 years", tags={"customer": "Vercel"}, minutes=60))
     for n in range(25):  # chatter that would crowd the facts out of a plain extractive summary
         push(slack(f"Thanks, see you at lunch number {n} with the Vercel folks", tags={"customer": "Vercel"}))
-    page = Page.objects.get(slug="vercel")
-    page_summarize(page_id=page.pk)
-    page.refresh_from_db()
-    line = next(x for x in page.summary.splitlines() if "$172,000 per year" in x)
+    summary = page_summary_for_reader(user=alice, page=Page.objects.get(slug="vercel"))
+    line = next(x for x in summary.splitlines() if "$172,000 per year" in x)
     assert "(current, 2026-11-30, alice) — was $195k/yr (2026-11-29, bob)" in line
     assert "3 years" in line
-    assert all("$195k/yr" not in x for x in page.summary.splitlines() if x != line)
+    assert all("$195k/yr" not in x for x in summary.splitlines() if x != line)
 
 
 def test_chinese_summary_marks_the_current_value():

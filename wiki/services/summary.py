@@ -1,8 +1,12 @@
-"""Page summaries that keep the newest facts, kept apart from the sections.
+"""Page summaries that keep the newest facts, one per set of sections a reader sees.
 
-A summary records which sections it was made from (`summary_section_ids`) and their
-digest; it is regenerated only when that set or its text changed, and shown only to a
-reader who may see every one of those sections (see `selectors.page_summary_for_user`).
+A reader's summary is made from the page's sections they may see, and nothing else
+(`page_summary_for_reader`): it is stored per set of sections (`wiki.models.PageSummary`,
+keyed by `summary_key`: the sections' ids, versions and readers), so readers who see the
+same sections share one, and a reader who sees one section more or fewer never gets
+another's. A set read for the first time is summarized on the request, offline; with an
+LLM configured `page_summarize` rewrites it off the request path, and it drops the stored
+summaries whose sections changed.
 
 What a summary must keep are the facts: amounts, dates, a contract's term, owners,
 decisions and states (`almanac.text.statements`), each with the date and the author of the line
@@ -28,8 +32,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
-from django_q.tasks import async_task
 
+from almanac.queue import enqueue_once
 from almanac.search.text import is_cjk
 from almanac.search.tokens import count_tokens
 from almanac.text.extractive import extractive_summary
@@ -38,7 +42,7 @@ from almanac.text.stated import Stated, same_value
 from almanac.text.statements import statements
 from skills.services import skill_run
 from wiki import series
-from wiki.models import Page, PageSection, summary_digest
+from wiki.models import Page, PageSection, PageSummary, summary_key
 
 log = logging.getLogger(__name__)
 
@@ -254,9 +258,22 @@ def page_summary_text(
     `keep`: words whose sentences go first (the context call: the task's entities);
     `trigger` and `log_later` go to the LLM's skill run (the context call logs it off the
     request path)."""
+    return _summary_made(
+        tenant=tenant,
+        title=title,
+        contents=contents,
+        max_tokens=max_tokens,
+        keep=keep,
+        trigger=trigger,
+        log_later=log_later,
+    )[0]
+
+
+def _summary_made(*, tenant, title, contents, max_tokens, keep=None, trigger="wiki.page", log_later=False):
+    """(`page_summary_text`, the method that made it: "llm" or "offline")."""
     offline = facts_summary(title=title, contents=contents, max_tokens=max_tokens, keep=keep)
     if not settings.LLM_BASE_URL:
-        return offline
+        return offline, PageSummary.Method.OFFLINE
     lines, _ = page_facts(contents)
     zh = is_cjk(title)
     facts = "\n".join(fact_line_text(line, zh=zh) for line in lines)
@@ -277,51 +294,112 @@ def page_summary_text(
         )
     except Exception:
         log.exception("summarizing page %r failed; the offline summary is used", title)
-        return offline
+        return offline, PageSummary.Method.OFFLINE
     summary = (output.get("summary") or "").strip()
     if summary and facts_retained(summary, lines, must=_current_values(lines, offline)):
-        return summary
+        return summary, PageSummary.Method.LLM
     log.info("the summary of page %r lost a current fact; the offline summary is used", title)
-    return offline
+    return offline, PageSummary.Method.OFFLINE
+
+
+# --- stored per set of sections a reader sees -------------------------------------------------
+
+# What `summary_key` reads of a section.
+_KEY_FIELDS = ("id", "content_digest", "updated_at", "acl")
+# Stored summaries kept per page (one per set of sections some reader saw; the newest).
+SETS_PER_PAGE = 64
+
+
+def page_summary_for_reader(*, user, page: Page) -> str:
+    """The summary of the page's sections this reader may see (non-stale): the stored one
+    of exactly that set (`summary_key`), else made now offline (`facts_summary`) and stored
+    for every reader of that set. "" when they see none, or summaries are off. With an LLM
+    configured, a summary made here is rewritten by the LLM off the request path."""
+    if not settings.WIKI_SUMMARY_ENABLED:
+        return ""
+    sections = list(PageSection.objects.visible_to(user).filter(page=page).only(*_KEY_FIELDS))
+    if not sections:
+        return ""
+    key = summary_key(sections)
+    stored = PageSummary.objects.filter(page=page, sections_key=key).values_list("summary", flat=True).first()
+    if stored is not None:
+        return stored
+    summary, method = _set_summary(page, [s.pk for s in sections], llm=False)
+    PageSummary.objects.bulk_create(
+        [
+            PageSummary(
+                page=page,
+                sections_key=key,
+                section_ids=sorted(s.pk for s in sections),
+                summary=summary,
+                method=method,
+            )
+        ],
+        ignore_conflicts=True,  # another reader of the same set made it meanwhile: the same text
+    )
+    if settings.LLM_BASE_URL:
+        summaries_enqueue({page.pk})
+    return summary
+
+
+def _set_summary(page: Page, section_ids: list[int], *, llm: bool) -> tuple[str, str]:
+    """(summary, method) of these sections of the page, a recurring meeting folded to one line
+    first (its occurrences would crowd out the rest); offline unless `llm`."""
+    rows = list(PageSection.objects.filter(page=page, id__in=section_ids).order_by("occurred_at", "id"))
+    shown = series.series_fold(rows, page_title=page.title)
+    contents = [s.content for s in sorted(shown, key=lambda s: (s.occurred_at, s.id))]
+    if not llm:
+        text = facts_summary(title=page.title, contents=contents, max_tokens=settings.WIKI_SUMMARY_MAX_TOKENS)
+        return text, PageSummary.Method.OFFLINE
+    return _summary_made(
+        tenant=page.tenant, title=page.title, contents=contents, max_tokens=settings.WIKI_SUMMARY_MAX_TOKENS
+    )
 
 
 def page_summarize(*, page_id: int) -> bool:
-    """Regenerate the summary of a page if its current sections differ from the last one's."""
-    page = Page.objects.filter(id=page_id).first()
+    """After a page's sections changed: drop its stored summaries whose sections changed
+    (text, readers) or went away, keep at most `WIKI_SUMMARY_SETS_PER_PAGE` (the newest), and
+    with an LLM configured rewrite the offline ones still current. True if any changed."""
+    page = Page.objects.filter(id=page_id).select_related("tenant").first()
     if page is None:
         return False
-    sections = list(PageSection.objects.filter(page=page, stale=False).order_by("occurred_at", "id"))
-    digest = summary_digest(sections)
-    if digest == page.summary_digest:
-        return False
-    summary = ""
-    if sections:
-        # A recurring meeting is one line here too: its occurrences would crowd out the rest.
-        shown = series.series_fold(
-            list(PageSection.objects.filter(id__in=[s.pk for s in sections]).order_by("occurred_at", "id")),
-            page_title=page.title,
-        )
-        contents = [s.content for s in sorted(shown, key=lambda s: (s.occurred_at, s.id))]
-        try:
-            summary = page_summary_text(
-                tenant=page.tenant,
-                title=page.title,
-                contents=contents,
-                max_tokens=settings.WIKI_SUMMARY_MAX_TOKENS,
-            )
-        except Exception:
-            log.exception("summarizing page %s failed", page_id)
-            return False
-    with transaction.atomic():
-        page = Page.objects.select_for_update().get(id=page_id)
-        current = list(PageSection.objects.filter(page=page, stale=False))
-        if summary_digest(current) != digest:
-            return False  # sections changed while we summarized; the next task will redo it
-        page.summary, page.summary_digest = summary, digest
-        page.summary_section_ids = sorted(s.pk for s in sections)
-        page._change_reason = "summary regenerated"
-        page.save(update_fields=["summary", "summary_digest", "summary_section_ids", "updated_at"])
-    return True
+    current = {s.pk: s for s in PageSection.objects.filter(page=page, stale=False).only(*_KEY_FIELDS)}
+    gone, offline = [], []
+    for row in PageSummary.objects.filter(page=page).only("id", "sections_key", "section_ids", "method"):
+        sections = [current.get(sid) for sid in row.section_ids]
+        if (
+            None in sections
+            or summary_key(sections) != row.sections_key
+            or not _seen_alone(sections, current)
+        ):
+            gone.append(row.pk)
+        elif row.method == PageSummary.Method.OFFLINE:
+            offline.append(row)
+    keep = PageSummary.objects.filter(page=page).exclude(id__in=gone).order_by("-created_at", "-id")
+    gone += list(keep.values_list("id", flat=True)[SETS_PER_PAGE:])
+    deleted = PageSummary.objects.filter(id__in=gone).delete()[0] if gone else 0
+    rewritten = 0
+    if settings.LLM_BASE_URL:
+        for row in offline:
+            if row.pk in gone:
+                continue
+            summary, method = _set_summary(page, row.section_ids, llm=True)
+            if method == PageSummary.Method.LLM:
+                # Only while its sections are still as summarized (key and all).
+                rewritten += PageSummary.objects.filter(pk=row.pk, sections_key=row.sections_key).update(
+                    summary=summary, method=method
+                )
+    return bool(deleted or rewritten)
+
+
+def _seen_alone(sections: list, current: dict) -> bool:
+    """Can a reader still see exactly these sections of the page? Not when another section's
+    readers include all the readers of one of them (its ACL holds all of that one's keys): a
+    reader of that one sees it too."""
+    inside = {frozenset(s.acl) for s in sections}
+    ids = {s.pk for s in sections}
+    outside = {frozenset(s.acl) for pk, s in current.items() if pk not in ids}
+    return not any(acl >= other for acl in outside for other in inside)
 
 
 def summaries_enqueue(page_ids: set[int]) -> None:
@@ -329,4 +407,4 @@ def summaries_enqueue(page_ids: set[int]) -> None:
     if not settings.WIKI_SUMMARY_ENABLED:
         return
     for page_id in sorted(page_ids):
-        transaction.on_commit(lambda pid=page_id: async_task("wiki.tasks.page_summarize_task", pid))
+        transaction.on_commit(lambda pid=page_id: enqueue_once("wiki.tasks.page_summarize_task", pid))
