@@ -269,3 +269,14 @@ class AuditEvent(models.Model):
         return (
             f"{self.created_at:%Y-%m-%d %H:%M} {self.actor} {self.action} {self.object_type}:{self.object_id}"
         )
+
+
+class QueuedTask(models.Model):
+    """A background task waiting in the queue, by what it will do (`almanac.queue`): a piece
+    of work is enqueued again only once its task has started."""
+
+    key = models.CharField(max_length=200, primary_key=True, help_text="the task's function and arguments")
+    queued_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.key

@@ -11,19 +11,20 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
-from django_q.tasks import async_task
 
 from connectors.signals import container_visibility_changed, event_ingested
 from wiki.matching import entities_changed
 from wiki.models import Entity
+from wiki.services.backlog import inbox_drain_enqueue
 from wiki.services.visibility import container_visibility_at_ingest
 
 
 @receiver(event_ingested, dispatch_uid="wiki.event_ingested")
-def _event_ingested(sender, *, event_id: int, **kwargs) -> None:
-    """A new event is stored: compile it once the ingest commits (a rolled-back batch
-    enqueues nothing; the sweep catches a task lost between commit and enqueue)."""
-    transaction.on_commit(lambda: async_task("wiki.tasks.compile_event_task", event_id))
+def _event_ingested(sender, *, tenant_id: int, **kwargs) -> None:
+    """A new event is stored: once the ingest commits, the tenant's inbox is drained (one
+    waiting drain per tenant: a burst enqueues one task, not one per event; a rolled-back
+    batch enqueues nothing; the sweep catches a drain lost between commit and enqueue)."""
+    transaction.on_commit(lambda: inbox_drain_enqueue(tenant_id))
 
 
 @receiver(container_visibility_changed, dispatch_uid="wiki.container_visibility_changed")

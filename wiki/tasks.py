@@ -1,19 +1,25 @@
-"""django-q2 tasks of the wiki: one compile per event (at-least-once delivery is safe)."""
+"""django-q2 tasks of the wiki: one waiting drain of the inbox per tenant and one waiting
+summary per page, however many events arrive (`almanac.queue`); all idempotent, so
+at-least-once delivery is safe."""
 
 from __future__ import annotations
 
-# The sweep compiles events whose task was lost (a process killed between the ingest's
-# commit and its on_commit enqueue) and retries failed ones.
+from almanac.queue import coalesced
+
+# The sweep compiles events whose drain was lost (a process killed between the ingest's
+# commit and its enqueue, or during the drain) and retries failed ones.
 SCHEDULES = [{"name": "wiki-compile-sweep", "func": "wiki.tasks.compile_sweep_task", "minutes": 5}]
 
 
-def compile_event_task(event_id: int) -> None:
-    """Compile one inbox event into the wiki. Idempotent: a compiled event is a no-op."""
-    from wiki.services.compiler import compile_event
+@coalesced
+def inbox_drain_task(tenant_id: int) -> int:
+    """Compile the tenant's pending inbox events (`wiki.services.backlog.inbox_drain`)."""
+    from wiki.services.backlog import inbox_drain
 
-    compile_event(event_id)
+    return inbox_drain(tenant_id=tenant_id)
 
 
+@coalesced
 def page_summarize_task(page_id: int) -> None:
     """(Re)generate a page's summary if its sections changed since the last one."""
     from wiki.services.summary import page_summarize

@@ -245,8 +245,8 @@ def ingest(tenant, payloads: list[dict], batch: int = 500, fast: bool = False) -
     from connectors.services.ingest import event_ingest_batch
     from wiki import receivers
 
-    original = receivers.async_task  # the wiki's compile enqueue, run on ingest's signal
-    receivers.async_task = lambda *args, **kwargs: None
+    original = receivers.inbox_drain_enqueue  # the wiki's compile enqueue, run on ingest's signal
+    receivers.inbox_drain_enqueue = lambda tenant_id: None
     try:
         if fast:
             _ingest_fast(tenant, payloads, batch)
@@ -254,7 +254,7 @@ def ingest(tenant, payloads: list[dict], batch: int = 500, fast: bool = False) -
         for i in range(0, len(payloads), batch):
             event_ingest_batch(tenant=tenant, payloads=payloads[i : i + batch])
     finally:
-        receivers.async_task = original
+        receivers.inbox_drain_enqueue = original
 
 
 def _ingest_fast(tenant, payloads: list[dict], batch: int) -> None:

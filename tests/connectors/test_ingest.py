@@ -131,12 +131,12 @@ def test_duplicate_changes_no_membership(tenant, alice, bob):
 
 
 def test_ingest_enqueues_compile_after_commit(tenant, alice, django_capture_on_commit_callbacks):
-    with mock.patch("wiki.receivers.async_task") as enqueue:
+    with mock.patch("wiki.receivers.inbox_drain_enqueue") as enqueue:
         with django_capture_on_commit_callbacks(execute=True):
             event, created = event_ingest(tenant=tenant, payload=make_event())
         event_ingest(tenant=tenant, payload=make_event())
     assert created
-    enqueue.assert_called_once_with("wiki.tasks.compile_event_task", event.id)
+    enqueue.assert_called_once_with(tenant.pk)
 
 
 def test_event_item_history_orders_versions(tenant, alice):

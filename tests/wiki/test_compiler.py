@@ -114,12 +114,12 @@ def test_message_without_entity_goes_to_its_channel_topic_page(push):
     assert page.kind == "topic" and page.sections.count() == 1
 
 
-def test_compile_event_task_ignores_missing_and_compiled_events(push):
-    from wiki.tasks import compile_event_task
+def test_inbox_drain_task_ignores_compiled_events_and_missing_tenants(push, tenant):
+    from wiki.tasks import inbox_drain_task
 
-    event = push(slack("Vercel renewal", tags={"customer": "Vercel"}))
-    compile_event_task(event.pk)
-    compile_event_task(10**9)
+    push(slack("Vercel renewal", tags={"customer": "Vercel"}))
+    assert inbox_drain_task(tenant.pk) == 0
+    assert inbox_drain_task(10**9) == 0
     assert PageSection.objects.count() == 1
 
 
@@ -127,7 +127,7 @@ def test_sweep_compiles_events_whose_task_was_lost(tenant, alice, monkeypatch):
     from connectors.services.ingest import event_ingest
     from wiki.tasks import SCHEDULES, compile_sweep_task
 
-    monkeypatch.setattr("wiki.receivers.async_task", lambda *a, **k: None)  # the task is lost
+    monkeypatch.setattr("wiki.receivers.inbox_drain_enqueue", lambda tenant_id: None)  # the task is lost
     event = event_ingest(tenant=tenant, payload=slack("Vercel renewal", tags={"customer": "Vercel"}))[0]
     assert compile_sweep_task() == 0  # too young: its own task may still come
     Event.objects.filter(pk=event.pk).update(received_at=event.received_at - timedelta(minutes=5))
@@ -160,7 +160,7 @@ def test_a_rolled_back_batch_leaves_no_trace_in_the_cached_entities(tenant, alic
     from connectors.services.ingest import event_ingest
     from wiki.services import backlog
 
-    monkeypatch.setattr("wiki.receivers.async_task", lambda *a, **k: None)
+    monkeypatch.setattr("wiki.receivers.inbox_drain_enqueue", lambda tenant_id: None)
     first = event_ingest(
         tenant=tenant, payload=slack("hello", tags={"customer": "Acme"}, ts="1700000501.000100")
     )[0]

@@ -13,7 +13,7 @@ from wiki.services.compiler import compile_event
 
 @pytest.mark.django_db(transaction=True)
 def test_a_second_worker_waits_for_the_thread_and_sees_the_first_ones_write(tenant, alice, monkeypatch):
-    monkeypatch.setattr("wiki.receivers.async_task", lambda *a, **k: None)
+    monkeypatch.setattr("wiki.receivers.inbox_drain_enqueue", lambda tenant_id: None)
     root = event_ingest(
         tenant=tenant, payload=slack("Vercel wants SSO", tags={"customer": "Vercel"}, ts="1700000000.000100")
     )[0]

@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from contextlib import contextmanager
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
+from almanac.queue import enqueue_once
 from almanac.search.embed_ahead import embed_ahead
 from almanac.search.keyword import StatsBuffer
 from connectors.models import Event
 from wiki.matching import entity_matcher, matchers_forget
 from wiki.models import PageSection
 from wiki.services.compiler import BATCH, compile_event, relinks_run, threads_lock, threads_rebuild
-from wiki.services.entities import domains_learn, entities_from_tags, relinks_take
+from wiki.services.entities import domain_learnable, domains_learn, entities_from_tags, relinks_take
 from wiki.services.sections import embed_cache_put, embed_missing
 from wiki.services.summary import summaries_enqueue
 from wiki.services.threads import NO_CONTENT, NOT_BASE, Batch, K, container_visibility, thread_of
@@ -32,7 +34,7 @@ def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: i
 
     Returns how many events were compiled. Used by the demo, `manage.py wiki_compile`,
     imports, recovery after an outage and the periodic sweep (which skips events younger than
-    `min_age_seconds`, whose own task is still on its way); the live path is one task per event.
+    `min_age_seconds`, whose drain is still on its way); the live path is `inbox_drain`.
     `progress(done, total)` is called after each batch. Then the customers' e-mail domains
     are learned for the tenants compiled (`domains_learn_relink`).
     """
@@ -42,19 +44,7 @@ def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: i
     if tenant is not None:
         qs = qs.filter(tenant=tenant)
     ids = list(qs.order_by("occurred_at", "id").values_list("id", flat=True)[:limit])
-    chunks = [ids[start : start + BATCH] for start in range(0, len(ids), BATCH)]
-    compiled = 0
-    # The next batch's texts are embedded (in a child process, for a long backlog) while
-    # this batch compiles.
-    with embed_ahead(texts_expected=len(ids)) as ahead:
-        texts, vectors = _embed_submit(ahead, chunks[0]) if chunks else ([], None)
-        for n, chunk in enumerate(chunks):
-            embed_cache_put(texts, vectors.result())
-            if n + 1 < len(chunks):
-                texts, vectors = _embed_submit(ahead, chunks[n + 1])
-            compiled += compile_batch(chunk)
-            if progress is not None:
-                progress(min((n + 1) * BATCH, len(ids)), len(ids))
+    compiled = _compile_ids(ids, progress=progress)
     if compiled:
         tenants = (
             {tenant.pk}
@@ -64,6 +54,91 @@ def compile_pending(tenant=None, limit: int | None = None, *, min_age_seconds: i
         for tenant_id in sorted(tenants):
             domains_learn_relink(tenant_id=tenant_id)
     return compiled
+
+
+def _compile_ids(ids: list[int], *, progress=None) -> int:
+    """Compile these events in batches of `BATCH` (`compile_batch`), the next batch's texts
+    embedded (in a child process, for a long backlog) while this batch compiles."""
+    chunks = [ids[start : start + BATCH] for start in range(0, len(ids), BATCH)]
+    compiled = 0
+    with embed_ahead(texts_expected=len(ids)) as ahead:
+        texts, vectors = _embed_submit(ahead, chunks[0]) if chunks else ([], None)
+        for n, chunk in enumerate(chunks):
+            embed_cache_put(texts, vectors.result())
+            if n + 1 < len(chunks):
+                texts, vectors = _embed_submit(ahead, chunks[n + 1])
+            compiled += compile_batch(chunk)
+            if progress is not None:
+                progress(min((n + 1) * BATCH, len(ids)), len(ids))
+    return compiled
+
+
+def inbox_drain_enqueue(tenant_id: int) -> None:
+    """After an ingest commits: drain the tenant's inbox, unless a drain is already waiting
+    (`almanac.queue.enqueue_once`: a burst asks for one task, not one per event)."""
+    enqueue_once("wiki.tasks.inbox_drain_task", tenant_id)
+
+
+def inbox_drain(*, tenant_id: int) -> int:
+    """The live path: compile the tenant's pending events in batches (`compile_batch`: each
+    thread rebuilt once per batch) until none is left; returns how many were compiled.
+
+    One drain works per tenant at a time (a session advisory lock): a drain that finds
+    another at work leaves its events to it, and the one at work looks at the inbox again
+    after letting go, so an event stored as it finished is not left behind. Failed events
+    are left to the sweep (`compile_pending`), and so are pending events another compile
+    holds (the sweep, `wiki_compile`): a drain that compiled nothing twice stops.
+    """
+    compiled = idle = 0
+    while idle < 2:
+        with _drain_lock(tenant_id) as held:
+            if not held:
+                break
+            done = _drain_rounds(tenant_id)
+        compiled += done
+        idle = idle + 1 if not done else 0
+        if not Event.objects.filter(tenant_id=tenant_id, state=Event.State.PENDING).exists():
+            break
+    return compiled
+
+
+def _drain_rounds(tenant_id: int) -> int:
+    """Compile the tenant's pending events until a round finds none it can take; then learn
+    the outside e-mail domains they came from (`domains_learn_relink`, those domains only)."""
+    from almanac.models import Tenant
+
+    compiled, domains = 0, set()
+    while True:
+        rows = list(
+            Event.objects.filter(tenant_id=tenant_id, state=Event.State.PENDING)
+            .order_by("occurred_at", "id")
+            .values_list("id", "kind", "author")
+        )
+        done = _compile_ids([event_id for event_id, _, _ in rows]) if rows else 0
+        if not done:
+            break
+        compiled += done
+        domains |= {a.rsplit("@", 1)[1].lower() for _, kind, a in rows if kind == K.EMAIL and "@" in a}
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    learnable = [d for d in sorted(domains) if tenant and domain_learnable(tenant=tenant, domain=d)]
+    if learnable:
+        domains_learn_relink(tenant_id=tenant_id, domains=learnable)
+    return compiled
+
+
+@contextmanager
+def _drain_lock(tenant_id: int):
+    """The tenant's drain lock (session-level, held across the drain's transactions), if free."""
+    key = [f"wiki.inbox_drain:{tenant_id}"]  # one bigint: apart from the threads' (int, int) locks
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", key)
+        held = cursor.fetchone()[0]
+    try:
+        yield held
+    finally:
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", key)
 
 
 def domains_learn_relink(*, tenant_id: int, domains: list[str] | None = None) -> list[tuple[str, str]]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import transaction
-from django_q.tasks import async_task
 
 from almanac.errors import ApplicationError
+from almanac.queue import enqueue_once
 from almanac.search import keyword
 from almanac.services.audit import audit_record
 from wiki.constants import CORPUS
@@ -146,5 +146,5 @@ def entity_merge(*, survivor: Entity, merged: Entity, actor) -> Entity:
         detail={"merged": merged_detail, "into": survivor.name, "moved": moved, "dropped": dropped},
     )
     if settings.WIKI_SUMMARY_ENABLED and moved:
-        transaction.on_commit(lambda: async_task("wiki.tasks.page_summarize_task", target_page.pk))
+        transaction.on_commit(lambda: enqueue_once("wiki.tasks.page_summarize_task", target_page.pk))
     return survivor

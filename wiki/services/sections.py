@@ -12,11 +12,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.http import Http404
 from django.utils import timezone
-from django_q.tasks import async_task
 from simple_history.utils import get_change_reason_from_object
 
 from almanac.bulk import copy_insert
 from almanac.errors import ApplicationError
+from almanac.queue import enqueue_once
 from almanac.search import keyword
 from almanac.search.embeddings import embed
 from almanac.services.audit import audit_record
@@ -332,7 +332,7 @@ def section_confirm(
         )
     if settings.WIKI_SUMMARY_ENABLED and confirmed:
         for page_id in sorted({s.page_id for s in sections}):
-            transaction.on_commit(lambda pid=page_id: async_task("wiki.tasks.page_summarize_task", pid))
+            transaction.on_commit(lambda pid=page_id: enqueue_once("wiki.tasks.page_summarize_task", pid))
     return sections
 
 
