@@ -100,3 +100,14 @@ def without_reminder(text: str) -> str:
     without closing particles and punctuation."""
     stripped = _REMINDER_OPENER.sub("", LEADING_FILLER.sub("", text.strip()))
     return _CLOSING.sub("", stripped) or text.strip()
+
+
+def without_filler(text: str) -> str:
+    """`text` without what says nothing to remember: openers that only remind or insist,
+    thanks, acknowledgements, greetings and sign-offs anywhere in it ("Thanks! FYI, the
+    standup is at 9:30 哦" says what "the standup is at 9:30" says)."""
+    rest = _FILLER_PHRASES.sub(" ", text.replace("’", "'"))
+    return without_reminder(_LEADING_STOPS.sub("", rest))
+
+
+_LEADING_STOPS = re.compile(r"^[\s,，!！.。:：;；、~～-]+")

@@ -280,3 +280,32 @@ def test_the_same_slots_written_otherwise_are_the_same_fact(lang, slots):
             f"travel item {slots['code']}: client {slots['client']} note {slots['note']}."
         )
         assert same_facts(sentence, reworded)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("The API rate limit is 1200 requests per minute", "The API rate limit is 1200 requests per hour"),
+        ("The backup runs before midnight", "The backup runs after midnight"),
+        ("API限流是每分钟1200次请求", "API限流是每小时1200次请求"),
+        ("备份在午夜之前运行", "备份在午夜之后运行"),
+        ("订单金额5万以上需要审批", "订单金额5万以下需要审批"),
+    ],
+)
+def test_an_acknowledged_write_of_another_detail_is_stored(api, alice, first, second):
+    assert _post(api, first).status_code == 201
+    response = _post(api, second)
+    assert response.status_code == 201, response.json()
+    assert response.json().get("duplicate_of") is None
+    assert set(Memory.objects.values_list("content", flat=True)) == {first, second}
+    # However close the vectors: only the same fact said again is a duplicate.
+    base = unit(10)
+    kept, _ = memory_create(owner=alice, content=first, embedding=base, scope="tenant")
+    other, duplicate = memory_create(
+        owner=alice, content=second, embedding=at_cosine(base, 0.99), scope="tenant"
+    )
+    assert duplicate is None and other.content == second
+    _, again = memory_create(
+        owner=alice, content=f"Thanks! {second}.", embedding=at_cosine(base, 0.99), scope="tenant"
+    )
+    assert again == other
