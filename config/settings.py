@@ -312,7 +312,11 @@ CONTEXT_SUMMARY_CACHE_SECONDS = envint("CONTEXT_SUMMARY_CACHE_SECONDS", 7 * 24 *
 CONTEXT_CURSOR_MAX_AGE_SECONDS = envint("CONTEXT_CURSOR_MAX_AGE_SECONDS", 24 * 3600)
 # A wiki section found only by the vector lane (no keyword match) must be at least this
 # similar to the task to pull its page in; pages named by an entity always count.
+# Per script pair of task and section (almanac.search.floors): both English, both Chinese,
+# one of each (calibrated on bench/quality, docs/memories.md "Ranking, measured").
 CONTEXT_MIN_VECTOR_SIMILARITY = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY", 0.28)
+CONTEXT_MIN_VECTOR_SIMILARITY_ZH = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY_ZH", 0.28)
+CONTEXT_MIN_VECTOR_SIMILARITY_CROSS = envfloat("CONTEXT_MIN_VECTOR_SIMILARITY_CROSS", 0.2)
 # Source freshness is read at most this often per tenant (it aggregates the event inbox);
 # lag thresholds are in hours, so a few seconds of caching changes no warning.
 CONTEXT_FRESHNESS_CACHE_SECONDS = envint("CONTEXT_FRESHNESS_CACHE_SECONDS", 10)
@@ -384,7 +388,9 @@ MEMORY_RANK_ADJUST = envfloat("MEMORY_RANK_ADJUST", 0.05)
 # The fused list is reranked by RRF (scaled to its best) + this × (similarity + keyword
 # coverage); 0 keeps the plain RRF order.
 MEMORY_RERANK_WEIGHT = envfloat("MEMORY_RERANK_WEIGHT", 1.0)
-MEMORY_MIN_SIMILARITY = envfloat("MEMORY_MIN_SIMILARITY", 0.15)
+MEMORY_MIN_SIMILARITY = envfloat("MEMORY_MIN_SIMILARITY", 0.15)  # both English; then both Chinese, one of each
+MEMORY_MIN_SIMILARITY_ZH = envfloat("MEMORY_MIN_SIMILARITY_ZH", 0.15)
+MEMORY_MIN_SIMILARITY_CROSS = envfloat("MEMORY_MIN_SIMILARITY_CROSS", 0.15)
 MEMORY_MIN_KEYWORD_COVERAGE = envfloat("MEMORY_MIN_KEYWORD_COVERAGE", 0.2)
 # Tenants with at most this many memories: exact vector scans.
 MEMORY_EXACT_SCAN_MAX = envint("MEMORY_EXACT_SCAN_MAX", 5000)

@@ -18,10 +18,11 @@ from django.utils.module_loading import import_string
 from almanac.models import CorpusStat
 from almanac.search import keyword, vectors
 from almanac.search.embeddings import embed_query, is_noise
+from almanac.search.floors import Floors, script_pair
 from almanac.search.fusion import rrf
 from almanac.search.query import query_forms
 from almanac.search.rows import instance, select_list
-from almanac.search.text import is_id, segment
+from almanac.search.text import is_cjk, is_id, segment
 from almanac.selectors import access_snapshot, int_array, text_array, user_access, where_sql
 from memories.models import CORPUS, ConversationSession, Memory, Turn
 
@@ -183,7 +184,8 @@ def memory_search(
        top 50 (filtered);
     2. RRF (k=60) of all the lanes → top 15;
     3. the relevance floor: a hit stays if it is similar enough to the query
-       (MEMORY_MIN_SIMILARITY; not for a query the encoder reads as noise: `is_noise`),
+       (`similarity_floor` of the query's and the memory's scripts; not for a query the
+       encoder reads as noise: `is_noise`),
        holds enough of its weight in words (MEMORY_MIN_KEYWORD_COVERAGE, which also decides
        what counts as a keyword hit), or holds every exact id it names; nothing relevant,
        nothing returned;
@@ -224,7 +226,7 @@ def memory_search(
     ranked = [ids for lane in lanes for ids in (lane.kw_ids, lane.vec_ids)]
     fused = rrf(*ranked, k=settings.MEMORY_RECALL_RRF_K)[:fused_size]
     rows = _hit_rows([pk for pk, _ in fused], lanes, visible=visible)
-    hits = _rank(fused, rows, lanes=lanes, id_terms=_id_terms(query), noise=noise)
+    hits = _rank(fused, rows, lanes=lanes, id_terms=_id_terms(query), noise=noise, query_zh=is_cjk(query))
     if settings.MEMORY_RERANK:
         hits = import_string(settings.MEMORY_RERANK)(query, hits)
     return hits[:top_k]
@@ -266,18 +268,32 @@ def _hit_rows(
     }
 
 
-def _relevant(*, similarity: float | None, coverage: float, exact: bool) -> bool:
+def similarity_floor(pair: str) -> float:
+    """The least cosine a memory needs, by the query's and its script
+    (`almanac.search.floors`): MEMORY_MIN_SIMILARITY (both English), MEMORY_MIN_SIMILARITY_ZH
+    (both Chinese), MEMORY_MIN_SIMILARITY_CROSS (one of each)."""
+    return Floors(
+        en=settings.MEMORY_MIN_SIMILARITY,
+        zh=settings.MEMORY_MIN_SIMILARITY_ZH,
+        cross=settings.MEMORY_MIN_SIMILARITY_CROSS,
+    ).of(pair)
+
+
+def _relevant(*, similarity: float | None, floor: float, coverage: float, exact: bool) -> bool:
     """The relevance floor (per lane, calibrated in docs/memories.md "Ranking");
     `similarity` None: the query is noise, its embedding no evidence."""
     return (
         exact
-        or (similarity is not None and similarity >= settings.MEMORY_MIN_SIMILARITY)
+        or (similarity is not None and similarity >= floor)
         or coverage >= settings.MEMORY_MIN_KEYWORD_COVERAGE
     )
 
 
-def _rank(fused, rows: dict, *, lanes: list[_Lanes], id_terms: list[str], noise: bool) -> list[MemoryHit]:
+def _rank(
+    fused, rows: dict, *, lanes: list[_Lanes], id_terms: list[str], noise: bool, query_zh: bool
+) -> list[MemoryHit]:
     now = timezone.now()
+    floors = {pair: similarity_floor(pair) for pair in ("en", "zh", "cross")}
     kw_rank, vec_rank = _best_ranks(lanes)
     top_rrf = max((score for _, score in fused), default=1.0)
     hits = []
@@ -287,7 +303,10 @@ def _rank(fused, rows: dict, *, lanes: list[_Lanes], id_terms: list[str], noise:
         memory, similarity, matched = rows[pk]
         coverage = max(lane.keyword.coverage(matched) for lane in lanes)
         exact = bool(id_terms) and all(_contains_id(memory.content, t) for t in id_terms)
-        if not _relevant(similarity=None if noise else similarity, coverage=coverage, exact=exact):
+        floor = floors[script_pair(query_zh=query_zh, doc_zh=is_cjk(memory.content))]
+        if not _relevant(
+            similarity=None if noise else similarity, floor=floor, coverage=coverage, exact=exact
+        ):
             continue
         rec = recency(memory, now)
         # The rerank of the fused list: its RRF order, plus how similar and how much of the

@@ -11,8 +11,10 @@ from django.db.models import Exists, Max, OuterRef, QuerySet
 
 from almanac.search import keyword, vectors
 from almanac.search.embeddings import embed_query, is_noise
+from almanac.search.floors import Floors, script_pair
 from almanac.search.fusion import rrf
 from almanac.search.query import query_forms
+from almanac.search.text import is_cjk
 from almanac.selectors import access_snapshot, user_access
 from wiki.constants import CORPUS
 from wiki.matching import entity_matcher
@@ -61,13 +63,14 @@ def _keyword_lane(visible: QuerySet, *, tenant_id: int, query: str) -> list[tupl
 
 
 def _vector_lane(visible: QuerySet, *, query: str) -> list[tuple]:
-    """Vector top 50 inside the visible set (HNSW, with an exact top-up when short); none
-    for a query the encoder reads as noise (`is_noise`: its neighbours would be arbitrary)."""
+    """(id, cosine distance, page id, the section holds Chinese): vector top 50 inside the
+    visible set (HNSW, with an exact top-up when short); none for a query the encoder reads
+    as noise (`is_noise`: its neighbours would be arbitrary)."""
     vector = embed_query(query)
     if is_noise(vector):
         return []
     rows = visible.filter(embedding__isnull=False)
-    return vectors.nearest(rows, vector, LANE_SIZE, extra=("page_id",))
+    return vectors.nearest(rows, vector, LANE_SIZE, extra=("page_id",), cjk_of="content")
 
 
 def section_ranking(
@@ -78,7 +81,8 @@ def section_ranking(
     top 50 ‖ vector top 50 → RRF (k=60) of all the lanes.
 
     Stale sections are excluded (they wait for confirmation). `breakdown` has each lane's
-    best rank, the best coverage and similarity over the forms, and the fused score. No
+    best rank, the best coverage and similarity over the forms, the query's and the
+    section's scripts (`script_pair`: "en", "zh" or "cross", for the floor), and the fused score. No
     section row is read: the lanes return each hit's page, which is all the context call
     needs to rank pages (it then reads its few pages itself; reading the 50 hits cost it
     ~2 ms).
@@ -99,16 +103,18 @@ def section_ranking(
             for form in forms
         ]
     fused = rrf(*([row[0] for row in lane] for pair in lanes for lane in pair), k=RRF_K)[:top_k]
+    query_zh = is_cjk(query)
     kw: dict[int, tuple] = {}  # id: (best rank, page id, best coverage)
-    vec: dict[int, tuple] = {}  # id: (best rank, page id, best similarity)
+    vec: dict[int, tuple] = {}  # id: (best rank, page id, best similarity, script pair)
     for kw_lane, vec_lane in lanes:
         for rank, (pk, _, page_id, coverage) in enumerate(kw_lane, start=1):
             best = kw.get(pk, (rank, page_id, coverage))
             kw[pk] = (min(best[0], rank), page_id, max(best[2], coverage))
-        for rank, (pk, distance, page_id) in enumerate(vec_lane, start=1):
+        for rank, (pk, distance, page_id, zh) in enumerate(vec_lane, start=1):
             similarity = 1.0 - float(distance)
             best = vec.get(pk, (rank, page_id, similarity))
-            vec[pk] = (min(best[0], rank), page_id, max(best[2], similarity))
+            pair = script_pair(query_zh=query_zh, doc_zh=bool(zh))
+            vec[pk] = (min(best[0], rank), page_id, max(best[2], similarity), pair)
     ranked = []
     for section_id, score in fused:
         k, v = kw.get(section_id), vec.get(section_id)
@@ -119,6 +125,7 @@ def section_ranking(
             "keyword_coverage": round(k[2], 4) if k else None,
             "vector_rank": v[0] if v else None,
             "vector_similarity": round(v[2], 4) if v else None,
+            "script_pair": v[3] if v else None,
             "rrf": round(score, 6),
         }
         ranked.append(RankedSection(section_id, (k or v)[1], score, breakdown))
@@ -150,17 +157,31 @@ def section_search(
     )
 
 
+def similarity_floor(pair: str) -> float:
+    """The least cosine a section found by its embedding needs, by the query's and its
+    script (`almanac.search.floors`): CONTEXT_MIN_VECTOR_SIMILARITY (both English),
+    CONTEXT_MIN_VECTOR_SIMILARITY_ZH (both Chinese), CONTEXT_MIN_VECTOR_SIMILARITY_CROSS
+    (one of each: a question and its answer in two languages meet lower)."""
+    return Floors(
+        en=settings.CONTEXT_MIN_VECTOR_SIMILARITY,
+        zh=settings.CONTEXT_MIN_VECTOR_SIMILARITY_ZH,
+        cross=settings.CONTEXT_MIN_VECTOR_SIMILARITY_CROSS,
+    ).of(pair)
+
+
 def relevant(breakdown: dict | None) -> bool:
     """The relevance floor: a section that holds enough of the query's weight in words
     (WIKI_MIN_KEYWORD_COVERAGE: not just its commonest word), or a vector neighbour that is
-    actually similar (CONTEXT_MIN_VECTOR_SIMILARITY: the vector lane always returns its 50,
-    however far)."""
+    actually similar (`similarity_floor` for the query's and the section's scripts: the
+    vector lane always returns its 50, however far)."""
     breakdown = breakdown or {}
     coverage = breakdown.get("keyword_coverage")
     if coverage is not None and coverage >= settings.WIKI_MIN_KEYWORD_COVERAGE:
         return True
     similarity = breakdown.get("vector_similarity")
-    return similarity is not None and similarity >= settings.CONTEXT_MIN_VECTOR_SIMILARITY
+    if similarity is None:
+        return False
+    return similarity >= similarity_floor(breakdown.get("script_pair") or "en")
 
 
 def named_pages(*, user, tenant_id: int, text: str) -> tuple[list, dict[int, int]]:

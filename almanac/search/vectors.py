@@ -14,14 +14,23 @@ import numpy as np
 from django.db import connections
 from pgvector import Vector
 
+from almanac.search.floors import CJK_SQL_PATTERN
 from almanac.selectors import where_sql
 
 
 def nearest(
-    queryset, vector, size: int, *, exact: bool = False, field: str = "embedding", extra: tuple[str, ...] = ()
+    queryset,
+    vector,
+    size: int,
+    *,
+    exact: bool = False,
+    field: str = "embedding",
+    extra: tuple[str, ...] = (),
+    cjk_of: str | None = None,
 ) -> list[tuple]:
     """(id, cosine distance, *extra columns) of the `size` rows of `queryset` nearest to
-    `vector`, best first."""
+    `vector`, best first; with `cjk_of` (a text column) also whether that text holds a
+    Chinese character (its script, for the similarity floor: `almanac.search.floors`)."""
     visible = where_sql(queryset)
     if visible is None:
         return []
@@ -30,13 +39,17 @@ def nearest(
     column = f"{table}.{db.ops.quote_name(queryset.model._meta.get_field(field).column)}"
     literal = vector_literal(vector)
     columns = "".join(f", {table}.{db.ops.quote_name(c)}" for c in extra)
+    params = [literal]
+    if cjk_of:
+        columns += f", {table}.{db.ops.quote_name(cjk_of)} ~ %s"
+        params.append(CJK_SQL_PATTERN)
     rows = f"SELECT {table}.id, {column} <=> %s::vector AS d{columns} FROM {table} WHERE ({visible[0]})"
 
     def scan(exact_order: bool) -> list[tuple]:
         # `d + 0` is no index order: the planner sorts the filtered rows (exact).
         sql = f"SELECT * FROM ({rows}) r ORDER BY d + 0, id" if exact_order else f"{rows} ORDER BY d, id"
         with db.cursor() as cursor:
-            cursor.execute(f"{sql} LIMIT %s", [literal, *visible[1], size])
+            cursor.execute(f"{sql} LIMIT %s", [*params, *visible[1], size])
             return cursor.fetchall()
 
     hits = scan(exact)

@@ -1,6 +1,6 @@
 """Retrieval-quality benchmark: dev sets (a) English conversations, (b) Chinese dialogue
 memories, (c) company questions over imported exports, (d) a generated company's exports
-in three arrival orders. See bench/quality/README.md.
+in three arrival orders, (e) cross-language notes. See bench/quality/README.md.
 
     ALMANAC_DB_NAME=almanac_bench_quality .venv/bin/python bench/quality/run.py            # load once, then query
     ALMANAC_DB_NAME=almanac_bench_quality .venv/bin/python bench/quality/run.py --reload   # rebuild the data
@@ -46,7 +46,7 @@ from almanac.search import keyword  # noqa: E402
 from almanac.search.embeddings import embed, embed_query  # noqa: E402
 from almanac.services.tenancy import tenant_create  # noqa: E402
 from almanac.services.users import user_create  # noqa: E402
-from bench.quality import company, company_orders, conversations, dialogues_zh  # noqa: E402
+from bench.quality import company, company_orders, conversations, crosslang, dialogues_zh  # noqa: E402
 from memories.models import CORPUS, Memory  # noqa: E402
 from memories.selectors import SEARCH_TYPES, memory_search, nearest  # noqa: E402
 from memories.services.memories import memory_create  # noqa: E402
@@ -142,7 +142,8 @@ def ensure_loaded(sets: str, reload: bool, data_a: dict, data_b: dict) -> dict:
     manifest = json.loads(path.read_text()) if path.exists() and not reload else {}
     if manifest.get("version") != MANIFEST_VERSION:
         manifest = {"version": MANIFEST_VERSION}
-    present = {t.slug for t in Tenant.objects.filter(slug__in=[TENANT_A, TENANT_B, company.TENANT])}
+    slugs = [TENANT_A, TENANT_B, company.TENANT, crosslang.TENANT]
+    present = {t.slug for t in Tenant.objects.filter(slug__in=slugs)}
     started = time.perf_counter()
     if "a" in sets and (reload or "a" not in manifest or TENANT_A not in present):
         log("loading set (a): conversations ...")
@@ -154,6 +155,9 @@ def ensure_loaded(sets: str, reload: bool, data_a: dict, data_b: dict) -> dict:
         log("loading set (c): company exports ...")
         load_c()
         manifest["c"] = True
+    if "e" in sets and (reload or "e" not in manifest or crosslang.TENANT not in present):
+        log("loading set (e): cross-language notes ...")
+        manifest["e"] = crosslang.load(fresh_tenant, write_memories)
     if time.perf_counter() - started > 1:
         log(f"loaded in {time.perf_counter() - started:.0f}s")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -489,6 +493,8 @@ def report(results: dict) -> str:
         )  # fmt: skip
     if "d" in results:
         out.append(company_orders.report(results["d"]))
+    if "e" in results:
+        out.append(crosslang.report(results["e"]))
     if results.get("nonsense", {}).get("queries"):
         out.append("\nNonsense queries (results returned):")
         for row in results["nonsense"]["queries"]:
@@ -513,7 +519,7 @@ def keep_earlier(results: dict, path: Path, sets: str) -> None:
     `code_by_set` says which commit measured each."""
     old = json.loads(path.read_text()) if path.exists() else {}
     code_by_set = old.get("code_by_set") or {k: old.get("code") for k in "abc" if k in old}
-    for key in "abcd":
+    for key in "abcde":
         if key in sets:
             code_by_set[key] = results["code"]
         elif key in old:
@@ -528,7 +534,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reload", action="store_true", help="rebuild the data of the chosen sets")
     parser.add_argument("--quick", action="store_true", help="a quarter of the questions")
-    parser.add_argument("--sets", default="abcd", help="which sets: any of a, b, c, d (default abcd)")
+    parser.add_argument("--sets", default="abcde", help="which sets: any of a, b, c, d, e (default abcde)")
     parser.add_argument(
         "--out", default=None, help="results file (default bench/quality/results.json; quick: none)"
     )
@@ -547,7 +553,8 @@ def main() -> None:
                     ("b", lambda: run_b(data_b, manifest["b"], args.quick)),
                     ("c", lambda: run_c(args.quick)),
                     ("d", lambda: company_orders.run(quick=args.quick, reload=args.reload, no_touch=_no_touch(),
-                                                     details=args.details))):  # fmt: skip
+                                                     details=args.details)),
+                    ("e", lambda: crosslang.run(eval_memories, _no_touch(), manifest["e"]))):  # fmt: skip
         if key in sets:
             started = time.perf_counter()
             results[key] = fn()

@@ -257,3 +257,16 @@ def test_the_search_api_shows_the_whole_breakdown(api, alice, corpus, settings):
     assert first["similarity"] == pytest.approx(
         float(embed_query("Apollo billing export") @ stored.embedding), abs=1e-3
     )
+
+
+def test_the_similarity_floor_is_the_script_pairs(alice, remember, settings):
+    """A Chinese task reaches an English-only note by the cross-language floor; the floor
+    of each script pair is its own."""
+    note = remember(alice, "The nightly database backup runs at 2 am and keeps copies for 14 days.")
+    remember(alice, "我喜欢喝美式咖啡，不加糖。")
+    found = search(alice, "数据库备份几点运行？", top_k=3)
+    assert found and found[0].memory.pk == note.pk
+    assert search(alice, "啊咧咧嘟嘟嘀嘀咕") == []  # nonsense still finds nothing
+    settings.MEMORY_MIN_SIMILARITY_CROSS = 0.99
+    assert note.pk not in {h.memory.pk for h in search(alice, "数据库备份几点运行？", top_k=3)}
+    assert search(alice, "When does the database backup run?", top_k=1)[0].memory.pk == note.pk

@@ -82,3 +82,36 @@ def test_a_section_hidden_between_the_lanes_and_the_read_is_no_hit(alice, vercel
         r["page"] and section.pk not in {h.section.pk for h in r["hits"]}
         for r in search.page_search(user=alice, query="Vercel SSO")
     )
+
+
+def test_the_similarity_floor_is_the_script_pairs(settings):
+    """A section found by its embedding needs the floor of its and the query's scripts."""
+    settings.CONTEXT_MIN_VECTOR_SIMILARITY, settings.CONTEXT_MIN_VECTOR_SIMILARITY_ZH = 0.3, 0.4
+    settings.CONTEXT_MIN_VECTOR_SIMILARITY_CROSS = 0.2
+    ranked = [
+        RankedSection(1, 10, 0.03, {"vector_similarity": 0.25, "script_pair": "cross"}),
+        RankedSection(2, 20, 0.02, {"vector_similarity": 0.25, "script_pair": "en"}),
+        RankedSection(3, 30, 0.02, {"vector_similarity": 0.35, "script_pair": "zh"}),
+        RankedSection(4, 40, 0.01, {"vector_similarity": 0.35, "script_pair": "en"}),
+    ]
+    assert [pid for pid, _ in rank_pages(ranked)] == [10, 40]
+
+
+ENGLISH_NOTE = "Mobile app releases ship every second Thursday after the regression tests pass."
+
+
+def test_a_short_chinese_query_finds_the_english_page_that_answers_it(alice, push, settings):
+    from tests.wiki.conftest import slack
+
+    push(slack(ENGLISH_NOTE, tags={"project": "Mobile"}))
+    push(slack("The office coffee machine is descaled on Fridays.", tags={"project": "Office"}))
+    found = search.page_search(user=alice, query="手机应用多久发布一次？", top_k=5)
+    hits = [h for result in found for h in result["hits"] if "regression tests" in h.section.content]
+    assert hits and hits[0].breakdown["script_pair"] == "cross"
+    similarity = hits[0].breakdown["vector_similarity"]
+    # Found by the cross-language floor: at the same-language one it would be missed.
+    assert settings.CONTEXT_MIN_VECTOR_SIMILARITY_CROSS <= similarity < settings.CONTEXT_MIN_VECTOR_SIMILARITY
+    assert search.page_search(user=alice, query="啊咧咧嘟嘟嘀嘀咕", top_k=5) == []  # nonsense: nothing
+    assert (
+        search.page_search(user=alice, query="火星基地的氧气配额是多少？", top_k=5) == []
+    )  # nothing answers it
