@@ -247,8 +247,8 @@ def summary_key(sections) -> str:
     the same versions with the same readers: two readers who see the same sections share it,
     a reader who sees one more or one fewer never does."""
     parts = [
-        f"{s.pk}:{s.content_digest}:{s.updated_at.timestamp():.6f}:{','.join(sorted(s.acl))}"
-        for s in sorted(sections, key=lambda s: s.pk)
+        f"{s.id}:{s.content_digest}:{s.updated_at.timestamp():.6f}:{','.join(sorted(s.acl))}"
+        for s in sorted(sections, key=lambda s: s.id)
     ]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 

@@ -306,6 +306,17 @@ def _summary_made(*, tenant, title, contents, max_tokens, keep=None, trigger="wi
 
 # What `summary_key` reads of a section.
 _KEY_FIELDS = ("id", "content_digest", "updated_at", "acl")
+# What a summary reads of a section (its text, and what `series.series_fold` reads).
+_FOLD_FIELDS = (
+    "id",
+    "page_id",
+    "thread_key",
+    "container_key",
+    "title",
+    "content",
+    "occurred_at",
+    "source_list",
+)
 # Stored summaries kept per page (one per set of sections some reader saw; the newest).
 SETS_PER_PAGE = 64
 
@@ -317,20 +328,23 @@ def page_summary_for_reader(*, user, page: Page) -> str:
     configured, a summary made here is rewritten by the LLM off the request path."""
     if not settings.WIKI_SUMMARY_ENABLED:
         return ""
-    sections = list(PageSection.objects.visible_to(user).filter(page=page).only(*_KEY_FIELDS))
+    sections = list(
+        PageSection.objects.visible_to(user).filter(page=page).values_list(*_KEY_FIELDS, named=True)
+    )
     if not sections:
         return ""
     key = summary_key(sections)
     stored = PageSummary.objects.filter(page=page, sections_key=key).values_list("summary", flat=True).first()
     if stored is not None:
         return stored
-    summary, method = _set_summary(page, [s.pk for s in sections], llm=False)
+    ids = sorted(s.id for s in sections)
+    summary, method = _set_summary(page, ids, llm=False)
     PageSummary.objects.bulk_create(
         [
             PageSummary(
                 page=page,
                 sections_key=key,
-                section_ids=sorted(s.pk for s in sections),
+                section_ids=ids,
                 summary=summary,
                 method=method,
             )
@@ -345,7 +359,11 @@ def page_summary_for_reader(*, user, page: Page) -> str:
 def _set_summary(page: Page, section_ids: list[int], *, llm: bool) -> tuple[str, str]:
     """(summary, method) of these sections of the page, a recurring meeting folded to one line
     first (its occurrences would crowd out the rest); offline unless `llm`."""
-    rows = list(PageSection.objects.filter(page=page, id__in=section_ids).order_by("occurred_at", "id"))
+    rows = list(
+        PageSection.objects.filter(page=page, id__in=section_ids)
+        .only(*_FOLD_FIELDS)
+        .order_by("occurred_at", "id")
+    )
     shown = series.series_fold(rows, page_title=page.title)
     contents = [s.content for s in sorted(shown, key=lambda s: (s.occurred_at, s.id))]
     if not llm:
@@ -363,7 +381,10 @@ def page_summarize(*, page_id: int) -> bool:
     page = Page.objects.filter(id=page_id).select_related("tenant").first()
     if page is None:
         return False
-    current = {s.pk: s for s in PageSection.objects.filter(page=page, stale=False).only(*_KEY_FIELDS)}
+    current = {
+        s.id: s
+        for s in PageSection.objects.filter(page=page, stale=False).values_list(*_KEY_FIELDS, named=True)
+    }
     gone, offline = [], []
     for row in PageSummary.objects.filter(page=page).only("id", "sections_key", "section_ids", "method"):
         sections = [current.get(sid) for sid in row.section_ids]
@@ -397,7 +418,7 @@ def _seen_alone(sections: list, current: dict) -> bool:
     readers include all the readers of one of them (its ACL holds all of that one's keys): a
     reader of that one sees it too."""
     inside = {frozenset(s.acl) for s in sections}
-    ids = {s.pk for s in sections}
+    ids = {s.id for s in sections}
     outside = {frozenset(s.acl) for pk, s in current.items() if pk not in ids}
     return not any(acl >= other for acl in outside for other in inside)
 
