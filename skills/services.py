@@ -46,6 +46,16 @@ class SkillFailed(Exception):
         self.run_id = run_id
 
 
+class SkillOutput(dict):
+    """A run's output (valid against the skill's output schema), with `used_llm`: whether
+    the LLM produced it (False for the offline path, also when it stood in for an LLM that
+    failed), so a caller records the method that made what it keeps."""
+
+    def __init__(self, output: dict, *, used_llm: bool):
+        super().__init__(output)
+        self.used_llm = used_llm
+
+
 @dataclass
 class _Outcome:
     output: dict | None = None
@@ -284,8 +294,9 @@ def skill_run(
     event_key: str = "",
     log_later: bool = False,
     prepared: tuple[registry.BaseSkill, Skill] | None = None,
-) -> dict:
-    """Run skill `name` on `input`; returns the output (valid against the output schema).
+) -> SkillOutput:
+    """Run skill `name` on `input`; returns the output (valid against the output schema),
+    which says whether the LLM produced it (`SkillOutput.used_llm`).
 
     1. resolve the skill (built-in or prompt-only row), unknown → ApplicationError 404;
     2. validate input → ApplicationError 422; disabled → SkillFailed;
@@ -324,13 +335,13 @@ def skill_run(
     )
     if later:
         _later.add([run])
-        return outcome.output
+        return SkillOutput(outcome.output, used_llm=outcome.used_llm)
     run.save()
     if problem:
         raise ApplicationError(problem, extra={"skill": name, "run_id": run.id}, status_code=422)
     if outcome.output is None:
         raise SkillFailed(f"skill {name!r} failed: {run.error}", run.id)
-    return outcome.output
+    return SkillOutput(outcome.output, used_llm=outcome.used_llm)
 
 
 def skill_output_valid(name: str, output, *, skill: registry.BaseSkill | None = None) -> bool:

@@ -246,7 +246,9 @@ def _compress_texts(texts: list[str], *, summary: Memory, reason: str) -> str:
     skill's when it says every one of them in fewer tokens, else their own text, whole, as
     they said it (losing any of it is the one thing not to do)."""
     before = tokens_of(texts)
-    text = skill_summary(texts, tenant=summary.tenant, reason=reason, limit=before - 1) if before > 1 else ""
+    text = (
+        skill_summary(texts, tenant=summary.tenant, reason=reason, limit=before - 1)[0] if before > 1 else ""
+    )
     if text and not covers(text, texts) and count_tokens(text) < before:
         return text
     return "\n".join(texts)[: settings.MEMORY_MAX_CONTENT_CHARS]

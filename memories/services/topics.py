@@ -211,13 +211,13 @@ def summary_for(texts: list[str], *, tenant, reason: str, use_skill: bool = True
     before = tokens_of(texts)
     candidates = []
     if use_skill and before > 1:
-        text = skill_summary(texts, tenant=tenant, reason=reason, limit=before - 1)
+        text, by_llm = skill_summary(texts, tenant=tenant, reason=reason, limit=before - 1)
         missing = covers(text, texts) if text else list(texts)
-        if text and not missing and settings.LLM_BASE_URL and count_tokens(text) < before:
+        if text and not missing and by_llm and count_tokens(text) < before:
             return Summary(text=text, method="llm", tokens_before=before, tokens_after=count_tokens(text))
         if text and not missing:
             candidates.append((text, "extractive"))
-        elif text and settings.LLM_BASE_URL:
+        elif text and by_llm:
             log.info("compress: the LLM summary leaves out %s of %s memories", len(missing), len(texts))
     candidates.append((structured_summary(texts), "structured"))
     best = min(candidates, key=lambda c: count_tokens(c[0]))  # min() keeps the first of equals
@@ -227,7 +227,9 @@ def summary_for(texts: list[str], *, tenant, reason: str, use_skill: bool = True
     return Summary(text=best[0], method=best[1], tokens_before=before, tokens_after=after)
 
 
-def skill_summary(texts: list[str], *, tenant, reason: str, limit: int) -> str:
+def skill_summary(texts: list[str], *, tenant, reason: str, limit: int) -> tuple[str, bool]:
+    """The `compress` skill's summary ("" when it failed) and whether an LLM wrote it (not
+    when the offline extractive one stood in for a failing LLM)."""
     budget = max(1, min(settings.MEMORY_COMPRESS_MAX_TOKENS, limit))
     try:
         out = skill_run(
@@ -238,5 +240,5 @@ def skill_summary(texts: list[str], *, tenant, reason: str, limit: int) -> str:
         )
     except SkillFailed:
         log.warning("compress skill failed: the structured summary instead")
-        return ""
-    return (out.get("summary") or "").strip()
+        return "", False
+    return (out.get("summary") or "").strip(), out.used_llm

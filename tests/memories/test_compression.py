@@ -517,6 +517,15 @@ def test_an_llm_summary_that_says_every_fact_is_written(alice, chat_llm):
     )
 
 
+def test_a_failing_llm_is_not_recorded_as_the_method(alice, chat_llm):
+    originals = on_topic(alice, NEAR_ZH)
+    chat_llm.script = [{"status": 500, "body": "down"}] * 4  # the offline extractive path stands in
+    assert memories_compress() == 1
+    summary, audit, statuses = _compressed_once(originals)
+    assert len(chat_llm.requests) >= 1 and statuses == {"compressed"}
+    assert audit["method"] == summary.meta["method"] != "llm"
+
+
 def test_an_abstractive_llm_summary_without_the_facts_is_rejected(alice, chat_llm):
     originals = _remember_all(alice, RULES_ZH)
     chat_llm.script = [json.dumps({"summary": "关于报销的全部流程要求：按规定提交并审批。"})] * 2

@@ -1,5 +1,7 @@
 """Running a skill (skills.services.skill_run): the outcome rules, the run log, input checks."""
 
+import json
+
 import pytest
 
 from almanac.errors import ApplicationError
@@ -101,3 +103,24 @@ def test_all_builtins_are_synced():
         "preference_extract",
         "summarize",
     }
+
+
+@pytest.mark.parametrize(
+    ("replies", "used_llm", "status"),
+    [
+        ([json.dumps({"summary": "Alice prefers tea."})], True, "success"),
+        ([{"status": 500, "body": "down"}] * 3, False, "fallback"),  # the offline path stood in
+        ([], None, "success"),  # no LLM configured
+    ],
+)
+def test_the_output_says_which_path_made_it(settings, chat_server, replies, used_llm, status):
+    chat_server.script = list(replies)
+    if used_llm is None:
+        used_llm = False
+        settings.LLM_BASE_URL = ""
+    out = skill_run(
+        name="compress", input={"items": ["Alice prefers tea.", "Alice likes tea."], "max_tokens": 20}
+    )
+    run = SkillRun.objects.get()
+    assert out.used_llm is used_llm is run.used_llm and run.status == status
+    assert out == run.output and out["summary"]
