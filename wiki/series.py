@@ -2,13 +2,17 @@
 occurrence, and the notes of its meetings under it.
 
 The compiler writes a calendar thread (`calendar:event:<uid>`: every occurrence of a
-series shares it) as one section with a line per occurrence, so a weekly series inside
-the importer's window is a dozen near-identical lines. Pages are folded when they are
-read (`series_fold`), for every reader path (page API, web page, context items): a series
-section's content becomes one line, its content time the last occurrence (the next one
-when none has happened yet), and the meeting-notes sections of the same page dated on
-one of its occurrences, whose title shares a word with the series' (beyond the page's
-own name), move under it.
+series shares it) as one section per access group with a line per occurrence, so a weekly
+series inside the importer's window is a dozen near-identical lines. Each occurrence keeps
+its own readers: those of the series' group (`calendar:event:<uid>`) share its section, one
+that lists other people is a section of its own (`calendar:event:<uid>/<recurrence id>`).
+Pages are folded when they are read (`series_fold`), for every reader path (page API, web
+page, context items, summaries), from the sections that reader may read: the series'
+sections become one line, built from the occurrences the reader may read (so whoever may
+read one of them reads the series, and learns nothing of the others), its content time the
+last occurrence (the next one when none has happened yet), and the meeting-notes sections
+of the same page dated on one of its occurrences, whose title shares a word with the
+series' (beyond the page's own name), move under it, each a line dated by its meeting.
 
 An occurrence is an item of the calendar thread, its time its source's `occurred_at`; its
 `ref` is `<uid>/<recurrence id>`, with `@<start>` when it was moved earlier
@@ -35,6 +39,8 @@ DESCRIPTION_CHARS = 300
 # At most this many moved meetings besides the last and the next are named on the line.
 MOVED_SHOWN = 3
 _ITEM_START = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\] ([^:\n]{1,300}): ?", re.MULTILINE)
+# What an occurrence with readers of its own adds to its series' container: its recurrence id.
+_OCCURRENCE_KEY = re.compile(r"/\d{4}-\d{2}-\d{2}[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?$")
 _EN_DAYS = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
 _ZH_DAYS = "一二三四五六日"
 
@@ -45,20 +51,30 @@ class Occurrence:
     moved: bool
 
 
-def occurrences(section) -> list[Occurrence]:
-    """The occurrences of a series section, by start (empty for anything else: a section of
-    another source, or a calendar event that does not recur). Every item of a calendar
-    thread is an occurrence (the ICS importer's or pushed ones alike); two at one time are one."""
-    if not (getattr(section, "container_key", "") or "").startswith(SERIES_PREFIX):
-        return []
+def series_key(section) -> str:
+    """The calendar series a section is of: its container, less the part an occurrence with
+    readers of its own adds (`<series>/<recurrence id>`, `connectors.calendar.normalize`);
+    "" for a section of another source."""
+    key = getattr(section, "container_key", "") or ""
+    return _OCCURRENCE_KEY.sub("", key) if key.startswith(SERIES_PREFIX) else ""
+
+
+def occurrences(*sections) -> list[Occurrence]:
+    """The occurrences in these sections of one series, by start (empty for anything else: a
+    section of another source, or a calendar event that does not recur). Every item of a
+    calendar thread is an occurrence (the ICS importer's or pushed ones alike); two at one
+    time are one."""
     found: dict[datetime, bool] = {}
-    for source in section.sources:
-        ref, when = source.get("ref") or "", source.get("occurred_at")
-        if not when:
+    for section in sections:
+        if not series_key(section):
             continue
-        start = when if isinstance(when, datetime) else datetime.fromisoformat(str(when))
-        start = start.astimezone(UTC)
-        found[start] = found.get(start, False) or _moved(ref, start)
+        for source in section.sources:
+            ref, when = source.get("ref") or "", source.get("occurred_at")
+            if not when:
+                continue
+            start = when if isinstance(when, datetime) else datetime.fromisoformat(str(when))
+            start = start.astimezone(UTC)
+            found[start] = found.get(start, False) or _moved(ref, start)
     if len(found) < 2:
         return []
     return [Occurrence(start, moved) for start, moved in sorted(found.items())]
@@ -146,16 +162,19 @@ def _description(text: str, title: str) -> str:
     return " ".join(kept)[:DESCRIPTION_CHARS]
 
 
-def series_text(section, occs: list[Occurrence], *, now: datetime) -> tuple[str, datetime]:
+def series_text(
+    section, occs: list[Occurrence], *, now: datetime, content: str | None = None
+) -> tuple[str, datetime]:
     """The series' one line (and the description of its last meeting under it), and its
-    content time: the last occurrence, else the next."""
+    content time: the last occurrence, else the next. `content`: the lines of all the
+    series' sections being folded (default: this section's)."""
     title = (section.title or getattr(section, "container_name", "") or "").strip()
     zh = is_cjk(title)
     past = [o for o in occs if o.start <= now]
     future = [o for o in occs if o.start > now]
     last, upcoming = (past[-1] if past else None), (future[0] if future else None)
     shown = last or upcoming
-    items = _items(section.content)
+    items = _items(section.content if content is None else content)
     organizer = items[0][1] if items else ""
     # A moved meeting other than the last and the next is said too (the nearest few): the
     # cadence would otherwise put it at its old time.
@@ -210,29 +229,58 @@ def _add_sources(section, extra: list) -> None:
         section.sources = [*section.sources, *(s for n in extra for s in n.sources)]
 
 
+def _series(sections: list) -> list[tuple[object, list, list[Occurrence]]]:
+    """(the section that shows the series, all its sections given, its occurrences) for each
+    series among the sections, per page (search hits span pages). A series' occurrences
+    with readers of their own are sections of their own; the series' own group's section, if
+    given, shows it."""
+    groups: dict[tuple, list] = {}
+    for section in sections:
+        if key := series_key(section):
+            groups.setdefault((getattr(section, "page_id", None), key), []).append(section)
+    found = []
+    for (_, key), group in groups.items():
+        if occs := occurrences(*group):
+            shown = min(group, key=lambda s: (s.container_key != key, s.occurred_at, s.id))
+            found.append((shown, group, occs))
+    return found
+
+
+def _notes_text(notes: list) -> str:
+    """The notes of a series' meetings as lines of their own under it, each dated by its
+    meeting (the notes are of one of the series' days) and by its author, as the compiler
+    wrote it: a reader of lines (the page summary, the context) dates a note's facts by
+    the occurrence, not by the series' line. Their continuation lines are indented."""
+    return "".join(
+        "\n" + note.content.strip().replace("\n", "\n  ")
+        for note in sorted(notes, key=lambda n: (n.occurred_at, n.id))
+    )
+
+
 def series_fold(
     sections: list, *, page_title: str = "", now: datetime | None = None, notes: bool = True
 ) -> list:
     """The sections with each recurring series as one line (and, with `notes`, the notes of
-    its meetings under it, taken out of the list), in the order given. The objects are
+    its meetings under it), in the order given; the series' other sections (its occurrences
+    with readers of their own) and the notes are taken out of the list. Pass only sections
+    one reader may read: the line then tells no more than they may read. The objects are
     changed in place (content, occurred_at, sources): pass what was read for this rendering
     only."""
     now = now or datetime.now(UTC)
-    series = [(s, occs) for s in sections if (occs := occurrences(s))]
+    series = _series(sections)
     if not series:
         return sections
     page_words = set(segment(page_title or ""))
     pool = [s for s in sections if (getattr(s, "container_key", "") or "").startswith(NOTES_PREFIX)]
     pool = pool if notes else []
-    attached: set[int] = set()
-    for section, occs in series:
-        text, shown = series_text(section, occs, now=now)
-        mine = [n for n in _notes_for(section.title, occs, pool, page_words) if id(n) not in attached]
-        attached.update(id(n) for n in mine)
-        for note in sorted(mine, key=lambda n: (n.occurred_at, n.id)):
-            body = note.content.strip().replace("\n", "\n    ")
-            text += f"\n  - {body}"
-        section.content, section.occurred_at = text, shown
-        if mine:
-            _add_sources(section, mine)
-    return [s for s in sections if id(s) not in attached]
+    taken: set[int] = set()
+    for section, group, occs in series:
+        others = [s for s in group if s is not section]
+        content = "\n".join(s.content for s in [section, *others])
+        text, shown = series_text(section, occs, now=now, content=content)
+        mine = [n for n in _notes_for(section.title, occs, pool, page_words) if id(n) not in taken]
+        taken.update(id(s) for s in [*others, *mine])
+        section.content, section.occurred_at = text + _notes_text(mine), shown
+        if others or mine:
+            _add_sources(section, [*others, *mine])
+    return [s for s in sections if id(s) not in taken]
