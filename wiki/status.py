@@ -1,15 +1,30 @@
-"""Page status as a reader sees it (reads): a manual status, else the open and closed
-issues and pull requests among the sections they may see. The writes are
-`wiki.services.status`'.
+"""Page status as a reader sees it (reads): a manual status, else what is open among the
+sections they may see. A project (any page but a customer's) is open while an issue or pull
+request of it is; a customer page says its open items by source instead (open issues and
+PRs, e-mail threads awaiting our reply, upcoming meetings, a renewal due), and stays
+`active`: closed issues never close a customer. The writes are `wiki.services.status`'.
 """
 
 from __future__ import annotations
 
+import re
+from datetime import date
+
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Case, CharField, Count, Q, Value, When
+from django.utils import timezone
 
 from almanac.selectors import int_array
-from wiki.models import Page, PageSection
+from almanac.text.dates import find_date
+from almanac.text.statements import statements
+from connectors.models import Event
+from wiki.models import Entity, Page, PageSection
+from wiki.services.entities import internal_domains
+
+# What a line must say for it to be read for a renewal date (the SQL filter; `statements`
+# decides).
+RENEWAL_CUE = r"renew|续约|续签|续费"
+_LINE = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\] [^:]*: (.*)$")
 
 
 def page_status_for(page: Page, containers) -> str:
@@ -19,14 +34,32 @@ def page_status_for(page: Page, containers) -> str:
     manual = "status_manual" not in page.get_deferred_fields() and page.status_manual
     if manual:
         return manual
+    if page.kind == Entity.Kind.CUSTOMER:
+        return Page.Status.ACTIVE
     if page.status != Page.Status.ACTIVE and page.status_container in containers:
         return page.status
     return Page.Status.ACTIVE
 
 
-def page_work_counts(*, user, page_ids) -> dict[int, dict[str, int]]:
+def page_work_counts(*, user, page_ids) -> dict[int, dict]:
+    """Per page: what is open on it among the sections the user may see: the open and closed
+    issues and pull requests ({"issue_open": 2, "pull_request_open": 1, "issue_closed": 3}),
+    and on a customer's page its other open items (`customer_open_items`), marked
+    `"customer": 1`. `work_status` words it."""
+    counts = _issue_counts(user=user, page_ids=page_ids)
+    customers = list(
+        Page.objects.filter(id__in=list(page_ids), kind=Entity.Kind.CUSTOMER).values_list("id", flat=True)
+    )
+    if customers:
+        items = customer_open_items(user=user, page_ids=customers)
+        for pid in customers:
+            counts.setdefault(pid, {}).update(items.get(pid, {}), customer=1)
+    return counts
+
+
+def _issue_counts(*, user, page_ids) -> dict[int, dict]:
     """Per page: the open and closed issues and pull requests among the sections the user may
-    see ({"issue_open": 2, "pull_request_open": 1, "issue_closed": 3, ...}).
+    see.
 
     Most pages (customers, people) hold no issue or PR at all: one probe on the partial index
     of work sections settles that before the access-filtered count (its answer is never
@@ -56,17 +89,110 @@ def page_work_counts(*, user, page_ids) -> dict[int, dict[str, int]]:
     return counts
 
 
+def customer_open_items(*, user, page_ids) -> dict[int, dict]:
+    """Per customer page, the open items among the sections the user may see (non-stale):
+    `email_awaiting`, e-mail threads whose newest message came from outside the company (a
+    customer waits for our reply); `meeting_upcoming`, meetings not yet held;
+    `renewal_due`, the date of a renewal its lines state and none says is done, if still
+    ahead. Four queries at most."""
+    now = timezone.now()
+    renewal = Q(content__iregex=RENEWAL_CUE)
+    rows = (
+        PageSection.objects.visible_to(user)
+        .filter(page_id__in=list(page_ids))
+        .filter(
+            Q(container_key__startswith="email:")
+            | Q(container_key__startswith="calendar:", occurred_at__gte=now)
+            | renewal
+        )
+        .annotate(text=Case(When(renewal, then="content"), default=Value(""), output_field=CharField()))
+        .values_list("page_id", "thread_key", "container_key", "occurred_at", "text")
+    )
+    items: dict[int, dict] = {}
+    mail: dict[str, set[int]] = {}
+    for page_id, thread_key, container_key, occurred_at, text in rows:
+        found = items.setdefault(page_id, {})
+        if container_key.startswith("email:"):
+            mail.setdefault(thread_key, set()).add(page_id)
+        elif container_key.startswith("calendar:") and occurred_at >= now:
+            found["meeting_upcoming"] = found.get("meeting_upcoming", 0) + 1
+        due = renewal_due(text, today=now.date()) if text else None
+        if due and (found.get("renewal_due") is None or due < found["renewal_due"]):
+            found["renewal_due"] = due
+    for thread_key in _awaiting_reply(user=user, thread_keys=mail):
+        for page_id in mail[thread_key]:
+            items[page_id]["email_awaiting"] = items[page_id].get("email_awaiting", 0) + 1
+    return items
+
+
+def _awaiting_reply(*, user, thread_keys) -> list[str]:
+    """The e-mail threads among `thread_keys` whose newest message is from outside the
+    company (its sender's domain is none of the tenant's users')."""
+    if not thread_keys:
+        return []
+    newest = (
+        Event.objects.filter(tenant_id=user.profile.tenant_id, thread_key__in=sorted(thread_keys))
+        .filter(kind=Event.Kind.EMAIL)
+        .order_by("thread_key", "-occurred_at", "-id")
+        .distinct("thread_key")
+        .values_list("thread_key", "author")
+    )
+    internal = internal_domains(user.profile.tenant)
+    return [
+        key for key, author in newest if "@" in author and author.rpartition("@")[2].lower() not in internal
+    ]
+
+
+def renewal_due(text: str, *, today: date) -> date | None:
+    """The renewal date a section's lines state (the newest line that states one), unless a
+    later line says it was renewed, or it has passed."""
+    due, said = None, None
+    for line in text.splitlines():
+        match = _LINE.match(line)
+        if not match:
+            continue
+        said_on = date.fromisoformat(match.group(1))
+        for stated in statements(match.group(2)):
+            if stated.attribute == "date:renewal":
+                due = find_date(stated.shown, said_on) or due
+                said = said_on
+            elif stated.attribute == "status" and "renewed" in stated.value and said and said_on >= said:
+                due = None
+    return due if due and due >= today else None
+
+
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def work_status(*, counts: dict[str, int], manual: str = "", manual_by: str = "", manual_at=None):
+def _customer_status(counts: dict) -> tuple[str, str]:
+    """("active", its open items by source) for a customer page."""
+    parts = []
+    issues, prs = counts.get("issue_open", 0), counts.get("pull_request_open", 0)
+    if issues:
+        parts.append(_plural(issues, "open issue", "open issues"))
+    if prs:
+        parts.append(_plural(prs, "open PR", "open PRs"))
+    if counts.get("email_awaiting"):
+        parts.append(_plural(counts["email_awaiting"], "e-mail thread", "e-mail threads") + " awaiting reply")
+    if counts.get("meeting_upcoming"):
+        parts.append(_plural(counts["meeting_upcoming"], "upcoming meeting", "upcoming meetings"))
+    if counts.get("renewal_due"):
+        parts.append(f"renewal due {counts['renewal_due']:%Y-%m-%d}")
+    return Page.Status.ACTIVE.value, ", ".join(parts)
+
+
+def work_status(*, counts: dict, manual: str = "", manual_by: str = "", manual_at=None):
     """(status, detail) from a reader's work counts: a manual status wins ("closed", "marked
     closed by ann on 2026-12-01"); open work → "open", "2 open issues, 1 open PR"; only closed
-    work → "closed", "3 issues closed"; none → "active", ""."""
+    work → "closed", "3 issues closed"; none → "active", "". A customer page (counts marked
+    `customer`) is "active" with its open items by source: "1 open issue, 1 e-mail thread
+    awaiting reply, renewal due 2027-01-15"."""
     if manual:
         when = f" on {manual_at:%Y-%m-%d}" if manual_at else ""
         return manual, f"marked {manual} by {manual_by or 'an admin'}{when}"
+    if counts.get("customer"):
+        return _customer_status(counts)
     issues, prs = counts.get("issue_open", 0), counts.get("pull_request_open", 0)
     if issues or prs:
         parts = [_plural(issues, "open issue", "open issues")] if issues else []
@@ -82,7 +208,7 @@ def work_status(*, counts: dict[str, int], manual: str = "", manual_by: str = ""
 
 def page_statuses_apply(*, user, pages) -> None:
     """Set `visible_status` and `status_detail` on each page as this reader sees it: a manual
-    status, else the open work among the sections they may see (two queries at most)."""
+    status, else what is open among the sections they may see (`page_work_counts`)."""
     pages = list(pages)
     if not pages:
         return

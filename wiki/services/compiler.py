@@ -76,7 +76,8 @@ def page_status_apply(
     *, page: Page, drafts: list[SectionDraft], before: dict[str, tuple], work: list[tuple] | None = None
 ) -> bool:
     """Refresh a page's stored status from its open work (every non-stale section's issue or
-    PR: open if any is open, closed if all are; a page without any keeps its status), the tenant-wide value the
+    PR: open if any is open, closed if all are; a page without any keeps its status; a
+    customer's is `active`), the tenant-wide value the
     admin shows; readers get theirs counted from the sections they may see
     (`wiki.status.work_status`). A manual status gives way when this thread's
     issue/PR changed (opened, closed, reopened) at an event time after it was set.
@@ -93,10 +94,11 @@ def page_status_apply(
         page.status_manual, page.status_manual_at, page.status_manual_by = "", None, ""
         fields += ["status_manual", "status_manual_at", "status_manual_by"]
     work = _pages_work([page.pk]).get(page.pk, []) if work is None else work
-    if work:
+    if work and page.kind != Entity.Kind.CUSTOMER:
         status = Page.Status.OPEN if any(w[0] for w in work) else Page.Status.CLOSED
         at, container = work[0][1], work[0][2]
-    else:  # its last issue left the page: a project is open, anything else active
+    else:  # its last issue left the page: a project is open, anything else active; a
+        # customer is active whatever its issues (its readers see its open items: `wiki.status`)
         status = Page.Status.OPEN if page.kind == Entity.Kind.PROJECT else Page.Status.ACTIVE
         at, container = page.status_at, ""
     if (page.status, page.status_at, page.status_container) != (status, at, container):
