@@ -1,7 +1,8 @@
 """What a wiki line states, read without an LLM or the database: amounts, percentages, a
-contract's term, dates, owners, states and decisions, each a value (`almanac.text.stated`)
-of an attribute of the page it is on (no subject: the page is the subject), so that two
-values of one thing can be told apart from two things.
+contract's term, dates, people in a role (owner, contact, signer, approver: the role is the
+attribute), states and decisions, each a value (`almanac.text.stated`) of an attribute of
+the page it is on (no subject: the page is the subject), so that two values of one thing can
+be told apart from two things.
 
 "Globex quote: $195k/yr" and "Globex agreed to $172,000 per year" both state the yearly USD
 price (attribute `amount:usd/year:price`, values `195000·usd/year` and `172000·usd/year`):
@@ -154,12 +155,14 @@ def _dates(sentence: str) -> list[Stated]:
     return out
 
 
-def _owners(sentence: str) -> list[Stated]:
+def _people(sentence: str) -> list[Stated]:
+    """The person in a role (`almanac.text.roles`): the role is the attribute, so the
+    customer's contact and our owner are two facts, and only a new contact replaces a contact."""
     found = owner(sentence, named=False)
     if found is None:
         return []
     who = found.who.rstrip(".")
-    return [_stated("owner", who.lower(), who)]
+    return [_stated(found.role, who.lower(), who)]
 
 
 def _states(sentence: str) -> list[Stated]:
@@ -181,7 +184,7 @@ def statements(sentence: str) -> list[Stated]:
 # same sentences, so what they state is remembered (Stated is immutable).
 @functools.lru_cache(maxsize=50_000)
 def _statements(text: str) -> tuple[Stated, ...]:
-    found = amounts(text) + _percents(text) + _terms(text) + _dates(text) + _owners(text) + _states(text)
+    found = amounts(text) + _percents(text) + _terms(text) + _dates(text) + _people(text) + _states(text)
     if not found and _DECISION.search(text):
         found.append(_stated(_own_key("decision", text), text.strip().lower(), text.strip()))
     return tuple(found)

@@ -4,6 +4,7 @@ import pytest
 
 from almanac.models import AccessGroup
 from almanac.services.tenancy import membership_remove
+from skills.services import SkillOutput
 from tests.wiki.conftest import slack
 from wiki.models import Page, PageSection, PageSummary
 from wiki.services.summary import page_summarize, page_summary_for_reader
@@ -82,7 +83,7 @@ def test_the_llm_rewrites_a_summary_off_the_request_path_and_only_if_it_keeps_th
 
     def skill(**kwargs):
         seen.append(kwargs["input"]["text"])
-        return {"summary": "Vercel: renewal call went well; they want SSO."}
+        return SkillOutput({"summary": "Vercel: renewal call went well; they want SSO."}, used_llm=True)
 
     monkeypatch.setattr(page_summary, "skill_run", skill)
     assert page_summarize(page_id=page.pk) is True
@@ -260,7 +261,11 @@ def test_llm_summary_that_drops_a_current_fact_gives_way_to_the_offline_one(sett
         "kept": "Globex agreed to $172,000 per year on 2026-11-03 (alice); previously $195k/yr.",
     }
     for name, answer in answers.items():
-        monkeypatch.setattr(page_summary, "skill_run", lambda answer=answer, **kwargs: {"summary": answer})
+        monkeypatch.setattr(
+            page_summary,
+            "skill_run",
+            lambda answer=answer, **kwargs: SkillOutput({"summary": answer}, used_llm=True),
+        )
         result = page_summary.page_summary_text(
             tenant=tenant, title="Globex", contents=contents, max_tokens=200
         )
@@ -279,3 +284,27 @@ def test_a_fact_from_a_bulleted_note_line_has_one_bullet():
     note = "[2026-11-07] alice: Pilot plan:\n- pilot starts 2026-12-01, review on 2026-12-20"
     text = facts_summary(title="Vercel", contents=[note], max_tokens=200)
     assert "- pilot starts 2026-12-01" in text and "- - " not in text
+
+
+# --- "previously" only between values of the same role (almanac.text.roles) ---------------------
+
+
+@pytest.mark.parametrize(
+    ("lines", "changed"),
+    [
+        (["Our owner is Qian Siyuan.", "Their contact is Zhou Kai."], False),
+        (["我们的负责人是钱思远。", "客户的对接人是周凯。"], False),
+        (["Their contact is Qian Siyuan.", "Their contact is now Zhou Kai."], True),
+        (["客户的对接人是钱思远。", "对接人改为周凯。"], True),
+        (["Owner: Qian Siyuan", "The renewal was signed by Zhou Kai."], False),
+        (["审批人是钱思远。", "签字人为周凯。"], False),
+    ],
+)
+def test_previously_pairs_only_two_people_in_the_same_role(lines, changed):
+    contents = [f"[2026-10-01] bob: {lines[0]}\n[2026-10-05] ann: {lines[1]}"]
+    text = page_summary.facts_summary(title="Globex", contents=contents, max_tokens=200)
+    newest = next(x for x in text.splitlines() if ("Zhou Kai" in x or "周凯" in x))
+    said_before = "— was Qian Siyuan" in newest or "— 此前：钱思远" in newest
+    assert said_before is changed, text
+    if not changed:  # both are current facts, each on its own line
+        assert any(("Qian Siyuan" in x or "钱思远" in x) and x != newest for x in text.splitlines()), text

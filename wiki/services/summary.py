@@ -297,7 +297,8 @@ def _summary_made(*, tenant, title, contents, max_tokens, keep=None, trigger="wi
         return offline, PageSummary.Method.OFFLINE
     summary = (output.get("summary") or "").strip()
     if summary and facts_retained(summary, lines, must=_current_values(lines, offline)):
-        return summary, PageSummary.Method.LLM
+        # The skill's offline path may have stood in for a failing LLM: its method, not "llm".
+        return summary, PageSummary.Method.LLM if output.used_llm else PageSummary.Method.OFFLINE
     log.info("the summary of page %r lost a current fact; the offline summary is used", title)
     return offline, PageSummary.Method.OFFLINE
 
