@@ -176,6 +176,20 @@ def test_notes_of_a_meeting_attach_under_its_series(api, alice, bob, load, push)
     assert any("SOC 2 report sent" in s["content"] for s in sections if s is not series_section)
 
 
+def test_summary_dates_a_note_under_a_series_by_its_meeting(api, alice, bob, load, push):
+    """A note of an earlier meeting of the series is dated by that meeting (and its author),
+    not by the series' line (its last meeting, its organizer)."""
+    load(weekly())
+    note = _note(PAST[1], "Globex weekly sync notes", "Globex agreed to $172,000 per year")
+    push({**note, "author": "bob@acme.com", "container": {**note["container"], "members": ["alice@acme.com"]}})
+    series_section = next(s for s in _page(api)["sections"] if "recurring meeting" in s["content"])
+    assert f"\n[{PAST[1]:%Y-%m-%d}] bob@acme.com: Globex weekly sync notes:" in series_section["content"]
+    summary = _page(api)["summary"]
+    (fact,) = [line for line in summary.splitlines() if "$172,000" in line]
+    assert f"({PAST[1]:%Y-%m-%d}, bob)" in fact, summary
+    assert f"{PAST[-1]:%Y-%m-%d}" not in fact
+
+
 def test_context_items_read_the_series_folded(alice, bob, load, push):
     load(weekly(uid="zh-2", title="华为周会", customer="华为"))
     push(_note(PAST[-1], "华为周会纪要", "华为确认续约三年", customer="华为"))

@@ -135,3 +135,42 @@ def test_changing_one_occurrence_changes_access_to_that_occurrence_only(
     for name in PEOPLE:
         assert first[name] - {old} == second[name] - {new}, name
         assert (new in second[name]) == (name in readers_now), name
+
+
+def test_notes_of_an_occurrence_keep_their_own_readers(
+    tenant, people, push, django_capture_on_commit_callbacks
+):
+    """The notes of a meeting are read by the note's attendees: under the series line for
+    those who read the series too, on their own for the others; never by a series reader
+    who is not on the note."""
+    _import(tenant, _calendar(["alice", "bob"], {}), django_capture_on_commit_callbacks)
+    push(
+        {
+            "source": "notes",
+            "external_id": "sync-notes.md",
+            "kind": "meeting_note",
+            "occurred_at": STARTS[1].replace(hour=0).isoformat(),
+            "container": {
+                "key": "notes:meeting:sync",
+                "name": "Globex weekly sync notes",
+                "members": ["bob@acme.com", "carol@acme.com"],
+            },
+            "thread_key": "notes:meeting:sync",
+            "author": "bob@acme.com",
+            "title": "Globex weekly sync notes",
+            "text": "Globex asks for SSO",
+            "tags": {"customer": "Globex"},
+        }
+    )
+    page = Page.objects.get(tenant=tenant, slug="globex")
+
+    def shown(name):
+        return [s.content for s in selectors.page_sections_rendered(user=people[name], page=page)]
+
+    (bob,) = shown("bob")
+    assert "recurring meeting" in bob and "Globex asks for SSO" in bob
+    (carol,) = shown("carol")
+    assert "Globex asks for SSO" in carol and "recurring meeting" not in carol
+    (alice,) = shown("alice")
+    assert "recurring meeting" in alice and "SSO" not in alice
+    assert shown("dave") == []
