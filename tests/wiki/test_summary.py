@@ -308,3 +308,24 @@ def test_previously_pairs_only_two_people_in_the_same_role(lines, changed):
     assert said_before is changed, text
     if not changed:  # both are current facts, each on its own line
         assert any(("Qian Siyuan" in x or "钱思远" in x) and x != newest for x in text.splitlines()), text
+
+
+def test_the_context_summary_of_a_page_says_only_what_its_reader_may_read(tenant, alice, bob, push, settings):
+    from context.services import context_build
+
+    settings.WIKI_SUMMARY_ENABLED = True
+    for n in range(12):
+        push(slack(f"Vercel renewal status update {n}: the SSO rollout is on track, owner is Alice Smith",
+                   tags={"customer": "Vercel"}, minutes=n))  # fmt: skip
+    push(slack("Vercel renewal: margin floor is 22%, walk-away price is $160k/yr", channel="C200",
+               name="#finance-internal", public=False, members=["bob@acme.com"], author="bob@acme.com",
+               tags={"customer": "Vercel"}, minutes=30))  # fmt: skip
+    for user, sees in ((alice, False), (bob, True)):
+        result = context_build(
+            user=user, tenant=tenant, task="Vercel renewal status", max_tokens=400, touch=False
+        )
+        pages = [
+            i for b in result["blocks"] if b["kind"] == "wiki" for i in b["items"] if i["id"] == "vercel"
+        ]
+        assert pages and pages[0]["summarized"], result["blocks"]  # the page had to be summarized
+        assert ("22%" in result["prompt"] or "$160k" in result["prompt"]) is sees
