@@ -341,6 +341,42 @@ def test_ics_recurring_events_become_occurrences(company):
     assert again["accepted"] == 0  # re-import is idempotent
 
 
+def test_ics_an_override_listing_other_people_has_a_group_of_its_own(company):
+    """The series' group keeps the series' people: an override that lists the same people
+    is in it; one that lists others (a cancellation with its organizer only, an invitee
+    added), or whose series the feed lacks, has its own `…/<recurrence id>`."""
+    from datetime import UTC, datetime
+
+    tenant, series = company.tenant, "calendar:event:sync@acme.example"
+    master = [*vevent("20261102T090000Z", ["bob@acme.example"], 0, uid="sync@acme.example")]
+    master.insert(-1, "RRULE:FREQ=WEEKLY;COUNT=4")
+
+    def override(day, attendees, *extra):
+        lines = vevent(f"202611{day}T090000Z", attendees, 1, uid="sync@acme.example")
+        return [*lines[:-1], f"RECURRENCE-ID:202611{day}T090000Z", *extra, "END:VEVENT"]
+
+    same = override("09", ["bob@acme.example"])
+    cancelled = override("16", [], "STATUS:CANCELLED")
+    added = override("23", ["bob@acme.example", "carol@acme.example"])
+    now = datetime(2026, 11, 20, tzinfo=UTC)
+    payloads = list(ics_payloads(tenant=tenant, data=ics(master, same, cancelled, added), now=now))
+    keys = {p["external_id"].rpartition("/")[2][:10]: p["container"]["key"] for p in payloads}
+    assert keys == {
+        "2026-11-02": series,
+        "2026-11-09": series,
+        "2026-11-16": f"{series}/2026-11-16T09:00:00+00:00",
+        "2026-11-23": f"{series}/2026-11-23T09:00:00+00:00",
+    }
+    assert all(p["thread_key"] == series for p in payloads)  # one series, one thread
+    ingest_all(tenant=tenant, payloads=iter(payloads))
+    assert _members(tenant, series) == ["alice", "bob"]
+    assert _members(tenant, keys["2026-11-16"]) == ["alice"]
+    assert _members(tenant, keys["2026-11-23"]) == ["alice", "bob", "carol"]
+    # An override alone (its series not in the feed): its own group, the series' untouched.
+    alone = list(ics_payloads(tenant=tenant, data=ics(override("09", [])), now=now))
+    assert [p["container"]["key"] for p in alone] == [f"{series}/2026-11-09T09:00:00+00:00"]
+
+
 ALL_DAY_AND_FLOATING = """BEGIN:VCALENDAR
 VERSION:2.0
 PRODID:-//Google Inc//Google Calendar 70.9054//EN
