@@ -9,7 +9,7 @@ arrives while it runs enqueues a fresh task, which runs after it and sees that w
 The marker is a `QueuedTask` row. A marker older than the broker's retry period is taken as
 a task lost between the marker's commit and its enqueue (a killed process) and enqueued
 again; the work itself is never lost either way, as every coalesced task's work has a sweep
-(docs/operations.md, "Worker").
+(docs/operations.md, "The worker's queue").
 """
 
 from __future__ import annotations

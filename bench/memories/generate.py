@@ -42,9 +42,9 @@ from memories.models import CORPUS, Memory  # noqa: E402
 
 SLUG = "benchco"
 SCOPE_MIX = [("user", 0.45), ("project", 0.30), ("dept", 0.15), ("tenant", 0.10)]
-COLUMNS = ["tenant_id", "owner_id", "scope", "scope_key", "memory_type", "content", "embedding", "tokens", "tf",
-           "doc_len", "importance", "access_count", "last_access", "status", "quality", "schema_version",
-           "occurred_at", "meta", "acl", "created_at", "updated_at"]  # fmt: skip
+# Every column the table has, so a column added to the model is loaded with its default
+# (and one without a default fails the suite's smoke test, not the next benchmark run).
+FIELDS = [f for f in Memory._meta.concrete_fields if not f.generated and not f.primary_key]
 
 
 def company(users: int = 50):
@@ -133,9 +133,19 @@ def rows(n: int, tenant, people, units, rng: random.Random, texts, kinds, vector
             if rng.random() < 0.6
             else None
         )
-        yield (tenant.pk, owner.pk, scope, key, kinds[j], content, vec_text(v), fields["tokens"], json.dumps(fields["tf"]),
-               fields["doc_len"], round(rng.random(), 2), rng.randint(0, 20) if last else 0, last, "active", 1.0, 1,
-               None, json.dumps({"source": "bench"}), [Memory.acl_key(scope, key)], created, created)  # fmt: skip
+        yield row(tenant_id=tenant.pk, owner_id=owner.pk, scope=scope, scope_key=key, memory_type=kinds[j],
+                  content=content, embedding=vec_text(v), importance=round(rng.random(), 2),
+                  access_count=rng.randint(0, 20) if last else 0, last_access=last, meta={"source": "bench"},
+                  acl=[Memory.acl_key(scope, key)], created_at=created, updated_at=created, **fields)  # fmt: skip
+
+
+def row(**values) -> tuple:
+    """A COPY row of `FIELDS`: the values given, the model's defaults for the rest."""
+    out = []
+    for f in FIELDS:
+        value = values[f.attname] if f.attname in values else f.get_default()
+        out.append(json.dumps(value) if f.get_internal_type() == "JSONField" and value is not None else value)
+    return tuple(out)
 
 
 def load(n: int, pool_size: int, noise: float) -> None:
@@ -144,6 +154,12 @@ def load(n: int, pool_size: int, noise: float) -> None:
     if Memory.objects.filter(tenant=tenant).exists():
         print("bench tenant already has memories; drop the database to regenerate")
         return
+    fill(tenant, people, n, pool_size, noise)
+
+
+def fill(tenant, people, n: int, pool_size: int, noise: float) -> None:
+    """COPY `n` memories of `people` into the table (its vector index rebuilt after), then
+    the labelled ones; then the tenant's keyword statistics."""
     rng = random.Random(42)
     texts, kinds, vectors = pool(pool_size, rng)
     people = [type(p).objects.select_related("profile__tenant").get(pk=p.pk) for p in people]
@@ -151,7 +167,9 @@ def load(n: int, pool_size: int, noise: float) -> None:
     started = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute("DROP INDEX IF EXISTS memories_memory_embedding_hnsw")
-        with cursor.cursor.copy(f"COPY memories_memory ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+        with cursor.cursor.copy(
+            f"COPY memories_memory ({', '.join(f.column for f in FIELDS)}) FROM STDIN"
+        ) as copy:
             for row in rows(n, tenant, people, units, rng, texts, kinds, vectors, noise):
                 copy.write_row(row)
     copied = time.perf_counter() - started

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -35,8 +36,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("ALMANAC_DB_NAME", "almanac_bench_burst")
 
 
-def queue_copies() -> tuple[int, int]:
-    """(tasks in the queue, most copies of one task: same func and arguments)."""
+def queue_copies() -> tuple[int, int, str]:
+    """(tasks in the queue, most copies of one task: same func and arguments, that task's func)."""
     from django_q.models import OrmQ
     from django_q.signing import SignedPackage
 
@@ -44,7 +45,8 @@ def queue_copies() -> tuple[int, int]:
     for payload in OrmQ.objects.values_list("payload", flat=True):
         task = SignedPackage.loads(payload)
         copies[(task["func"], repr(task["args"]))] += 1
-    return sum(copies.values()), max(copies.values(), default=0)
+    (func, _), most = copies.most_common(1)[0] if copies else (("", ""), 0)
+    return sum(copies.values()), most, func
 
 
 class Sampler(threading.Thread):
@@ -64,10 +66,16 @@ class Sampler(threading.Thread):
         start = time.perf_counter()
         try:
             while not self.stop.is_set():
-                size, copies = queue_copies()
+                size, copies, func = queue_copies()
                 pending = Event.objects.filter(tenant=self.tenant, state="pending").count()
                 self.samples.append(
-                    {"t": time.perf_counter() - start, "queue": size, "copies": copies, "pending": pending}
+                    {
+                        "t": time.perf_counter() - start,
+                        "queue": size,
+                        "copies": copies,
+                        "func": func,
+                        "pending": pending,
+                    }
                 )
                 self.stop.wait(self.period)
         finally:
@@ -132,6 +140,9 @@ def burst(tenant, payloads: list[dict], *, worker: bool, timeout: float) -> dict
         "queue_idle_seconds_after_last_push": None if idle is None else round(idle, 1),
         "max_queue": max((s["queue"] for s in sampler.samples), default=0),
         "max_copies_of_one_task": max((s["copies"] for s in sampler.samples), default=0),
+        "most_copied_task": max(sampler.samples, key=lambda s: s["copies"])["func"]
+        if sampler.samples
+        else "",
         "pending_at_last_push": after[0]["pending"] if after else None,
         "events_by_state": dict(states),
     }
@@ -152,6 +163,7 @@ def main() -> None:
     from django_q.models import OrmQ
 
     call_command("migrate", verbosity=0)
+    logging.getLogger("django-q").setLevel(logging.WARNING)  # not a line per task enqueued
     from bench.wiki.generate import ensure_users, generate
     from bench.wiki.run import _fresh_tenant
 

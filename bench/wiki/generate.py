@@ -12,6 +12,7 @@ that need a filled wiki, e.g. the context benchmark's 50k sections).
 from __future__ import annotations
 
 import random
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 CUSTOMERS = [
@@ -243,16 +244,24 @@ def ingest(tenant, payloads: list[dict], batch: int = 500, fast: bool = False) -
     rows are identical, only quicker to make for large benchmarks.
     """
     from connectors.services.ingest import event_ingest_batch
-    from wiki import receivers
 
-    original = receivers.inbox_drain_enqueue  # the wiki's compile enqueue, run on ingest's signal
-    receivers.inbox_drain_enqueue = lambda tenant_id: None
-    try:
+    with no_compile_enqueue():
         if fast:
             _ingest_fast(tenant, payloads, batch)
             return
         for i in range(0, len(payloads), batch):
             event_ingest_batch(tenant=tenant, payloads=payloads[i : i + batch])
+
+
+@contextmanager
+def no_compile_enqueue():
+    """Ingest's commit enqueues no drain of the inbox (the wiki's receiver): the caller compiles."""
+    from wiki import receivers
+
+    original = receivers.inbox_drain_enqueue
+    receivers.inbox_drain_enqueue = lambda tenant_id: None
+    try:
+        yield
     finally:
         receivers.inbox_drain_enqueue = original
 
