@@ -83,7 +83,8 @@ def test_a_cancelled_occurrence_listing_only_its_organizer_keeps_the_invitee_on_
 
 
 def _occurrences_read(tenant, people) -> dict[str, set[datetime]]:
-    """Per person: the occurrences (their starts) on the series line they are shown."""
+    """Per person: the occurrences (their starts) on the series line they are shown, in the
+    page API's sections and the context's items alike."""
     page = Page.objects.filter(tenant=tenant, slug="globex").first()
     seen = {}
     for name, user in people.items():
@@ -93,6 +94,10 @@ def _occurrences_read(tenant, people) -> dict[str, set[datetime]]:
         if len(sources) > 1:
             assert "recurring meeting" in rendered[0].content
         seen[name] = {datetime.fromisoformat(s["occurred_at"]).astimezone(UTC) for s in sources}
+        # The context's items read the same line.
+        texts = selectors.page_texts_for_reader(user=user, page_ids=[page.pk], limit=20) if page else {}
+        newest = texts[page.pk].newest if page else []
+        assert [s.content for s in newest] == [s.content for s in rendered], name
     return seen
 
 
@@ -107,7 +112,7 @@ attendees = st.lists(st.sampled_from(PEOPLE[1:]), unique=True, max_size=3)
 override = st.tuples(attendees, st.booleans(), st.sampled_from([0, -2, 3]))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     series=attendees,
     before=st.dictionaries(st.integers(0, len(STARTS) - 1), override, max_size=3),
