@@ -179,3 +179,21 @@ def test_notes_of_an_occurrence_keep_their_own_readers(
     (alice,) = shown("alice")
     assert "recurring meeting" in alice and "SSO" not in alice
     assert shown("dave") == []
+
+
+def test_search_shows_a_series_with_occurrences_of_their_own_as_one_hit(
+    api, tenant, people, django_capture_on_commit_callbacks
+):
+    """An occurrence with readers of its own is a section of its own: a reader of both reads
+    one line, in search hits too; a reader of that occurrence only, that occurrence."""
+    _import(
+        tenant,
+        _calendar(["alice", "bob"], {5: (["alice", "carol"], False, 0)}),
+        django_capture_on_commit_callbacks,
+    )
+    for reader, occurrences in (("alice", len(STARTS)), ("bob", len(STARTS) - 1), ("carol", 1)):
+        response = api.post("/wiki/search", {"user": reader, "query": "Globex weekly sync"})
+        assert response.status_code == 200, response.content
+        (hit,) = [h for r in response.json()["results"] for h in r["sections"]]
+        assert len([s for s in hit["section"]["sources"] if s["source"] == "calendar"]) == occurrences
+        assert ("recurring meeting" in hit["section"]["content"]) == (occurrences > 1)
