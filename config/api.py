@@ -32,15 +32,18 @@ class ErrorOut(Schema):
 # What each error status means, for every operation that can return it (docs/api.md).
 ERROR_MEANINGS = {
     400: "Malformed request: a body that is not JSON (UTF-8) or nests too deep, more query "
-    "parameters than the server parses, or a value the database refuses",
+    "parameters than the server parses, a value the database refuses, a Host header the "
+    "server does not serve, or a malformed request line or header",
     401: "Unknown, revoked or missing agent key (and no login)",
     403: "Not allowed: the agent key may not act for users (or push events), a session user "
     "named someone else, or the user may not do this to this object",
     404: "Not found, or not visible to the acting user; also a user outside the key's tenant",
     409: "Conflicts with the current state",
     413: "The request body is larger than MAX_BODY_BYTES",
+    414: "The request line (method, URL with its query, version) is longer than 8,190 bytes",
     422: "A field or parameter is missing, malformed or out of range",
     429: "Over the rate limit: retry after Retry-After seconds",
+    431: "A header longer than 8,190 bytes, or more than 100 headers",
     503: "A service the call needs is unavailable; retry later",
 }
 # Errors only some operations return, by operation id, with the reason.
@@ -77,7 +80,9 @@ BODY_METHODS = ("post", "put", "patch", "delete")  # config.middleware reads the
 def operation_errors(method: str, operation: dict) -> dict[int, str]:
     """The error statuses an operation can return: those every call of its kind can meet
     (authentication, rate limit, body size, validation), plus OPERATION_ERRORS."""
-    statuses = {400}  # too many query parameters, or a value the database refuses: any call
+    # Any call: too many query parameters, a value the database refuses, a foreign Host (400);
+    # the web server's limits on the request line (414) and the headers (431).
+    statuses = {400, 414, 431}
     if operation.get("security"):
         statuses |= {401, 403, 404, 422, 429}  # key, acting user, `user` required, rate limit
     if method in BODY_METHODS:

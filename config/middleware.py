@@ -12,11 +12,13 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFieldsSent
 from django.db import DataError, connection, transaction
 from django.http import HttpResponseBadRequest, JsonResponse
+from django.http.multipartparser import MultiPartParserError, TooManyFilesSent
 
 log = logging.getLogger("almanac")
+host_log = logging.getLogger("django.security.DisallowedHost")
 
 _ADMIN_INPUT_ERRORS = (ValueError, OverflowError)
 
@@ -66,11 +68,16 @@ class ApiMethodNotAllowedMiddleware:
 class ApiRequestGuardMiddleware:
     """Requests to the agent API that Django itself refuses get the API's JSON errors.
 
-    Runs before the CSRF check and reads the body first: a body over MAX_BODY_BYTES is a
-    413, a query string with more fields than Django parses a 400 (Django answers both with
-    an HTML page or, with DEBUG on, a traceback). A session login's CSRF check reads a form
-    body as a form; read here, the body stays available to the JSON parser, which then
-    refuses it with its own 400 instead of failing on a consumed stream.
+    Runs first and reads the request before anything else can fail on it:
+    - a Host header outside ALLOWED_HOSTS is a 400 (Django answers an HTML page, with DEBUG
+      on the technical page that prints settings);
+    - a body over MAX_BODY_BYTES is a 413, a query string with more fields than Django
+      parses a 400;
+    - the body is read here, so it stays available to the JSON parser after a session
+      login's CSRF check has read it as a form. A malformed multipart body (no or a bad
+      boundary) parses here as an empty form: the CSRF check then reads its token from the
+      header, and the JSON parser refuses the body as it refuses any other body that is not
+      JSON, for a session exactly as for an agent key.
     """
 
     def __init__(self, get_response):
@@ -78,14 +85,34 @@ class ApiRequestGuardMiddleware:
 
     def __call__(self, request):
         if request.path.startswith("/api/"):
-            try:
-                request.GET  # noqa: B018 (parsed now, to refuse it now)
-                if request.method not in ("GET", "HEAD", "OPTIONS"):
-                    request.body  # noqa: B018
-            except RequestDataTooBig:
-                limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-                return JsonResponse({"detail": f"the request body is larger than {limit} bytes"}, status=413)
-            except TooManyFieldsSent:
-                limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
-                return JsonResponse({"detail": f"more than {limit} query parameters"}, status=400)
+            refused = _api_refusal(request)
+            if refused is not None:
+                return refused
         return self.get_response(request)
+
+
+def _api_refusal(request) -> JsonResponse | None:
+    try:
+        request.get_host()
+    except DisallowedHost as exc:
+        host_log.error("%s", exc)
+        return JsonResponse({"detail": "the Host header names a host this server does not serve"}, status=400)
+    try:
+        request.GET  # noqa: B018 (parsed now, to refuse it now)
+    except TooManyFieldsSent:
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return JsonResponse({"detail": f"more than {limit} query parameters"}, status=400)
+    if request.method in ("GET", "HEAD", "OPTIONS"):
+        return None
+    try:
+        request.body  # noqa: B018
+        request.POST  # noqa: B018 (a form's fields; a malformed multipart body parses as empty)
+    except RequestDataTooBig:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return JsonResponse({"detail": f"the request body is larger than {limit} bytes"}, status=413)
+    except TooManyFieldsSent:
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return JsonResponse({"detail": f"the form body has more than {limit} fields"}, status=400)
+    except (MultiPartParserError, TooManyFilesSent):
+        pass  # Django has marked the form empty; the JSON parser refuses the body
+    return None

@@ -289,3 +289,61 @@ def test_the_memory_services_refuse_an_out_of_range_date_too(alice):
     with pytest.raises(ApplicationError, match="between the years 1900 and 2999"):
         memory_update(memory=memory, user=alice, data={"occurred_at": date(3000, 1, 1)})
     assert Memory.objects.get(pk=memory.pk).occurred_at == date(2025, 3, 12)
+
+
+def _api_operations(client) -> list[tuple[str, str]]:
+    """(method, path) of every operation in the OpenAPI document, real ids in the path."""
+    document = client.get("/api/v1/openapi.json").json()
+    return [
+        (method, path.replace("{session_id}", "1").replace("{memory_id}", "1").replace("{slug}", "x"))
+        for path, operations in document["paths"].items()
+        for method in operations
+    ]
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["multipart/form-data", "multipart/form-data; boundary=", "multipart/form-data; boundary=x"],
+)
+def test_a_malformed_multipart_body_from_a_logged_in_browser_is_a_json_4xx(
+    alice, client, settings, content_type
+):
+    # The session's CSRF check reads the body as a form; a multipart body without a valid
+    # boundary used to crash it (a 500). Now it parses as an empty form, and the API answers
+    # as it answers an agent key sending the same body.
+    from django.test import Client
+
+    from memories.models import Memory
+
+    settings.SLACK_SIGNING_SECRET = settings.GITHUB_WEBHOOK_SECRET = "secret"  # else a 503, "not enabled"
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    browser.cookies["csrftoken"] = "c" * 32
+    body = b"--x\r\nContent-Disposition: form-data; name=user\r\n\r\nalice\r\n"
+    operations = [(m, p) for m, p in _api_operations(client) if m in ("post", "patch", "delete")]
+    assert len(operations) >= 10
+    for method, path in operations:
+        r = browser.generic(
+            method.upper(), path, body, content_type=content_type, headers={"X-CSRFToken": "c" * 32}
+        )
+        assert 400 <= r.status_code < 500, (method, path, r.status_code, r.content[:200])
+        assert r["Content-Type"].startswith("application/json"), (method, path, r.content[:200])
+        assert r.json()["detail"]
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_a_host_the_server_does_not_serve_is_a_json_400_on_api_paths(client, settings, debug):
+    settings.DEBUG = debug
+    settings.ALLOWED_HOSTS = ["almanac.example"]
+    for method, path in _api_operations(client.__class__(HTTP_HOST="almanac.example")) + [
+        ("get", "/api/v1/nowhere")
+    ]:
+        r = client.generic(
+            method.upper(), path, b"{}", content_type="application/json", HTTP_HOST="evil.example"
+        )
+        assert r.status_code == 400, (method, path, r.status_code)
+        assert r["Content-Type"].startswith("application/json"), (method, path, r.content[:200])
+        assert r.json() == {"detail": "the Host header names a host this server does not serve"}
+    served = client.get("/api/v1/health", HTTP_HOST="almanac.example")
+    assert served.status_code == 200, served.content

@@ -4,7 +4,8 @@ a documented status and content type, and match the documented schema.
 
 Requests act for real users (`user` is mostly alice, bob or charlie) on real objects (a
 memory, a session, a wiki page), with an agent key that may act for users and push events,
-so the runs reach past the 404 of an unknown user. Bounded and deterministic: a fixed number
+so the runs reach past the 404 of an unknown user; a second run sends them as alice's
+logged-in browser does (session cookie and CSRF token). Bounded and deterministic: a fixed number
 of examples per operation, derandomized, no example database.
 """
 
@@ -139,6 +140,45 @@ def test_every_answer_matches_the_document(case, world):
         raise
 
 
+@pytest.fixture
+def logged_in(alice, client):
+    """A browser's credentials: alice's session cookie and a CSRF token in cookie and header."""
+    from django.conf import settings as django_settings
+
+    client.force_login(alice)
+    session = client.cookies[django_settings.SESSION_COOKIE_NAME].value
+    token = "t" * 32
+    return {django_settings.SESSION_COOKIE_NAME: session, "csrftoken": token}, {"X-CSRFToken": token}
+
+
+@schema.parametrize()
+@settings(
+    max_examples=EXAMPLES // 2,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+def test_every_answer_matches_the_document_for_a_logged_in_user(case, world, logged_in):
+    # The same contract for the web UI's own calls: a session cookie and a CSRF token instead
+    # of an agent key (naming another user than alice is a documented 403).
+    _headers, real = world
+    cookies, headers = logged_in
+    _act_for_real_users(case, real)
+    if case.headers:
+        case.headers.pop(
+            "Authorization", None
+        )  # generated from the bearer scheme: would step the login aside
+    with _connection_kept():
+        response = case.call(headers=headers, cookies=cookies)
+    STATUSES[response.status_code] += 1
+    try:
+        case.validate_response(response, checks=CHECKS, headers=headers)
+    except AssertionError:
+        FAILED.append(f"{case.operation.label} {response.status_code} (session)")
+        raise
+
+
 def test_each_operation_is_documented_with_its_own_schemas(client):
     document = client.get("/api/v1/openapi.json").json()
     components = document["components"]["schemas"]
@@ -187,7 +227,7 @@ def test_every_operation_lists_its_errors_with_the_json_shape(client):
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
             responses = operation["responses"]
-            expected = {"400"}
+            expected = {"400", "414", "431"}
             if operation.get("security"):
                 expected |= {"401", "403", "404", "422", "429"}
             if method in ("post", "patch", "delete"):
