@@ -272,11 +272,13 @@ class AuditEvent(models.Model):
 
 
 class QueuedTask(models.Model):
-    """A background task waiting in the queue, by what it will do (`almanac.queue`): a piece
-    of work is enqueued again only once its task has started."""
+    """A background task waiting in the queue or running, by what it does (`almanac.queue`):
+    the same work asked for meanwhile is not enqueued again; a running task runs once more."""
 
     key = models.CharField(max_length=200, primary_key=True, help_text="the task's function and arguments")
     queued_at = models.DateTimeField()
+    running = models.BooleanField(default=False)
+    again = models.BooleanField(default=False, help_text="asked for while it ran: it runs once more")
 
     def __str__(self) -> str:
         return self.key

@@ -56,6 +56,16 @@ def test_context_generator_loads_sections_and_memories(db):
     assert PageSection.objects.filter(tenant=tenant).exists()
     assert Memory.objects.filter(tenant=tenant).count() == 30
 
+    from almanac.services.keys import agentkey_create
+    from bench.context.run import make_tasks, query_counts
+    from bench.memories.touch import table_state
+
+    key = agentkey_create(tenant=tenant, name="bench")[1]
+    users = list(tenant.profiles.order_by("id").values_list("user__username", flat=True)[:2])
+    assert all(count > 0 for count in query_counts(users, make_tasks(2, seed=1), key, n=2))
+    with connection.cursor() as cursor:
+        assert table_state(cursor, Memory._meta.db_table)["indexes"]
+
 
 def test_wiki_bench_runner_pushes_and_searches(tenant):
     from bench.wiki import run as runner
