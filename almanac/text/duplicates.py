@@ -1,7 +1,8 @@
 """The one near-duplicate test of texts: does a new text say what an old one says? The same
-facts (`same_facts`: numbers attached to the same words, ids, codes, names, dates), not the
-same words reordered, and not the same thing with another value (`almanac.text.stated`,
-each text's claim read by `almanac.text.claims`).
+facts (`same_facts`: numbers attached to the same words, ids, codes, names, dates), the same
+words (`same_words`: neither says a word, a period or a relation the other does not), not
+reordered, and not the same thing with another value (`almanac.text.stated`, each text's
+claim read by `almanac.text.claims`); filler aside (`almanac.text.filler.without_filler`).
 Where the candidates come from (vectors, the database) is the caller's business."""
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ _SYNONYMS = ["like likes prefer prefers love loves enjoy enjoys 喜欢 偏好 �
 # Relations the segmenter drops as stopwords, read from the text: "leaves from the airport"
 # is not "leaves to the airport".
 _RELATIONS = [
-    ("from", re.compile(r"\bfrom\b|从|自从", re.IGNORECASE)),
+    ("from", re.compile(r"\bfrom\b|从", re.IGNORECASE)),
     ("to", re.compile(r"\b(?:to|into|towards?)\b|向|往", re.IGNORECASE)),
     ("than", re.compile(r"\bthan\b", re.IGNORECASE)),
 ]
@@ -116,9 +117,9 @@ def _said_by(word: str, words: frozenset[str], text: str) -> bool:
 
 def same_words(first: str, second: str) -> bool:
     """Does each text say no word the other does not (amounts and words that say nothing
-    left out; filler is the caller's to take out, `without_filler`)? A period ("per minute" / "per hour", 每分钟 / 每小时), a
-    relation (before / after, 之前 / 之后, from / to, more than / less than, 以上 / 以下, 多于
-    / 少于) or any content word one text alone has keeps two memories apart; case,
-    punctuation, filler and one synonym for another ("likes" / "prefers") do not."""
+    left out; filler is the caller's to take out)? A period ("per minute" / "per hour",
+    每分钟 / 每小时), a relation (before / after, 之前 / 之后, from / to, more than / less
+    than, 以上 / 以下, 多于 / 少于) or any content word one text alone has keeps two memories
+    apart; case, punctuation and one synonym for another ("likes" / "prefers") do not."""
     (a, a_text), (b, b_text) = _content_words(first), _content_words(second)
     return all(_said_by(w, b, b_text) for w in a - b) and all(_said_by(w, a, a_text) for w in b - a)
