@@ -41,15 +41,16 @@ def page_status_for(page: Page, containers) -> str:
     return Page.Status.ACTIVE
 
 
-def page_work_counts(*, user, page_ids) -> dict[int, dict]:
+def page_work_counts(*, user, page_ids, customers=None) -> dict[int, dict]:
     """Per page: what is open on it among the sections the user may see: the open and closed
     issues and pull requests ({"issue_open": 2, "pull_request_open": 1, "issue_closed": 3}),
     and on a customer's page its other open items (`customer_open_items`), marked
-    `"customer": 1`. `work_status` words it."""
+    `"customer": 1`. `work_status` words it. `customers`: which of the pages are customers'
+    (None: read)."""
     counts = _issue_counts(user=user, page_ids=page_ids)
-    customers = list(
-        Page.objects.filter(id__in=list(page_ids), kind=Entity.Kind.CUSTOMER).values_list("id", flat=True)
-    )
+    if customers is None:
+        rows = Page.objects.filter(id__in=list(page_ids), kind=Entity.Kind.CUSTOMER)
+        customers = list(rows.values_list("id", flat=True))
     if customers:
         items = customer_open_items(user=user, page_ids=customers)
         for pid in customers:
@@ -212,7 +213,8 @@ def page_statuses_apply(*, user, pages) -> None:
     pages = list(pages)
     if not pages:
         return
-    counts = page_work_counts(user=user, page_ids=[p.pk for p in pages])
+    customers = [p.pk for p in pages if p.kind == Entity.Kind.CUSTOMER]
+    counts = page_work_counts(user=user, page_ids=[p.pk for p in pages], customers=customers)
     manual = {}
     if any("status_manual" in p.get_deferred_fields() for p in pages):  # a search hit's light page
         rows = Page.objects.filter(id__in=[p.pk for p in pages]).exclude(status_manual="")
