@@ -25,6 +25,8 @@ def steps(quick: bool) -> list[tuple[str, list[str]]]:
         ("almanac_bench", [PY, "bench/memories/generate.py", "--memories", mem]),
         ("almanac_bench", [PY, "bench/memories/run.py", "--queries", "100" if quick else "300"]),
         ("almanac_bench_wiki", [PY, "bench/wiki/run.py", "--events", "2000" if quick else "10000"]),
+        # a burst pushed one event per transaction while qcluster runs: drain time, queue size
+        ("almanac_bench_burst", [PY, "bench/wiki/burst.py", "--events", "500" if quick else "1500"]),
         (
             "almanac_bench_connectors",
             [PY, "bench/connector_ingest.py", "--events", "2000" if quick else "10000"],
