@@ -101,3 +101,47 @@ def test_wiki_burst_bench_measures_what_a_burst_enqueues(tenant, monkeypatch):
     assert result["events"] == 20 and result["events_by_state"] == {"pending": 20}
     assert result["max_queue"] == 1 and result["max_copies_of_one_task"] == 1  # one drain
     assert Event.objects.filter(tenant=tenant).count() == 20
+
+
+def test_chaos_checks_count_what_was_written(tenant):
+    """The crash phase's writes (through the API, as its writers send them), its drain and
+    its checks, without the servers it kills."""
+    from django.test import Client
+
+    from almanac.services.keys import agentkey_create
+    from almanac.services.users import user_create
+    from bench.chaos import run as chaos
+
+    for name in chaos.USERS[:2]:
+        user_create(tenant=tenant, username=name, email=f"{name}@chaos.example")
+    agent = agentkey_create(tenant=tenant, name="chaos", rate_limit="0")[1]
+    pusher = agentkey_create(tenant=tenant, name="chaos-push", can_push_events=True, rate_limit="0")[1]
+    client, rng, run = Client(), random.Random(3), "t1"
+    memories, events = [], []
+    for i in range(3):
+        token = f"cm{run}w0n{i}"
+        body = {"user": "u0", "content": f"{token}: " + " ".join(rng.sample(chaos.WORDS, 8)), "scope": "user"}
+        reply = client.post(
+            "/api/v1/memories", body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {agent}"
+        )
+        memories.append((token, reply.status_code, reply.json().get("id"), reply.json().get("duplicate_of")))
+        token = f"ce{run}p0n{i}"
+        body = chaos.event(
+            run, channel=f"X{run}C{i}", external_id=f"{token}/1700000000.{i:06d}",
+            text=f"{token} " + " ".join(rng.sample(chaos.WORDS, 6)), when=chaos.datetime.now(chaos.UTC),
+        )  # fmt: skip
+        reply = client.post(
+            "/api/v1/connectors/events",
+            body,
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {pusher}",
+        )
+        events.append((token, body["external_id"], reply.status_code, reply.json()))
+    assert chaos.drain(run, wait=0)["pending_after_wait"] == 3  # left to `wiki_compile`
+    checked = chaos.check_writes(tenant, run, memories, events)
+    assert checked["memory_writes"]["acknowledged"] == 3 and checked["events"]["acknowledged"] == 3
+    assert not any(checked["memory_writes"][k] for k in ("lost", "duplicated", "half_written"))
+    assert not any(
+        checked["events"][k]
+        for k in ("lost", "duplicated", "not_compiled", "missing_from_wiki", "compiled_twice")
+    )
