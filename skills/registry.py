@@ -19,6 +19,7 @@ BUILTIN_MODULES = [
     "skills.builtin.summarize",
     "skills.builtin.compress",
     "skills.builtin.preference_extract",
+    "skills.builtin.contract_clauses",
 ]
 
 

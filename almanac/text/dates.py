@@ -335,3 +335,32 @@ def resolve_relative_dates(text: str, base) -> str:
     return _RELATIVE.sub(
         lambda m: dated_text(m.group(), d) if (d := find_date(m.group(), base)) else m.group(), text
     )
+
+
+# A date written whole, with its year: "March 1, 2026", "1 March 2026", "Mar. 1st, 2026".
+_EN_FULL = re.compile(
+    r"\b(?:(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?"
+    r"|(?P<day2>\d{1,2})(?:st|nd|rd|th)?\s+(?:day\s+of\s+)?(?P<mon2>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+    r"[a-z]*\.?,?)\s+(?P<year>\d{4})\b",
+    re.IGNORECASE,
+)
+
+
+def dates_stated(text: str) -> list[tuple[int, dt.date]]:
+    """Every date `text` writes whole, with its year (ISO, "2026年3月1日", "March 1, 2026",
+    "1 March 2026"), in order, with where each starts: the dates of a document, which
+    has no session date to resolve "Friday" or "3月1日" against."""
+    text = unicodedata.normalize("NFKC", text)
+    found: dict[int, dt.date] = {}
+    for match in _NUM_YMD.finditer(text):
+        if when := _safe_date(int(match.group(1)), int(match.group(2)), int(match.group(3))):
+            found[match.start()] = when
+    for match in _ZH_YMD.finditer(text):
+        year, month, day = (_zh_int(match[k]) if match[k] else None for k in ("year", "month", "day"))
+        if year and month and day and (when := _safe_date(year, month, day)):
+            found[match.start()] = when
+    for match in _EN_FULL.finditer(text):
+        month = _MONTHS.index((match["mon"] or match["mon2"]).lower()) + 1
+        if when := _safe_date(int(match["year"]), month, int(match["day"] or match["day2"])):
+            found[match.start()] = when
+    return sorted(found.items())
