@@ -61,6 +61,9 @@ OPERATION_ERRORS: dict[str, dict[int, str]] = {
     "connectors_api_push_events": {
         503: "A concurrent write to the same containers (retry the batch), or " + EMBEDDING_DOWN
     },
+    "skills_api_run_skill": {
+        503: "The skill produced no result (a prompt skill without a working LLM); `run_id` names its record"
+    },
     "connectors_api_slack_events": {
         401: "Missing, stale or invalid Slack signature",
         404: "No Slack source is configured for this workspace",
@@ -151,6 +154,7 @@ api.add_router("/sessions", "memories.api.sessions_router")
 api.add_router("/wiki", "wiki.api.router")
 api.add_router("/connectors", "connectors.api.router")
 api.add_router("/context", "context.api.router")
+api.add_router("/skills", "skills.api.router")
 
 
 @api.exception_handler(ApplicationError)

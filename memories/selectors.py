@@ -10,7 +10,7 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 from django.db import connection
-from django.db.models import F
+from django.db.models import F, Q
 from django.http import Http404
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -412,3 +412,35 @@ def session_get_in_tenant(*, tenant, session_id: int) -> ConversationSession:
     if session is None:
         raise Http404("session not found")
     return session
+
+
+WEEK_READ_LIMIT = 300  # memories one period's report reads, newest first
+
+
+def memories_of_period(*, user, since: datetime, until: datetime) -> list[dict]:
+    """The active memories `user` may see, written or dated in [since, until), newest first,
+    as a reading skill gets them (`skills.signals.rows_for_skill`, source "memories").
+    Summaries (compressions, earlier reports) are digests of other rows: left out."""
+    in_period = Q(created_at__gte=since, created_at__lt=until) | Q(
+        occurred_at__gte=timezone.localdate(since), occurred_at__lt=timezone.localdate(until)
+    )
+    rows = (
+        Memory.objects.visible_to(user)
+        .filter(in_period, memory_type__in=[Memory.Type.SEMANTIC, Memory.Type.EPISODIC])
+        .exclude(kind=Memory.Kind.SUMMARY)
+        .only("id", "content", "memory_type", "kind", "occurred_at", "created_at", "importance", "owner_id")
+        .order_by("-created_at", "-id")[:WEEK_READ_LIMIT]
+    )
+    return [
+        {
+            "id": m.pk,
+            "text": m.content,
+            "type": m.memory_type,
+            "kind": m.kind,
+            "occurred_at": m.occurred_at.isoformat() if m.occurred_at else None,
+            "created_at": m.created_at.isoformat(),
+            "importance": m.importance,
+            "mine": m.owner_id == user.pk,
+        }
+        for m in rows
+    ]

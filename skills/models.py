@@ -1,5 +1,6 @@
 """Skills: versioned JSON-schema contracts (`Skill`) and the record of every run (`SkillRun`)."""
 
+from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
 
@@ -46,7 +47,11 @@ class SkillRun(models.Model):
 
     skill_name = models.CharField(max_length=100)
     version = models.CharField(max_length=40, blank=True)
-    trigger = models.CharField(max_length=120, default="api")
+    trigger = models.CharField(
+        max_length=120,
+        default="api",
+        help_text="what ran it: api, event:<name>, schedule, admin (or the service that called it)",
+    )
     tenant = models.ForeignKey("almanac.Tenant", null=True, blank=True, on_delete=models.SET_NULL)
     input_digest = models.CharField(max_length=64, help_text="sha256 of the canonical JSON input")
     input = models.JSONField(default=dict, blank=True)
@@ -74,3 +79,21 @@ class SkillRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.skill_name} {self.status} #{self.pk}"
+
+
+class SkillOptIn(models.Model):
+    """A user's choice to have a scheduled skill run for them (the weekly report): the
+    schedule (`skills.tasks`) runs it for every opted-in user every `schedule_days` of the skill."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="skill_opt_ins")
+    skill_name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_run_at = models.DateTimeField(null=True, blank=True, help_text="when the schedule last ran it")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "skill_name"], name="skills_optin_unique_user_skill"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.skill_name} for {self.user_id}"

@@ -20,6 +20,7 @@ BUILTIN_MODULES = [
     "skills.builtin.compress",
     "skills.builtin.preference_extract",
     "skills.builtin.contract_clauses",
+    "skills.builtin.weekly_report",
 ]
 
 
@@ -34,6 +35,11 @@ class BaseSkill:
     input_schema: ClassVar[dict] = {"type": "object"}
     output_schema: ClassVar[dict] = {"type": "object"}
     events: ClassVar[tuple[str, ...]] = ()
+    # Input fields the skill reads for the user it runs for (`skills.acting`), never from
+    # the caller: {field: source}, each source answered through that user's access filter.
+    reads: ClassVar[dict[str, str]] = {}
+    # A user may opt in to have it run for them every so many days (`skills.tasks`, trigger `schedule`).
+    schedule_days: ClassVar[int | None] = None
     has_offline: ClassVar[bool] = True
     max_output_tokens: ClassVar[int | None] = None
 
@@ -63,6 +69,24 @@ class BaseSkill:
     def run_offline(self, input: dict) -> dict:
         raise NoOfflineFallback(f"skill {self.name!r} has no offline fallback")
 
+    def reading(self, input: dict) -> dict:
+        """What the sources of `reads` are asked for (e.g. since/until), from the caller's input."""
+        return {}
+
+    def memory_of(self, output) -> dict | None:
+        """What a scheduled run (`skills.tasks`) keeps as a memory of its user: the arguments
+        of `skills.signals.memory_for_skill` (content, memory_type, kind, occurred_at, meta), or None."""
+        return None
+
+    def caller_schema(self) -> dict:
+        """The input schema a caller fills: `input_schema` without the fields in `reads`."""
+        if not self.reads:
+            return self.input_schema
+        schema = dict(self.input_schema)
+        schema["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k not in self.reads}
+        schema["required"] = [k for k in schema.get("required", []) if k not in self.reads]
+        return schema
+
 
 _SKILLS: dict[str, type[BaseSkill]] = {}
 
@@ -81,6 +105,12 @@ def _load_builtins() -> None:
 def builtin_names() -> list[str]:
     _load_builtins()
     return sorted(_SKILLS)
+
+
+def scheduled_names() -> list[str]:
+    """The built-ins a user may opt in to (`BaseSkill.schedule_days`)."""
+    _load_builtins()
+    return sorted(name for name, cls in _SKILLS.items() if cls.schedule_days)
 
 
 def get_builtin(name: str) -> BaseSkill | None:

@@ -49,11 +49,13 @@ class SkillFailed(Exception):
 class SkillOutput(dict):
     """A run's output (valid against the skill's output schema), with `used_llm`: whether
     the LLM produced it (False for the offline path, also when it stood in for an LLM that
-    failed), so a caller records the method that made what it keeps."""
+    failed), so a caller records the method that made what it keeps; and `run_id`, its
+    `SkillRun` row (None while a `log_later` row waits in the buffer)."""
 
-    def __init__(self, output: dict, *, used_llm: bool):
+    def __init__(self, output: dict, *, used_llm: bool, run_id: int | None = None):
         super().__init__(output)
         self.used_llm = used_llm
+        self.run_id = run_id
 
 
 @dataclass
@@ -341,7 +343,7 @@ def skill_run(
         raise ApplicationError(problem, extra={"skill": name, "run_id": run.id}, status_code=422)
     if outcome.output is None:
         raise SkillFailed(f"skill {name!r} failed: {run.error}", run.id)
-    return SkillOutput(outcome.output, used_llm=outcome.used_llm)
+    return SkillOutput(outcome.output, used_llm=outcome.used_llm, run_id=run.id)
 
 
 def skill_output_valid(name: str, output, *, skill: registry.BaseSkill | None = None) -> bool:

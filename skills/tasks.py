@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from almanac.errors import ApplicationError
 from almanac.models import Tenant
 from skills import registry
-from skills.models import SkillRun
-from skills.services import SkillFailed, skill_run, skillrun_purge
+from skills.acting import skill_run_for
+from skills.models import SkillOptIn, SkillRun
+from skills.services import SkillFailed, SkillOutput, skill_run, skillrun_purge
+from skills.signals import memory_for_skill
 
 logger = logging.getLogger(__name__)
 
-SCHEDULES = [{"name": "skills-run-purge", "func": "skills.tasks.skillrun_purge_task", "minutes": 24 * 60}]
+SCHEDULES = [
+    {"name": "skills-run-purge", "func": "skills.tasks.skillrun_purge_task", "minutes": 24 * 60},
+    {"name": "skills-opted-in", "func": "skills.tasks.skill_optins_task", "minutes": 60},
+]
 
 _DONE = (SkillRun.Status.SUCCESS, SkillRun.Status.FALLBACK)
 
@@ -25,7 +34,7 @@ def skill_event_task(name: str, event: str, payload: dict, tenant_id: int | None
     sub = registry.subscription(event, name)
     done = SkillRun.objects.filter(event_key=event_key, status__in=_DONE).first()
     if done is not None:
-        output = done.output
+        output = SkillOutput(done.output, used_llm=done.used_llm, run_id=done.pk)
     else:
         skill_input = sub.to_input(payload) if sub.to_input else payload
         if skill_input is None:
@@ -46,3 +55,42 @@ def skill_event_task(name: str, event: str, payload: dict, tenant_id: int | None
 def skillrun_purge_task() -> int:
     """Daily: drop runs past SKILL_RUN_RETENTION_DAYS (idempotent)."""
     return skillrun_purge(older_than_days=settings.SKILL_RUN_RETENTION_DAYS)
+
+
+def skill_optins_task() -> int:
+    """Hourly: run each opted-in skill whose period has passed for its user (trigger
+    `schedule`) and keep what it says as a memory of that user. Returns how many ran."""
+    ran = 0
+    for name in registry.scheduled_names():
+        due = timezone.now() - timedelta(days=registry.get_builtin(name).schedule_days)
+        optins = SkillOptIn.objects.filter(skill_name=name, user__is_active=True)
+        ids = optins.filter(Q(last_run_at__isnull=True) | Q(last_run_at__lte=due)).values_list(
+            "id", flat=True
+        )
+        ran += sum(skill_optin_run(optin_id=pk, due=due) for pk in list(ids))
+    return ran
+
+
+@transaction.atomic
+def skill_optin_run(*, optin_id: int, due) -> bool:
+    """One user's scheduled run, unless another worker has it or ran it since `due`."""
+    optin = (
+        SkillOptIn.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("user")
+        .filter(pk=optin_id)
+        .filter(Q(last_run_at__isnull=True) | Q(last_run_at__lte=due))
+        .first()
+    )
+    if optin is None:
+        return False
+    optin.last_run_at = timezone.now()
+    optin.save(update_fields=["last_run_at"])
+    try:
+        output = skill_run_for(user=optin.user, name=optin.skill_name, input={}, trigger="schedule")
+    except (SkillFailed, ApplicationError) as exc:
+        logger.warning("scheduled %s for user %s failed: %s", optin.skill_name, optin.user_id, exc)
+        return False
+    memory = registry.get_builtin(optin.skill_name).memory_of(output)
+    if memory is not None:
+        memory_for_skill.send(sender=SkillOptIn, user=optin.user, reason="schedule", **memory)
+    return True

@@ -13,8 +13,10 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from connectors.signals import container_visibility_changed, event_ingested
+from skills.signals import rows_for_skill
 from wiki.matching import entities_changed
 from wiki.models import Entity
+from wiki.selectors import pages_of_period
 from wiki.services.backlog import inbox_drain_enqueue
 from wiki.services.visibility import container_visibility_at_ingest
 
@@ -38,3 +40,11 @@ def _container_visibility_changed(sender, *, tenant, container_key: str, public:
 @receiver(post_delete, sender=Entity, dispatch_uid="wiki-entity-changed-delete")
 def _entity_changed(sender, instance, **kwargs) -> None:
     entities_changed(instance.tenant_id)
+
+
+@receiver(rows_for_skill, dispatch_uid="wiki.rows_for_skill")
+def _rows_for_skill(sender, *, source: str, user, since, until, **kwargs) -> list[dict] | None:
+    """A reading skill's pages (the weekly report's), read through the user's access filter."""
+    if source != "pages":
+        return None
+    return pages_of_period(user=user, since=since, until=until)

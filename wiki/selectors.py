@@ -337,3 +337,55 @@ def page_get_for_user(*, user, slug: str) -> Page:
         raise Http404("page not found")
     page_statuses_apply(user=user, pages=[page])
     return page
+
+
+WEEK_PAGES_LIMIT = 50  # pages one period's report reads, most recently changed first
+WEEK_SECTIONS_PER_PAGE = 10
+WEEK_SECTION_CHARS = 1500
+
+
+def pages_of_period(*, user, since: datetime, until: datetime) -> list[dict]:
+    """The pages with a section `user` may see that changed or was said in [since, until),
+    most recently changed first, each with those sections (`mine`: the user wrote in it), as
+    a reading skill gets them (`skills.signals.rows_for_skill`, source "pages")."""
+    handles = set(person_handles(user))
+    sections = (
+        PageSection.objects.visible_to(user)
+        .filter(
+            Q(updated_at__gte=since, updated_at__lt=until) | Q(occurred_at__gte=since, occurred_at__lt=until)
+        )
+        .select_related("page")
+        .only(
+            "page__slug",
+            "page__title",
+            "title",
+            "content",
+            "occurred_at",
+            "updated_at",
+            "work_open",
+            "authors",
+        )
+        .order_by("-updated_at", "-id")
+    )
+    pages: dict[int, dict] = {}
+    for section in sections.iterator(chunk_size=500):
+        page = pages.get(section.page_id)
+        if page is None:
+            if len(pages) >= WEEK_PAGES_LIMIT:
+                continue
+            page = pages[section.page_id] = {
+                "slug": section.page.slug,
+                "title": section.page.title,
+                "sections": [],
+            }
+        if len(page["sections"]) < WEEK_SECTIONS_PER_PAGE:
+            page["sections"].append(
+                {
+                    "title": section.title[:500],
+                    "text": section.content[:WEEK_SECTION_CHARS],
+                    "occurred_at": section.occurred_at.isoformat(),
+                    "open": section.work_open,
+                    "mine": bool(handles & {a.lower() for a in section.authors}),
+                }
+            )
+    return list(pages.values())

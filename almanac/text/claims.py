@@ -80,6 +80,7 @@ _ATTRIBUTES = [
     ("status", re.compile(r"^(?P<subj>.+?)的?状态(?:是|为|改为|变为|变成|已|：|:)\s*(?P<val>[^，,。；;]+)")),
     ("status", re.compile(r"^(?P<subj>.+?)(?:'s)? status (?:is|is now|changed to|became|:)\s*(?P<val>[\w -]+)", re.I)),
     ("rule", re.compile(r"^(?:以后|今后|从今以后|从现在起)[，,]?(?P<subj>[^，,。；;]+?)都(?P<val>[^，,。；;]+)")),
+    ("rule", re.compile(r"^(?:from now on|going forward|from here on|moving forward),?\s+(?:all\s+)?(?P<subj>[^,;.!?]+?)\s+(?:should |must |will |shall )?(?:always |all )?(?:go|goes|be|are|is|get|gets)(?: (?:done|handled|sent|submitted|filed|paid))?\s+(?:through|via|by|with|in|on|to)\s+(?P<val>[^,;.!?]+)", re.I)),
     ("prefer", re.compile(r"^(?P<subj>.*?)(?:更|比较|最)?(?:喜欢|偏好|倾向于?|习惯)(?P<val>[^，,。；;]+)")),
     ("prefer", re.compile(r"^(?P<subj>.+?)\s+(?:prefers?|likes?|favou?rs?|would rather have)\s+(?P<val>[^,;.!?]+)", re.I)),
 ]  # fmt: skip

@@ -167,7 +167,7 @@ def test_ending_enqueues_extraction(api, alice, django_capture_on_commit_callbac
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         response = api.post(f"/sessions/{session.pk}/end", {"user": "alice"})
     assert response.status_code == 202 and response.json()["status"] == "ended"
-    assert len(callbacks) == 1
+    assert len(callbacks) == 2  # the extraction, and preference_extract on session.ended
     assert Memory.objects.filter(owner=alice, content="I prefer tea over coffee.").exists()
 
 

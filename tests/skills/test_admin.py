@@ -36,7 +36,7 @@ def test_builtin_skill_contract_is_read_only(admin_client):
 def test_admin_adds_prompt_only_skill_with_valid_schemas(admin_client):
     url = reverse("admin:skills_skill_add")
     base = {
-        "name": "weekly_report",
+        "name": "team_digest",
         "version": "1",
         "description": "",
         "prompt": "Write a report for {team}.",
@@ -48,7 +48,7 @@ def test_admin_adds_prompt_only_skill_with_valid_schemas(admin_client):
     assert bad.status_code == 200 and b"not a valid JSON schema" in bad.content
     good = admin_client.post(url, {**base, "output_schema": '{"type": "object"}'})
     assert good.status_code == 302
-    skill = Skill.objects.get(name="weekly_report")
+    skill = Skill.objects.get(name="team_digest")
     assert not skill.builtin and skill.events == ["document.uploaded"] and skill.history.count() == 1
 
 

@@ -28,7 +28,7 @@ def report_skill():
 
 def test_prompt_only_skill_renders_its_prompt(chat_server):
     Skill.objects.create(
-        name="weekly_report",
+        name="team_digest",
         prompt="Write a weekly report for {team}.",
         output_schema={
             "type": "object",
@@ -37,7 +37,7 @@ def test_prompt_only_skill_renders_its_prompt(chat_server):
         },
     )
     chat_server.script = ['{"report": "All good."}']
-    assert skill_run(name="weekly_report", input={"team": "Sales"}) == {"report": "All good."}
+    assert skill_run(name="team_digest", input={"team": "Sales"}) == {"report": "All good."}
     system, user = (m["content"] for m in chat_server.requests[0]["messages"])
     # The input is data in the user message; the system prompt only refers to the field.
     assert system.startswith('Write a weekly report for the input field "team".') and '"report"' in system
@@ -65,7 +65,7 @@ def test_timeout_of_a_prompt_only_skill_is_a_failed_run(chat_server, settings):
     settings.LLM_TIMEOUT = 0.2
     settings.LLM_MAX_RETRIES = 0
     Skill.objects.create(
-        name="weekly_report",
+        name="team_digest",
         prompt="Write a weekly report for {team}.",
         output_schema={
             "type": "object",
@@ -75,7 +75,7 @@ def test_timeout_of_a_prompt_only_skill_is_a_failed_run(chat_server, settings):
     )
     chat_server.script = [{"sleep": 0.6, "content": '{"report": "late"}'}]
     with pytest.raises(SkillFailed) as info:
-        skill_run(name="weekly_report", input={"team": "Sales"}, trigger="test")
+        skill_run(name="team_digest", input={"team": "Sales"}, trigger="test")
     run = SkillRun.objects.get(id=info.value.run_id)
     assert (run.status, run.attempts, run.output) == ("failed", 1, None)
     assert "timeout" in run.error

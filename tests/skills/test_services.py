@@ -54,9 +54,9 @@ def test_disabled_skill_fails(settings):
 
 def test_prompt_only_skill_without_llm_fails(settings):
     settings.LLM_BASE_URL = ""
-    Skill.objects.create(name="weekly_report", prompt="Write a report", output_schema={"type": "object"})
+    Skill.objects.create(name="team_digest", prompt="Write a report", output_schema={"type": "object"})
     with pytest.raises(SkillFailed):
-        skill_run(name="weekly_report", input={"text": "x"})
+        skill_run(name="team_digest", input={"text": "x"})
 
 
 def test_skill_output_valid():
@@ -102,6 +102,7 @@ def test_all_builtins_are_synced():
         "fact_extract",
         "preference_extract",
         "summarize",
+        "weekly_report",
     }
 
 

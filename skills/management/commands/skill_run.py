@@ -1,4 +1,5 @@
-"""Run a skill from the command line, e.g. to check the LLM configuration.
+"""Run a skill from the command line, e.g. to check the LLM configuration (recorded as an
+operator's run: trigger `admin`).
 
 manage.py skill_run summarize '{"text": "...", "max_tokens": 50}'
 manage.py skill_run fact_extract --text "我喜欢靠窗的座位。上周五和 Acme 开会。" --session-date 2025-03-20
@@ -32,7 +33,7 @@ class Command(BaseCommand):
         data.update({k: v for k, v in extra.items() if v is not None})
         before = SkillRun.objects.order_by("-id").values_list("id", flat=True).first() or 0
         try:
-            output = skill_run(name=name, input=data, trigger="cli")
+            output = skill_run(name=name, input=data, trigger="admin")
         except (SkillFailed, ApplicationError) as exc:
             self._report(after=before)
             raise CommandError(str(exc)) from exc
@@ -41,7 +42,7 @@ class Command(BaseCommand):
 
     def _report(self, *, after: int):
         """This command's run, if it got as far as one (an unknown skill records none)."""
-        run = SkillRun.objects.filter(trigger="cli", id__gt=after).order_by("-id").first()
+        run = SkillRun.objects.filter(trigger="admin", id__gt=after).order_by("-id").first()
         if run:
             self.stderr.write(
                 f"run #{run.id}: {run.status}, used_llm={run.used_llm}, attempts={run.attempts}, "
