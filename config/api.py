@@ -64,6 +64,10 @@ OPERATION_ERRORS: dict[str, dict[int, str]] = {
     "skills_api_run_skill": {
         503: "The skill produced no result (a prompt skill without a working LLM); `run_id` names its record"
     },
+    "documents_api_upload_document": {
+        413: "The file is larger than DOCUMENT_MAX_BYTES (or the body than MAX_BODY_BYTES)",
+        415: "The file is not a PDF, Markdown or plain text file (judged by its bytes, not its name)",
+    },
     "connectors_api_slack_events": {
         401: "Missing, stale or invalid Slack signature",
         404: "No Slack source is configured for this workspace",
@@ -154,6 +158,7 @@ api.add_router("/sessions", "memories.api.sessions_router")
 api.add_router("/wiki", "wiki.api.router")
 api.add_router("/connectors", "connectors.api.router")
 api.add_router("/context", "context.api.router")
+api.add_router("/documents", "documents.api.router")
 api.add_router("/skills", "skills.api.router")
 
 

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "connectors",
     "wiki",
     "memories",
+    "documents",
     "context",
     "web",
 ]
@@ -264,6 +265,13 @@ WORKING_WINDOW_TURNS = envint("WORKING_WINDOW_TURNS", 20, minimum=1)
 WORKING_WINDOW_TOKENS = envint("WORKING_WINDOW_TOKENS", 2000, minimum=1)
 WORKING_COMPRESS_EVERY = envint("WORKING_COMPRESS_EVERY", 5, minimum=1)
 TOOL_OUTPUT_MAX_ITEMS = envint("TOOL_OUTPUT_MAX_ITEMS", 50, minimum=1)
+
+# --- documents (docs/api.md, Documents) ---
+# The largest file a user may upload (413 above it), the pages read of a PDF, and how much
+# of a document's text `document.uploaded` carries (a skill reads the rest from the row).
+DOCUMENT_MAX_BYTES = envint("DOCUMENT_MAX_BYTES", 10 * 1024 * 1024, minimum=1)
+DOCUMENT_MAX_PAGES = envint("DOCUMENT_MAX_PAGES", 1000, minimum=1)
+DOCUMENT_EVENT_TEXT_CHARS = envint("DOCUMENT_EVENT_TEXT_CHARS", 20_000, minimum=0)
 
 # --- Connectors -----------------------------------------------------------------------
 CONNECTOR_SECRET_KEY = envsecret("CONNECTOR_SECRET_KEY")  # Fernet key for stored credentials

@@ -1,6 +1,6 @@
 """The layers of the project, drawn from its imports.
 
-    almanac  ←  skills  ←  connectors, wiki, memories  ←  context, web  ←  config
+    almanac  ←  skills  ←  connectors, wiki, memories, documents  ←  context, web  ←  config
 
 Every import statement counts, those inside functions included, and so does
 `import_module("…")` with a literal name. A string that is the dotted path of a module
@@ -22,7 +22,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "config"  # the project package: not an app, the layer above them all
-LAYERS = [("almanac",), ("skills",), ("connectors", "wiki", "memories"), ("context", "web"), (PROJECT,)]
+LAYERS = [
+    ("almanac",),
+    ("skills",),
+    ("connectors", "wiki", "memories", "documents"),
+    ("context", "web"),
+    (PROJECT,),
+]
 LAYER_OF = {app: depth for depth, apps in enumerate(LAYERS) for app in apps}
 DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
 

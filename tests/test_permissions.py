@@ -23,7 +23,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("almanac", "skills", "connectors", "wiki", "memories", "context", "web", "config")
+APPS = ("almanac", "skills", "connectors", "wiki", "memories", "documents", "context", "web", "config")
 FLAGS = {"is_staff", "is_superuser"}
 PERM_CALLS = {"has_perm", "has_perms", "has_module_perms"}
 GUARDIAN = {
