@@ -79,7 +79,9 @@ def _keep(*, session: ConversationSession, fact: dict, method: str) -> Memory | 
         meta=meta,
         reason=f"session:{session.pk}",
         kind=Memory.Kind.PREFERENCE,
-        key=fact.get("key") or None,
+        # The offline rules' key is the one `memory_create` reads from the text (passed
+        # again, an English stem would be stemmed twice); a model's is its own reading.
+        key=(fact.get("key") or None) if method == "llm" else None,
     )
     if duplicate is None and where.review and not memory.needs_review:
         memory.needs_review = True
