@@ -183,11 +183,18 @@ def _users_named(*, tenant: Tenant, handles: set[str]) -> list:
     return list(person_users(tenant=tenant).filter(pk__in=ids).order_by("id")) if ids else []
 
 
+# (tenant id, handle) whose person has a page titled with a name, in this process: a compile
+# that names only them reads nothing (most do, once a workspace's people have their pages).
+_settled: dict[tuple[int, str], None] = {}
+_SETTLED_MAX = 50_000
+
+
 def people_compile(*, tenant: Tenant, items: list[Item]) -> None:
     """Person pages for the employees the items name, inside the compile's transaction and
     before it locks its pages: made when missing, retitled when a source now names someone
     still titled by username (never waiting for a page another transaction holds)."""
     handles = {h for item in items if not item.deleted for h in _item_people(item)}
+    handles = {h for h in handles if (tenant.pk, h) not in _settled}
     users = _users_named(tenant=tenant, handles=handles) if handles else []
     if not users:
         return
@@ -201,6 +208,16 @@ def people_compile(*, tenant: Tenant, items: list[Item]) -> None:
     for user in todo:
         if user.pk not in titled or names.get(user.pk):
             person_page_sync(user=user, source_name=names.get(user.pk, ""), wait=False)
+    settled = [u for u in users if u not in todo or names.get(u.pk)]
+    transaction.on_commit(lambda: _settle(tenant_id=tenant.pk, users=settled))
+
+
+def _settle(*, tenant_id: int, users) -> None:
+    if len(_settled) > _SETTLED_MAX:
+        _settled.clear()
+    for user in users:
+        for handle in {user_name(user).lower(), user.email.lower()} - {""}:
+            _settled[(tenant_id, handle)] = None
 
 
 def _outside_people(items: list[Item], internal: set[str]) -> dict[str, dict[str, list[str]]]:
@@ -263,7 +280,9 @@ def contacts_add(*, tenant: Tenant, items: list[Item], plan: dict) -> None:
     their domain is no other entity's. Only people a source names (a From display name, a
     CN) are listed: a bare address is already in the section."""
     customers = {pk for pk, (entity, _) in plan.items() if entity.kind == Entity.Kind.CUSTOMER}
-    people = _outside_people(items, internal_domains(tenant)) if customers else {}
+    if not customers or not any(i.base and i.base.kind in PARTICIPANT_KINDS for i in items):
+        return
+    people = _outside_people(items, internal_domains(tenant))
     if not people:
         return
     addresses = {a for found in people.values() for a in found}
