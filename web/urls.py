@@ -10,5 +10,7 @@ urlpatterns = [
     path("wiki/<str:slug>/confirm", views.wiki_confirm, name="web-wiki-confirm"),
     path("memories/", views.memory_list_view, name="web-memories"),
     path("memories/<int:memory_id>/delete", views.memory_delete_view, name="web-memory-delete"),
+    path("memories/documents", views.document_upload_view, name="web-document-upload"),
     path("context/", views.context_preview, name="web-context"),
+    path("settings/", views.settings_view, name="web-settings"),
 ]

@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
@@ -24,8 +25,11 @@ from django_htmx.http import HttpResponseClientRedirect
 from almanac.errors import ApplicationError
 from almanac.selectors import user_group_keys, user_tenant
 from context.services import context_build
+from documents.selectors import document_list
+from documents.services.documents import document_upload
 from memories.selectors import memory_get_for_user, memory_list, memory_search
 from memories.services.memories import memory_delete
+from skills.optins import skill_optin_set, skill_optins
 from wiki.models import PageSection
 from wiki.permissions import confirmable_stale_ids
 from wiki.search import page_search
@@ -34,6 +38,14 @@ from wiki.services.sections import section_confirm
 from wiki.services.summary import page_summary_for_reader
 
 PER_PAGE = 50
+RECENT_DOCUMENTS = 10
+# Where a document's reading stands, in the reader's language.
+DOCUMENT_STATUS = {
+    "pending": gettext_lazy("waiting to be read"),
+    "read": gettext_lazy("read; looking for clauses"),
+    "done": gettext_lazy("done"),
+    "failed": gettext_lazy("failed"),
+}
 
 # Service errors the web UI can show, in the reader's language (the API keeps the English).
 SERVICE_MESSAGES = {
@@ -136,12 +148,45 @@ def wiki_confirm(request, slug):
 
 @login_required
 def memory_list_view(request):
+    return memories_page(request)
 
+
+def memories_page(request, *, upload_error: str = "", status: int = 200):
+    """The memories page: the reader's memories, their recent documents and the upload form."""
     memory_type = request.GET.get("type", "")
     q = request.GET.get("q", "").strip()[:200]
     memories = memory_list(user=request.user, memory_type=memory_type or None, q=q)
     memories = Paginator(memories, PER_PAGE).get_page(request.GET.get("page"))
-    return render(request, "web/memories.html", {"memories": memories, "type": memory_type, "q": q})
+    documents = [
+        {"document": d, "status": DOCUMENT_STATUS.get(d.status, d.status)}
+        for d in document_list(user=request.user)[:RECENT_DOCUMENTS]
+    ]
+    uploaded = request.GET.get("uploaded", "")
+    context = {"memories": memories, "type": memory_type, "q": q, "documents": documents,
+               "uploaded": int(uploaded) if uploaded.isdigit() else None,
+               "again": request.GET.get("again") == "1", "upload_error": upload_error}  # fmt: skip
+    return render(request, "web/memories.html", context, status=status)
+
+
+@login_required
+@require_POST
+def document_upload_view(request):
+    """The "Add a document" form: the same service as `POST /api/v1/documents`."""
+    upload = request.FILES.get("file")
+    if upload is None:
+        return memories_page(request, upload_error=_("Choose a file to upload."), status=422)
+    if upload.size > settings.DOCUMENT_MAX_BYTES:
+        message = _("The file is larger than %(limit)s bytes.") % {"limit": settings.DOCUMENT_MAX_BYTES}
+        return memories_page(request, upload_error=message, status=413)
+    try:
+        document, created = document_upload(
+            user=request.user, data=upload.read(), filename=upload.name or "",
+            scope=request.POST.get("scope", "user"), scope_key=request.POST.get("scope_key", "").strip() or None,
+        )  # fmt: skip
+    except ApplicationError as exc:
+        return memories_page(request, upload_error=service_message(exc), status=exc.status_code)
+    query = urlencode({"uploaded": document.pk, **({} if created else {"again": 1})})
+    return redirect(f"{reverse('web-memories')}?{query}")
 
 
 @login_required_htmx
@@ -235,3 +280,25 @@ def freshness_rows(freshness: dict[str, dict]) -> list[dict]:
         }
         for name, state in sorted(freshness.items())
     ]
+
+
+# The scheduled skills a reader may opt in to, as the settings page names them.
+SCHEDULED_SKILLS = {
+    "weekly_report": gettext_lazy(
+        "Weekly report: every 7 days, the highlights, decisions, open items and upcoming dates of my"
+        " week (from what I may see), kept as a memory only I can read"
+    ),
+}
+
+
+@login_required
+def settings_view(request):
+    """The reader's settings: which scheduled skills run for them (the weekly report)."""
+    if request.method == "POST":
+        chosen = set(request.POST.getlist("skills"))
+        for name in SCHEDULED_SKILLS:
+            skill_optin_set(user=request.user, name=name, on=name in chosen)
+        return redirect(f"{reverse('web-settings')}?saved=1")
+    on = skill_optins(user=request.user)
+    skills = [{"name": name, "label": label, "on": name in on} for name, label in SCHEDULED_SKILLS.items()]
+    return render(request, "web/settings.html", {"skills": skills, "saved": request.GET.get("saved") == "1"})

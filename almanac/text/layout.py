@@ -9,7 +9,10 @@ from almanac.text.normalize import is_cjk
 
 # A line that ends a paragraph: end punctuation, a colon (a label: "Party A: Acme"), or a
 # line that is only a heading number.
-_ENDS = re.compile(r"[。！？!?；;：:.…”」』)）]\s*$")
+_ENDS = re.compile(r"[。！？!?；;：:.…”」』]\s*$")
+# A line that cannot start a sentence: it goes on from the line before, whatever that ends
+# with ("... Acme Ltd." + "(the Supplier) ...", "... see p." + "12").
+_GOES_ON = re.compile(r"^[a-z(（,，、]")
 # A line that starts a new block whatever the line before it: a numbered clause, a bullet,
 # an article, a label of its own ("甲方：", "Party A:").
 _STARTS = re.compile(
@@ -41,7 +44,8 @@ def unwrap(text: str) -> str:
             wrapped = False
             continue
         previous = out[-1] if out else ""
-        if previous and wrapped and not _ENDS.search(previous) and not _STARTS.match(line):
+        ends = _ENDS.search(previous) and not _GOES_ON.match(line)
+        if previous and wrapped and not ends and not _STARTS.match(line):
             glue = "" if is_cjk(previous[-1]) and is_cjk(line[0]) else " "
             out[-1] = previous + glue + line
         else:

@@ -1,0 +1,65 @@
+"""The "Add a document" form of the memories page (web.views.document_upload_view)."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from bench.quality.contracts_pdf import pdf_bytes
+from documents.models import Document
+from memories.models import Memory
+from tests.documents.contracts import EN_PAGES, ZH_PAGES
+from tests.web.conftest import ZH, login
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_memories_page_offers_the_form_in_the_readers_language(client, alice):
+    body = login(client, alice).get("/memories/", **ZH).content.decode()
+    assert "添加文档" in body and 'enctype="multipart/form-data"' in body and "上传" in body
+    english = client.get("/memories/").content.decode()
+    assert "Add a document" in english and 'name="file"' in english
+
+
+def test_a_contract_uploaded_from_the_form_becomes_clause_memories(
+    client, alice, django_capture_on_commit_callbacks
+):
+    login(client, alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/memories/documents",
+            {
+                "file": SimpleUploadedFile("合同.pdf", pdf_bytes(ZH_PAGES)),
+                "scope": "project",
+                "scope_key": "Apollo",
+            },
+        )
+    document = Document.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/memories/?uploaded={document.pk}"
+    assert (document.owner, document.scope, document.status) == (alice, "project", "done")
+    fee = Memory.objects.get(meta__document_id=document.pk, meta__clause="fee")
+    assert fee.meta["amount"] == "500000·cny" and fee.kind == "clause"
+    page = client.get(response["Location"], **ZH).content.decode()
+    assert "合同.pdf" in page and "已收到：正在读取。" in page and "2 页" in page
+
+
+def test_the_same_file_again_says_so(client, alice):
+    login(client, alice)
+    data = pdf_bytes(EN_PAGES)
+    first = client.post("/memories/documents", {"file": SimpleUploadedFile("a.pdf", data)})
+    again = client.post("/memories/documents", {"file": SimpleUploadedFile("b.pdf", data)})
+    assert again["Location"] == first["Location"] + "&again=1"
+    assert "This file was uploaded already." in client.get(again["Location"]).content.decode()
+
+
+def test_a_refused_upload_is_shown_on_the_page(client, alice):
+    login(client, alice)
+    png = SimpleUploadedFile("contract.pdf", b"\x89PNG\r\n\x1a\n" + bytes(64))
+    response = client.post("/memories/documents", {"file": png})
+    assert response.status_code == 415
+    assert "PNG" in response.content.decode() and 'role="alert"' in response.content.decode()
+    assert client.post("/memories/documents", {}).status_code == 422
+    assert not Document.objects.exists()
+
+
+def test_the_form_needs_a_login(client):
+    response = client.post("/memories/documents", {})
+    assert response.status_code == 302 and "/login" in response["Location"]
