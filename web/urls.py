@@ -13,5 +13,4 @@ urlpatterns = [
     path("memories/documents", views.document_upload_view, name="web-document-upload"),
     path("context/", views.context_preview, name="web-context"),
     path("settings/", views.settings_view, name="web-settings"),
-    path("settings/", views.settings_view, name="web-settings"),
 ]

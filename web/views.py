@@ -30,7 +30,6 @@ from documents.services.documents import document_upload
 from memories.selectors import memory_get_for_user, memory_list, memory_search
 from memories.services.memories import memory_delete
 from skills.optins import skill_optin_set, skill_optins
-from skills.optins import skill_optin_set, skill_optins
 from wiki.models import PageSection
 from wiki.permissions import confirmable_stale_ids
 from wiki.search import page_search
@@ -281,28 +280,6 @@ def freshness_rows(freshness: dict[str, dict]) -> list[dict]:
         }
         for name, state in sorted(freshness.items())
     ]
-
-
-# The scheduled skills a reader may opt in to, as the settings page names them.
-SCHEDULED_SKILLS = {
-    "weekly_report": gettext_lazy(
-        "Weekly report: every 7 days, the highlights, decisions, open items and upcoming dates of my"
-        " week (from what I may see), kept as a memory only I can read"
-    ),
-}
-
-
-@login_required
-def settings_view(request):
-    """The reader's settings: which scheduled skills run for them (the weekly report)."""
-    if request.method == "POST":
-        chosen = set(request.POST.getlist("skills"))
-        for name in SCHEDULED_SKILLS:
-            skill_optin_set(user=request.user, name=name, on=name in chosen)
-        return redirect(f"{reverse('web-settings')}?saved=1")
-    on = skill_optins(user=request.user)
-    skills = [{"name": name, "label": label, "on": name in on} for name, label in SCHEDULED_SKILLS.items()]
-    return render(request, "web/settings.html", {"skills": skills, "saved": request.GET.get("saved") == "1"})
 
 
 # The scheduled skills a reader may opt in to, as the settings page names them.
