@@ -59,10 +59,17 @@ def _titles(api, user):
 def test_a_slack_import_makes_person_pages_titled_by_the_profile_name(
     api, tenant, maren, admin, charlie, imported, tmp_path
 ):
+    deploy = user_create(tenant=tenant, username="deploy", email="deploy@acme.com")
     users = [
         {"id": "U1", "name": "maren", "profile": {"real_name": "Maren Solberg", "email": "maren@acme.com"}},
         {"id": "U2", "name": "admin", "profile": {"real_name": "Site Admin", "email": "admin@acme.com"}},
-        {"id": "B1", "name": "deploybot", "is_bot": True, "profile": {"real_name": "Deploy Bot"}},
+        # a bot with the e-mail of a service account someone made a user for
+        {
+            "id": "B1",
+            "name": "deploybot",
+            "is_bot": True,
+            "profile": {"real_name": "Deploy Bot", "email": "deploy@acme.com"},
+        },
     ]
     messages = [
         {
@@ -79,7 +86,7 @@ def test_a_slack_import_makes_person_pages_titled_by_the_profile_name(
     assert _titles(api, "charlie") == {"Maren Solberg"}
     entity = Entity.objects.get(kind="person", user=maren)
     assert entity.name == "Maren Solberg" and "maren" in entity.aliases
-    assert not Entity.objects.filter(kind="person", user=admin).exists()
+    assert not Entity.objects.filter(kind="person", user__in=[admin, deploy]).exists()
     page = api.get("/wiki/pages/maren-solberg", user="charlie").json()
     assert "Kick-off notes" in " ".join(s["content"] for s in page["sections"])
 
