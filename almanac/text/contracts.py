@@ -31,7 +31,7 @@ _START = re.compile(
 )
 _TERM = re.compile(
     r"\b(?:initial\s+)?term\b|\bremain\s+in\s+(?:full\s+)?(?:force|effect)\b|\bvalid\s+(?:for|until)\b|"
-    r"\bexpir(?:e|es|y|ation)\b|\bperiod\s+of\s+this\s+agreement\b|期限|有效期|届满|到期|止",
+    r"\bexpir(?:e|es|y|ation)\b|\bperiod\s+of\s+this\s+agreement\b|期限|有效期|届满|期满|到期|止",
     _I,
 )
 _RENEWAL = re.compile(r"\brenew\w*|\bextended\s+automatically\b|续约|续期|续签|续订|自动延续|顺延", _I)
@@ -120,7 +120,8 @@ def governing_law(sentence: str) -> str | None:
 
 
 def _clean_party(name: str) -> str:
-    return re.sub(r"^(?:the\s+)?", "", name.strip(" \t,;:“”\"'"), flags=_I).strip()
+    name = re.sub(r"^(?:the\s+)?", "", name.strip(" \t,;:“”\"'"), flags=_I)
+    return re.sub(r"^(?:本(?:合同|协议))?(?:由|经)", "", name).strip()
 
 
 def parties(text: str) -> list[str]:

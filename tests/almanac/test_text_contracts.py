@@ -1,0 +1,90 @@
+"""almanac.text.contracts and .layout: which clause a contract sentence states, the parties
+and governing law, and page lines joined back into sentences (zh and en)."""
+
+import pytest
+
+from almanac.text.contracts import clause_types, governing_law, parties, recurring_period
+from almanac.text.dates import dates_stated
+from almanac.text.layout import unwrap
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kinds"),
+    [
+        ("This Agreement commences on March 1, 2026 and continues for an initial term of 12 months.",
+         {"start_date", "term"}),
+        ("Either party may terminate this Agreement upon thirty days' written notice for material breach.",
+         {"termination"}),
+        ("The Agreement renews automatically unless notice is given 60 days before the end of the term.",
+         {"renewal", "notice", "term"}),
+        ("Customer shall pay an annual fee of USD 120,000 within 30 days of invoice.", {"fee", "payment_terms"}),
+        ("This Agreement is governed by the laws of the State of New York.", {"governing_law"}),
+        ("本合同自双方签字盖章之日起生效，有效期三年。", {"start_date", "term"}),
+        ("合同期满前三十日，任何一方可书面通知对方不再续约。", {"renewal", "notice", "term"}),
+        ("甲方应于每季度末支付服务费人民币10万元。", {"fee", "payment_terms"}),
+        ("本合同适用中华人民共和国法律。", {"governing_law"}),
+    ],
+)  # fmt: skip
+def test_a_sentence_says_which_clauses_it_states(sentence, kinds):
+    assert set(clause_types(sentence)) == kinds
+
+
+@pytest.mark.parametrize("heading", ["8. Termination", "Fees and Payment", "第八条 合同解除", "第三条 费用"])
+def test_a_heading_states_no_clause(heading):
+    assert clause_types(heading) == []
+
+
+def test_governing_law_names_the_jurisdiction():
+    assert (
+        governing_law("This Agreement shall be governed by the laws of England and Wales.")
+        == "England and Wales"
+    )
+    assert governing_law("The laws of Singapore shall govern this Agreement.") == "Singapore"
+    assert governing_law("本合同受中华人民共和国香港特别行政区法律管辖。") == "中华人民共和国香港特别行政区"
+    assert governing_law("The parties shall comply with all applicable laws.") is None
+
+
+def test_parties_from_labels_or_between():
+    assert parties("甲方：北京星河科技有限公司\n乙方（服务方）：上海云帆信息技术有限公司\n") == [
+        "北京星河科技有限公司",
+        "上海云帆信息技术有限公司",
+    ]
+    text = 'This Agreement is made between Acme Corp. ("Client") and Globex GmbH ("Vendor").'
+    assert parties(text) == ["Acme Corp.", "Globex GmbH"]
+    assert parties("本合同由北京星河科技有限公司与上海云帆信息技术有限公司签订。") == [
+        "北京星河科技有限公司",
+        "上海云帆信息技术有限公司",
+    ]
+
+
+def test_a_recurring_amount_says_its_period():
+    assert recurring_period("an annual subscription fee of USD 120,000") == "year"
+    assert recurring_period("每月服务费人民币2万元") == "month"
+    assert recurring_period("a one-time fee of USD 5,000") == ""
+
+
+def test_whole_dates_in_order_zh_and_en():
+    assert [d.isoformat() for _, d in dates_stated("自2026年1月1日起至2027年12月31日止")] == [
+        "2026-01-01",
+        "2027-12-31",
+    ]
+    found = dates_stated("effective as of March 1, 2026 and ending on 28 February 2027")
+    assert [d.isoformat() for _, d in found] == ["2026-03-01", "2027-02-28"]
+    assert dates_stated("on Friday, 3月1日") == []  # no year: nothing to resolve against
+
+
+def test_wrapped_lines_are_joined_and_headings_kept():
+    page = (
+        "1. Term\n"
+        "This Agreement commences on March 1, 2026 and continues for an initial term of twelve (12)\n"
+        "months.\n"
+        "第一条 合同期限\n"
+        "本合同期限为两年，自2026年1月1日起至2027年12月31日止。合同期满后自动续期一年，除非任何一\n"
+        "方在期满前三十日书面通知对方。\n"
+    )
+    assert unwrap(page).split("\n") == [
+        "1. Term",
+        "This Agreement commences on March 1, 2026 and continues for an initial term of twelve (12) months.",
+        "第一条 合同期限",
+        "本合同期限为两年，自2026年1月1日起至2027年12月31日止。合同期满后自动续期一年，除非任何一方在期满前三十日书面通知对方。",
+    ]
