@@ -99,6 +99,7 @@ def test_all_builtins_are_synced():
     skill_sync_builtins()
     assert set(Skill.objects.filter(builtin=True).values_list("name", flat=True)) == {
         "compress",
+        "contract_clauses",
         "fact_extract",
         "preference_extract",
         "summarize",

@@ -177,3 +177,13 @@ def test_the_schedule_keeps_a_report_for_who_opted_in(alice, bob, week):
     assert not Memory.objects.filter(owner=bob, kind="summary").exists()  # bob did not opt in
     SkillOptIn.objects.filter(user=alice).update(last_run_at=timezone.now() - timedelta(days=7, minutes=1))
     assert skill_optins_task() == 1
+
+
+def test_the_schedule_is_set_up():
+    from django_q.models import Schedule
+
+    from almanac.schedules import setup_schedules
+
+    assert "skills-opted-in" in setup_schedules()
+    schedule = Schedule.objects.get(name="skills-opted-in")
+    assert (schedule.func, schedule.minutes) == ("skills.tasks.skill_optins_task", 60)
