@@ -77,7 +77,7 @@ _ZH_BETWEEN = re.compile(
     r"(?:（[^）]{0,20}）)?\s*(?:与|和|同)\s*(?:乙方)?(?P<b>[^\s，。；、（(]{2,40}?(?:公司|集团|大学|研究院|中心|事务所|银行))"
 )
 _YEARLY = re.compile(
-    r"\bannual(?:ly)?\b|\bper\s+(?:year|annum)\b|\byearly\b|\beach\s+year\b|年费|每年|每一年", _I
+    r"\bannual(?:ly)?\b|\bper\s+(?:year|annum)\b|\byearly\b|\beach\s+year\b|年费|年度|每年|每一年", _I
 )
 _MONTHLY = re.compile(r"\bmonthly\b|\bper\s+month\b|\beach\s+month\b|月费|每月|每个月", _I)
 # Narrower lines are headings ("8. Termination", "第八条 合同解除"), not clauses (a Chinese
@@ -151,6 +151,6 @@ def notice_word_at(sentence: str) -> int | None:
     return match.start() if match else None
 
 
-def renewal_word_at(sentence: str) -> int | None:
-    match = _RENEWAL.search(sentence)
-    return match.start() if match else None
+def renewal_words(sentence: str) -> list[int]:
+    """Where each word of renewal ends ("renews", "续期"): the renewed term is said after one."""
+    return [match.end() for match in _RENEWAL.finditer(sentence)]

@@ -1,6 +1,7 @@
 """Retrieval-quality benchmark: dev sets (a) English conversations, (b) Chinese dialogue
 memories, (c) company questions over imported exports, (d) a generated company's exports
-in three arrival orders, (e) cross-language notes. See bench/quality/README.md.
+in three arrival orders, (e) cross-language notes, (f) contract clauses (bench/quality/contracts.py,
+`--sets f`). See bench/quality/README.md.
 
     ALMANAC_DB_NAME=almanac_bench_quality .venv/bin/python bench/quality/run.py            # load once, then query
     ALMANAC_DB_NAME=almanac_bench_quality .venv/bin/python bench/quality/run.py --reload   # rebuild the data
@@ -46,7 +47,7 @@ from almanac.search import keyword  # noqa: E402
 from almanac.search.embeddings import embed, embed_query  # noqa: E402
 from almanac.services.tenancy import tenant_create  # noqa: E402
 from almanac.services.users import user_create  # noqa: E402
-from bench.quality import company, company_orders, conversations, crosslang, dialogues_zh  # noqa: E402
+from bench.quality import company, company_orders, contracts, conversations, crosslang, dialogues_zh  # noqa: E402
 from memories.models import CORPUS, Memory  # noqa: E402
 from memories.selectors import SEARCH_TYPES, memory_search, nearest  # noqa: E402
 from memories.services.memories import memory_create  # noqa: E402
@@ -495,6 +496,8 @@ def report(results: dict) -> str:
         out.append(company_orders.report(results["d"]))
     if "e" in results:
         out.append(crosslang.report(results["e"]))
+    if "f" in results:
+        out.append(contracts.report(results["f"]))
     if results.get("nonsense", {}).get("queries"):
         out.append("\nNonsense queries (results returned):")
         for row in results["nonsense"]["queries"]:
@@ -534,7 +537,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reload", action="store_true", help="rebuild the data of the chosen sets")
     parser.add_argument("--quick", action="store_true", help="a quarter of the questions")
-    parser.add_argument("--sets", default="abcde", help="which sets: any of a, b, c, d, e (default abcde)")
+    parser.add_argument("--sets", default="abcde", help="which sets: any of a, b, c, d, e, f (default abcde)")
     parser.add_argument(
         "--out", default=None, help="results file (default bench/quality/results.json; quick: none)"
     )
@@ -554,7 +557,8 @@ def main() -> None:
                     ("c", lambda: run_c(args.quick)),
                     ("d", lambda: company_orders.run(quick=args.quick, reload=args.reload, no_touch=_no_touch(),
                                                      details=args.details)),
-                    ("e", lambda: crosslang.run(eval_memories, _no_touch(), manifest["e"]))):  # fmt: skip
+                    ("e", lambda: crosslang.run(eval_memories, _no_touch(), manifest["e"])),
+                    ("f", lambda: contracts.run(quick=args.quick))):  # fmt: skip
         if key in sets:
             started = time.perf_counter()
             results[key] = fn()

@@ -22,6 +22,7 @@ from almanac.text.contracts import (
     notice_word_at,
     parties,
     recurring_period,
+    renewal_words,
 )
 from almanac.text.dates import dates_stated, parse_iso
 from almanac.text.durations import Duration, durations, term_end
@@ -150,6 +151,13 @@ def _nearest(found: list[Duration], at: int | None) -> Duration | None:
     return min(found, key=lambda d: min(abs(d.start - at), abs(d.end - at)))
 
 
+def _renewed_term(spans: list[Duration], sentence: str) -> Duration | None:
+    """The renewed term: the duration said soonest after a word of renewal ("续期一年",
+    "renews for successive one-year periods"), not the notice period said elsewhere."""
+    pairs = [(d.start - at, d) for at in renewal_words(sentence) for d in spans if d.start >= at]
+    return min(pairs, key=lambda pair: pair[0])[1] if pairs else None
+
+
 def _read_dates(found: _Found, kinds: list[str], page: int, sentence: str) -> None:
     dates = [when for _, when in dates_stated(sentence)]
     if "start_date" in kinds and dates and found.start is None and found.take("start_date", page, sentence):
@@ -169,11 +177,13 @@ def _read_periods(found: _Found, kinds: list[str], page: int, sentence: str) -> 
     if "term" in kinds and not renewing and spans and found.term is None and term_here:
         found.take("term", page, sentence)
         found.term = spans[0]
-    notice = _nearest(spans, notice_word_at(sentence)) if "notice" in kinds else None
+    renewed = _renewed_term(spans, sentence) if "renewal" in kinds else None
+    rest = [d for d in spans if d is not renewed]
+    notice = _nearest(rest, notice_word_at(sentence)) if "notice" in kinds else None
     if notice and found.take("notice", page, sentence):
         found.notice = notice
     if "renewal" in kinds and found.take("renewal", page, sentence):
-        found.renewal_term = next((d for d in spans if d is not notice), None)
+        found.renewal_term = renewed
         stated = dates_stated(sentence)
         found.renewal = stated[0][1] if stated else None
     if "payment_terms" in kinds and not renewing and spans and found.take("payment_terms", page, sentence):
