@@ -14,7 +14,7 @@ SUMMARY_INPUT = {"text": "Acme renewed the contract for $1.2M on 2025-03-12.", "
 def subscribed():
     seen = []
     registry.subscribe(
-        "document.uploaded",
+        "fact.confirmed",
         "summarize",
         to_input=lambda payload: (
             {"text": payload["content"], "max_tokens": 50} if payload.get("content") else None
@@ -22,7 +22,7 @@ def subscribed():
         on_output=lambda payload, output: seen.append((payload["id"], output["summary"])),
     )
     yield seen
-    registry.unsubscribe("document.uploaded", "summarize")
+    registry.unsubscribe("fact.confirmed", "summarize")
 
 
 def test_publish_runs_subscribed_skill_after_commit(
@@ -31,7 +31,7 @@ def test_publish_runs_subscribed_skill_after_commit(
     settings.LLM_BASE_URL = ""
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         keys = bus.publish(
-            "document.uploaded", {"id": 7, "content": "Acme renewed for $1.2M."}, tenant_id=tenant.id
+            "fact.confirmed", {"id": 7, "content": "Acme renewed for $1.2M."}, tenant_id=tenant.id
         )
     assert len(keys) == 1 and not SkillRun.objects.exists()  # nothing before the commit
     for callback in callbacks:
@@ -39,7 +39,7 @@ def test_publish_runs_subscribed_skill_after_commit(
     run = SkillRun.objects.get()
     assert (run.skill_name, run.trigger, run.event_key, run.tenant) == (
         "summarize",
-        "event:document.uploaded",
+        "event:fact.confirmed",
         keys[0],
         tenant,
     )
@@ -55,42 +55,42 @@ def test_event_without_subscribers_enqueues_nothing(django_capture_on_commit_cal
 def test_event_task_is_idempotent_per_delivery(settings, subscribed):
     settings.LLM_BASE_URL = ""
     payload = {"id": 3, "content": "Carol owns PRD-2024-013."}
-    skill_event_task("summarize", "document.uploaded", payload, None, "key-1")
-    skill_event_task("summarize", "document.uploaded", payload, None, "key-1")  # a retried delivery
+    skill_event_task("summarize", "fact.confirmed", payload, None, "key-1")
+    skill_event_task("summarize", "fact.confirmed", payload, None, "key-1")  # a retried delivery
     assert SkillRun.objects.count() == 1
     assert subscribed == [(3, "Carol owns PRD-2024-013.")] * 2  # on_output must itself be idempotent
 
 
 def test_to_input_can_skip_a_payload(settings, subscribed):
     settings.LLM_BASE_URL = ""
-    skill_event_task("summarize", "document.uploaded", {"id": 4}, None, "key-2")
+    skill_event_task("summarize", "fact.confirmed", {"id": 4}, None, "key-2")
     assert not SkillRun.objects.exists() and subscribed == []
 
 
 def test_admin_defined_skill_subscribes_by_events(settings, django_capture_on_commit_callbacks):
     settings.LLM_BASE_URL = ""
-    Skill.objects.create(name="contract_clauses", prompt="List clauses", events=["document.uploaded"])
-    Skill.objects.create(name="off", prompt="x", events=["document.uploaded"], enabled=False)
-    assert bus.subscribers("document.uploaded") == ["contract_clauses"]
+    Skill.objects.create(name="clause_lister", prompt="List clauses", events=["fact.confirmed"])
+    Skill.objects.create(name="off", prompt="x", events=["fact.confirmed"], enabled=False)
+    assert bus.subscribers("fact.confirmed") == ["clause_lister"]
     with django_capture_on_commit_callbacks(execute=True):
-        bus.publish("document.uploaded", {"text": "Clause 1"})
+        bus.publish("fact.confirmed", {"text": "Clause 1"})
     run = SkillRun.objects.get()  # no LLM configured: a prompt-only skill fails, recorded
     assert (run.skill_name, run.status, run.trigger) == (
-        "contract_clauses",
+        "clause_lister",
         "failed",
-        "event:document.uploaded",
+        "event:fact.confirmed",
     )
 
 
 def test_disabled_builtin_is_not_a_subscriber(subscribed):
     skill_sync_builtins()
-    assert bus.subscribers("document.uploaded") == ["summarize"]
+    assert bus.subscribers("fact.confirmed") == ["summarize"]
     Skill.objects.filter(name="summarize").update(enabled=False)
-    assert bus.subscribers("document.uploaded") == []
+    assert bus.subscribers("fact.confirmed") == []
 
 
 def test_bad_event_input_is_recorded_not_raised(settings):
     settings.LLM_BASE_URL = ""
-    skill_event_task("summarize", "document.uploaded", {"text": "x"}, None, "key-3")  # max_tokens missing
+    skill_event_task("summarize", "fact.confirmed", {"text": "x"}, None, "key-3")  # max_tokens missing
     run = SkillRun.objects.get()
     assert run.status == "failed" and "max_tokens" in run.error
