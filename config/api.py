@@ -41,6 +41,7 @@ ERROR_MEANINGS = {
     409: "Conflicts with the current state",
     413: "The request body is larger than MAX_BODY_BYTES",
     414: "The request line (method, URL with its query, version) is longer than 8,190 bytes",
+    415: "The uploaded file's type is not one the operation takes",
     422: "A field or parameter is missing, malformed or out of range",
     429: "Over the rate limit: retry after Retry-After seconds",
     431: "A header longer than 8,190 bytes, or more than 100 headers",
