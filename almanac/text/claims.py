@@ -117,13 +117,23 @@ def _key_tokens(text: str, *, identifiers: bool = False) -> list[str]:
     text = ZH_RELATIVE_DATE.sub(" ", _without_numbers(text, bare=not identifiers))
     change = _change_tokens()
     return [
-        t
+        settled(t)
         for t in segment(text)
         if t not in change
         and t not in NEGATION_WORDS_ZH
         and t not in CALENDAR_WORDS
         and (identifiers or (not re.search(r"\d", t) and not _numeral(t)))
     ]
+
+
+def settled(token: str) -> str:
+    """A stem stemmed again until it stays ("expense" → "expens" → "expen"), so that a key
+    read a second time reads the same."""
+    while True:
+        again = segment(token)
+        if len(again) != 1 or again[0] == token:
+            return token
+        token = again[0]
 
 
 def _without_numbers(text: str, *, bare: bool) -> str:
@@ -149,6 +159,9 @@ def key_normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text or "").strip()
     if _stored(text):
         return text[:MAX_KEY_CHARS]
+    words, marked, attribute = text.partition(" ·")
+    if marked and attribute.isalpha() and words == words.lower() and not re.search(r"[._·]", words):
+        return key_settle(text)[:MAX_KEY_CHARS]  # a stored key whose stems were not settled yet
     subject, _, last = text.rpartition(".")
     attribute = _KEY_ATTRIBUTES.get(last.strip().lower()) if subject else None
     if attribute:  # "Apollo.owner", "Apollo.负责人": the attribute as `claim` marks it
@@ -165,6 +178,15 @@ _KEY_ATTRIBUTES = {
 }
 
 
+def key_settle(key: str) -> str:
+    """A stored key with each word's stem settled (`settled`); its attribute stays."""
+    if key.startswith("·"):
+        return key
+    words, marked, attribute = key.partition(" ·")
+    tokens = sorted({settled(t) for t in words.split(" ") if t})
+    return " ".join(tokens) + (f" ·{attribute}" if marked else "")
+
+
 def _stored(key: str) -> bool:
     words, _, attribute = key.partition(" ·")
     if key.startswith("·") or (attribute and not attribute.isalpha()):
@@ -172,7 +194,12 @@ def _stored(key: str) -> bool:
     tokens = words.split(" ")
     if tokens != sorted(set(tokens)) or "." in words or "_" in words:
         return False
-    return all(_key_tokens(t, identifiers=True) == [t] for t in tokens)
+    # Chinese words are stored beside their parts (负责人, 负责, 责人), and a part alone may
+    # segment otherwise (责人 → 责, 人): a word the segmenter keeps anything of is stored.
+    return all(
+        (found := _key_tokens(t, identifiers=True)) == [t] or (bool(found) and not t.isascii())
+        for t in tokens
+    )
 
 
 def _values(text: str) -> frozenset[str]:
