@@ -56,12 +56,25 @@ def _rows_for_skill(sender, *, source: str, user, since, until, **kwargs) -> lis
 
 @receiver(memory_for_skill, dispatch_uid="memories.memory_for_skill")
 def _memory_for_skill(
-    sender, *, user, content, memory_type, kind, occurred_at, meta, reason, **kwargs
+    sender,
+    *,
+    user,
+    content,
+    memory_type,
+    kind,
+    occurred_at,
+    meta,
+    reason,
+    scope="user",
+    scope_key=None,
+    **kwargs,
 ) -> int:
     memory, _ = memory_create(
         owner=user,
         content=content,
         memory_type=memory_type,
+        scope=scope,
+        scope_key=scope_key,
         kind=kind,
         occurred_at=occurred_at,
         meta=meta,

@@ -8,13 +8,19 @@ private text (a run has no acl to check it against).
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 import jsonschema
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import CharField, F, Func, Q, Value
-from django.urls import reverse
-from django.utils.html import format_html
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext as _t
+from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
 from almanac.admin_mixins import (
@@ -23,10 +29,20 @@ from almanac.admin_mixins import (
     SuperuserOnlyAdminMixin,
     TenantScopedAdminMixin,
 )
-from skills import bus
+from skills import bus, prompt_skill
 from skills.models import Skill, SkillRun
-from skills.permissions import may_delete_runs, reads_run_contents
-from skills.services import skill_sync_builtins
+from skills.permissions import may_delete_runs, may_test_run, reads_run_contents
+from skills.selectors import skill_run_stats
+from skills.services import skill_sync_builtins, skill_test_run
+
+OUTPUT_FIELDS = [
+    "output_to",
+    "output_field",
+    "output_scope",
+    "output_kind",
+    "output_memory_type",
+    "output_page",
+]
 
 
 def _pretty(value) -> str:
@@ -48,7 +64,25 @@ class SkillForm(forms.ModelForm):
             "output_schema",
             "events",
             "enabled",
+            *OUTPUT_FIELDS,
         ]
+        widgets = {
+            "output_kind": forms.Select(choices=[("", "—"), *((k, k) for k in prompt_skill.MEMORY_KINDS)]),
+            "output_memory_type": forms.Select(choices=[(t, t) for t in prompt_skill.MEMORY_TYPES]),
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, default in (("output_to", Skill.OutputTo.NONE), ("output_memory_type", "semantic")):
+            if name in self.fields:  # left out: the default (no destination, semantic memories)
+                self.fields[name].required = False
+                self.fields[name].initial = default
+
+    def clean_output_to(self):
+        return self.cleaned_data.get("output_to") or Skill.OutputTo.NONE
+
+    def clean_output_memory_type(self):
+        return self.cleaned_data.get("output_memory_type") or "semantic"
 
     def clean_input_schema(self):
         return self._schema("input_schema")
@@ -73,11 +107,58 @@ class SkillForm(forms.ModelForm):
             raise forms.ValidationError(f"unknown events {unknown}; known: {list(bus.EVENTS)}")
         return events
 
+    def clean_output_scope(self):
+        value = (self.cleaned_data.get("output_scope") or "").strip()
+        if prompt_skill.scope_parse(value) is None:
+            raise forms.ValidationError(
+                _("empty (the event's scope), user, tenant, dept:<key> or project:<key>")
+            )
+        return value
+
     def clean(self):
         data = super().clean()
         if not (self.instance and self.instance.builtin) and not (data.get("prompt") or "").strip():
             self.add_error("prompt", "a prompt-only skill needs a prompt")
+        if data.get("output_to", Skill.OutputTo.NONE) != Skill.OutputTo.NONE:
+            self._check_output(data)
         return data
+
+    def _check_output(self, data: dict) -> None:
+        """A destination needs the output field it keeps, declared as text (or a list of
+        texts) by the output schema; a page section, a page (configured or an output field)."""
+        properties = (data.get("output_schema") or {}).get("properties") or {}
+        name = (data.get("output_field") or "").strip()
+        declared = properties.get(name) if isinstance(properties, dict) else None
+        if not name:
+            self.add_error("output_field", _("name the output field whose text is kept"))
+        elif not isinstance(declared, dict) or declared.get("type") not in ("string", "array"):
+            self.add_error(
+                "output_field",
+                _("the output schema must declare this field as a string or an array of strings"),
+            )
+        page_declared = (
+            isinstance(properties, dict) and (properties.get("page") or {}).get("type") == "string"
+        )
+        page_given = bool((data.get("output_page") or "").strip())
+        if data.get("output_to") == Skill.OutputTo.SECTION and not (page_given or page_declared):
+            self.add_error(
+                "output_page", _('give the page title, or declare a string field "page" in the output schema')
+            )
+
+
+class TestRunForm(forms.Form):
+    input = forms.JSONField(
+        label=_("Sample input (JSON)"),
+        initial=dict,
+        widget=forms.Textarea(attrs={"rows": 12, "cols": 80}),
+        help_text=_('As an event\'s payload would be, e.g. {"text": "…", "user_id": 1, "scope": "user"}.'),
+    )
+
+    def clean_input(self):
+        value = self.cleaned_data.get("input")
+        if not isinstance(value, dict):
+            raise forms.ValidationError(_("a JSON object"))
+        return value
 
 
 @admin.register(Skill)
@@ -102,8 +183,80 @@ class SkillAdmin(SuperuserOnlyAdminMixin, ScopedHistoryAdminMixin, SimpleHistory
                 "output_schema",
                 "events",
                 "builtin",
+                *OUTPUT_FIELDS,
+                "run_stats",
             ]
-        return ["builtin"]
+        return ["builtin", "run_stats", "test_run"] if obj is not None else ["builtin"]
+
+    def get_fields(self, request, obj=None):
+        fields = [f for f in super().get_fields(request, obj) if f not in ("run_stats", "test_run")]
+        if obj is None:
+            return fields
+        return [*fields, "run_stats"] + ([] if obj.builtin else ["test_run"])
+
+    @admin.display(description=_("runs"))
+    def run_stats(self, obj):
+        """Runs by trigger (each a link to those runs), the failure rate and the last error."""
+        stats = skill_run_stats(obj.name)
+        runs_url = reverse("admin:skills_skillrun_changelist")
+        rows = format_html_join(
+            "",
+            '<tr><td><a href="{}?{}">{}</a></td><td>{}</td><td>{}</td></tr>',
+            (
+                (runs_url, urlencode({"skill_name": obj.name, "trigger_kind": r["trigger"]}), r["trigger"])
+                + (r["runs"], r["failed"])
+                for r in stats["by_trigger"]
+            ),
+        )
+        rate = "—" if stats["failure_rate"] is None else f"{stats['failure_rate']:.0%}"
+        last = stats["last_error"]
+        error = "—"
+        if last is not None:
+            error = format_html(
+                '<a href="{}">#{}</a> {} {}',
+                reverse("admin:skills_skillrun_change", args=[last["id"]]),
+                last["id"],
+                last["trigger"],
+                last["error"][
+                    :500
+                ],  # skills are superusers' (SuperuserOnlyAdminMixin): they read run contents
+            )
+        return format_html(
+            "<table><tr><th>{}</th><th>{}</th><th>{}</th></tr>{}</table><p>{}: {} ({} / {})</p><p>{}: {}</p>",
+            _t("trigger"), _t("runs"), _t("failed"), rows,
+            _t("failure rate"), rate, stats["failed"], stats["total"],
+            _t("last error"), error,
+        )  # fmt: skip
+
+    @admin.display(description=_("Test run"))
+    def test_run(self, obj):
+        url = reverse("admin:skills_skill_test_run", args=[obj.pk])
+        return format_html('<a class="button" href="{}">{}</a>', url, _t("Test run"))
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.test_run_view)
+        return [path("<int:pk>/test-run/", view, name="skills_skill_test_run"), *super().get_urls()]
+
+    def test_run_view(self, request, pk: int):
+        """Run the prompt skill on sample input: the prompt sent, the output, its validation,
+        and what an event's run would keep. Nothing is recorded or kept."""
+        skill = get_object_or_404(Skill, pk=pk, builtin=False)
+        if not (self.has_view_permission(request, skill) and may_test_run(request.user)):
+            raise PermissionDenied
+        form = TestRunForm(request.POST or None)
+        result = (
+            skill_test_run(name=skill.name, input=form.cleaned_data["input"]) if form.is_valid() else None
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "original": skill,
+            "title": _t("Test run of %(name)s") % {"name": skill.name},
+            "form": form,
+            "result": result,
+            "pretty": _pretty(result["output"]) if result and result["output"] is not None else "",
+        }
+        return TemplateResponse(request, "admin/skills/skill/test_run.html", context)
 
     def has_delete_permission(self, request, obj=None):
         return super().has_delete_permission(request, obj) and not (obj and obj.builtin)
@@ -152,6 +305,19 @@ class TriggerKindFilter(admin.SimpleListFilter):
         return queryset.filter(Q(trigger=value) | Q(trigger__startswith=f"{value}:"))
 
 
+class EventFilter(admin.SimpleListFilter):
+    """Runs an event made (trigger `event:<name>`), by event."""
+
+    title = "event"
+    parameter_name = "event"
+
+    def lookups(self, request, model_admin):
+        return [(event, event) for event in bus.EVENTS]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(trigger=f"event:{self.value()}") if self.value() else queryset
+
+
 @admin.register(SkillRun)
 class SkillRunAdmin(HiddenFieldsAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     hidden_fields = ("input", "output", "error")
@@ -167,7 +333,7 @@ class SkillRunAdmin(HiddenFieldsAdminMixin, TenantScopedAdminMixin, admin.ModelA
         "trigger",
         "tenant",
     ]
-    list_filter = ["status", "skill_name", TriggerKindFilter, "used_llm", "tenant", "created_at"]
+    list_filter = ["status", "skill_name", TriggerKindFilter, EventFilter, "used_llm", "tenant", "created_at"]
     search_fields = ["skill_name", "trigger", "input_digest", "error", "event_key"]
     date_hierarchy = "created_at"
     list_select_related = ["tenant"]
@@ -188,6 +354,7 @@ class SkillRunAdmin(HiddenFieldsAdminMixin, TenantScopedAdminMixin, admin.ModelA
         "error",
         "input_pretty",
         "output_pretty",
+        "kept",
     ]
     readonly_fields = fields
     content_fields = ["error", "input_pretty", "output_pretty"]

@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 
@@ -25,6 +26,39 @@ class Skill(models.Model):
     )
     enabled = models.BooleanField(default=True)
     builtin = models.BooleanField(default=False, editable=False)
+
+    class OutputTo(models.TextChoices):
+        NONE = "none", _("nowhere (the run log only)")
+        MEMORY = "memory", _("memories")
+        SECTION = "section", _("a page section")
+
+    # Where a prompt skill's validated output goes when an event runs it
+    # (skills.prompt_skill.output_keep; docs/llm.md, How to write a prompt skill).
+    output_to = models.CharField(
+        _("output goes to"), max_length=10, choices=OutputTo.choices, default=OutputTo.NONE
+    )
+    output_field = models.CharField(
+        _("output field kept"),
+        max_length=100,
+        blank=True,
+        help_text=_("The output field whose text is kept: a string, or a list of strings (one memory each)."),
+    )
+    output_scope = models.CharField(
+        _("memory scope"),
+        max_length=300,
+        blank=True,
+        help_text=_(
+            "Empty: the event's scope (else the acting user's own); or user, tenant, dept:<key>, project:<key>."
+        ),
+    )
+    output_kind = models.CharField(_("memory kind"), max_length=16, blank=True)
+    output_memory_type = models.CharField(_("memory type"), max_length=16, default="semantic")
+    output_page = models.CharField(
+        _("page title"),
+        max_length=300,
+        blank=True,
+        help_text=_('Page section: the title of its page; empty: the output\'s field "page".'),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -44,6 +78,7 @@ class SkillRun(models.Model):
         SUCCESS = "success", "success"
         FAILED = "failed", "failed"
         FALLBACK = "fallback", "fallback (LLM failed, offline result)"
+        SKIPPED = "skipped", "skipped (an event made by a prompt skill's own output)"
 
     skill_name = models.CharField(max_length=100)
     version = models.CharField(max_length=40, blank=True)
@@ -62,6 +97,9 @@ class SkillRun(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0, help_text="LLM requests made")
     duration_ms = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    kept = models.JSONField(
+        null=True, blank=True, help_text='where the output was kept: {"memories": [ids]} or {"section": id}'
+    )
     event_key = models.CharField(max_length=64, blank=True, help_text="Event delivery id (bus runs)")
     created_at = models.DateTimeField(auto_now_add=True)
 

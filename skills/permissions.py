@@ -13,3 +13,9 @@ def reads_run_contents(user) -> bool:
 def may_delete_runs(user) -> bool:
     """Skill runs are an append-only log: superusers delete them, for retention clean-up only."""
     return sees_everything(user)
+
+
+def may_test_run(user) -> bool:
+    """A Test run sends sample text to the configured LLM with a skill's prompt: those who
+    manage the installation's skills (superusers)."""
+    return sees_everything(user)

@@ -8,7 +8,11 @@ Outcome rules (also in docs/llm.md):
 - No LLM configured: the offline fallback (status `success`, `used_llm` false); a
   prompt-only skill fails.
 - Invalid input: `ApplicationError` 422 (recorded as a failed run).
+- Run by an event, a prompt skill that declares where its output goes keeps it there
+  (`skills.prompt_skill.output_keep`) in the transaction that records the run: both or
+  neither; an output that cannot be kept makes a failed run that kept nothing.
 Every call writes exactly one `SkillRun` row (for `log_later` calls, a moment later).
+`skill_test_run` (the admin's Test run) runs a prompt skill and records and keeps nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from django.utils import timezone
 from almanac.buffer import WriteBuffer
 from almanac.errors import ApplicationError
 from almanac.search.rows import instance, select_list
-from skills import llm, registry
+from skills import llm, prompt_skill, registry
 from skills.models import Skill, SkillRun
 from skills.prompt_skill import PromptSkill
 
@@ -318,10 +322,15 @@ def skill_run(
     outcome = _Outcome(errors=[e for e in (broken, problem) if e])
     if not outcome.errors and not row.enabled:
         outcome.errors.append(f"skill {name!r} is disabled")
-    if not outcome.errors:
+    keeps = prompt_skill.keeps(row, trigger)
+    if not outcome.errors and keeps and prompt_skill.made_by_prompt_skill(input):
+        outcome.status = SkillRun.Status.SKIPPED
+        outcome.errors.append("skipped: the event came from what a prompt skill kept (no skill feeds on it)")
+    elif not outcome.errors:
         outcome = _execute(skill, input)
-    if outcome.output is not None and not skill_output_valid(name, outcome.output, skill=skill):
-        outcome.errors.append("output does not match the output schema")
+    invalid = _output_problem(skill, outcome.output) if outcome.output is not None else None
+    if invalid:
+        outcome.errors.append(invalid)
         outcome.output, outcome.status = None, SkillRun.Status.FAILED
     later = log_later and outcome.output is not None and not problem and not connection.in_atomic_block
     run = _run_row(
@@ -338,22 +347,82 @@ def skill_run(
     if later:
         _later.add([run])
         return SkillOutput(outcome.output, used_llm=outcome.used_llm)
-    run.save()
+    if keeps and outcome.output is not None:
+        _save_kept(run, row=row, input=input, tenant=tenant)
+    else:
+        run.save()
     if problem:
         raise ApplicationError(problem, extra={"skill": name, "run_id": run.id}, status_code=422)
-    if outcome.output is None:
+    if run.status == SkillRun.Status.FAILED or outcome.output is None:
         raise SkillFailed(f"skill {name!r} failed: {run.error}", run.id)
     return SkillOutput(outcome.output, used_llm=outcome.used_llm, run_id=run.id)
 
 
-def skill_output_valid(name: str, output, *, skill: registry.BaseSkill | None = None) -> bool:
-    """Does `output` satisfy the output contract of skill `name`?"""
-    skill = skill or skill_resolve(name)[0]
+def _save_kept(run: SkillRun, *, row: Skill, input: dict, tenant) -> None:
+    """Save `run` with its output kept where `row` says, in one transaction (a retried
+    delivery finds the run done and the output kept, or neither). Output that cannot be
+    kept: the run is saved failed, with its output (to see why) and nothing kept."""
+    try:
+        with transaction.atomic():
+            run.kept = prompt_skill.output_keep(
+                row, input, run.output, tenant=tenant, ref=run.input_digest[:16]
+            )
+            run.save()
+    except ApplicationError as exc:
+        run.pk, run.kept, run.status = None, None, SkillRun.Status.FAILED
+        run.error = "\n".join(e for e in (run.error, f"output not kept: {exc.message}") if e)[:10_000]
+        run.save()
+
+
+def _output_problem(skill: registry.BaseSkill, output) -> str | None:
+    """Why `output` breaks the skill's output schema (the first violation), or None."""
     try:
         llm.validate(output, skill.output_schema)
-    except llm.ReplyError:
-        return False
-    return True
+    except llm.ReplyError as exc:
+        return str(exc).replace(
+            "The JSON does not match the schema", "output does not match the output schema"
+        )
+    return None
+
+
+def skill_output_valid(name: str, output, *, skill: registry.BaseSkill | None = None) -> bool:
+    """Does `output` satisfy the output contract of skill `name`?"""
+    return _output_problem(skill or skill_resolve(name)[0], output) is None
+
+
+def skill_test_run(*, name: str, input) -> dict:
+    """The admin's Test run of prompt skill `name` on sample `input`: {"messages": the prompt
+    sent, "output", "valid", "errors": each attempt's problem (validation included), "kept":
+    the texts an event's run would keep}. Records no SkillRun and keeps nothing."""
+    skill, row = skill_resolve(name)
+    if row.builtin:
+        raise ApplicationError("only prompt skills have a test run", status_code=422)
+    result = {"messages": [], "output": None, "valid": False, "errors": [], "kept": []}
+    problem = _broken_contract(skill) or _check_input(skill, input)
+    if problem:
+        result["errors"].append(problem)
+        return result
+    result["messages"] = skill.messages(input)
+    if not settings.LLM_BASE_URL:
+        result["errors"].append("no LLM configured (LLM_BASE_URL)")
+        return result
+    client = llm.LLMClient.from_settings()
+    try:
+        result["output"] = skill.run_llm(input, client)
+    except llm.LLMError as exc:
+        result["errors"] = [*client.errors, str(exc)]
+        return result
+    result["errors"] = list(client.errors)
+    problem = _output_problem(skill, result["output"])
+    result["valid"] = problem is None
+    if problem:
+        result["errors"].append(problem)
+    elif row.output_to != Skill.OutputTo.NONE:
+        try:
+            result["kept"] = prompt_skill.output_texts(row, result["output"])
+        except ApplicationError as exc:
+            result["errors"].append(f"output not kept: {exc.message}")
+    return result
 
 
 # --- Retention and redaction -----------------------------------------------------------

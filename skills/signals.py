@@ -20,6 +20,15 @@ domain_event = Signal()
 rows_for_skill = Signal()
 
 # A skill's result to keep as a memory of a user (the scheduled weekly report): sent with
-# `user`, `content`, `memory_type`, `kind`, `occurred_at`, `meta` and `reason`. The memories
-# app writes it (deduplicated in the user's scope as any memory) and answers its id.
+# `user`, `content`, `memory_type`, `kind`, `occurred_at`, `meta` and `reason`, and optionally
+# `scope` and `scope_key` (a prompt skill's declared scope; default the user's own). The
+# memories app writes it (deduplicated in its scope as any memory; a scope the user is not a
+# member of is refused) and answers its id.
 memory_for_skill = Signal()
+
+# A prompt skill's result to keep as a page section (skills.prompt_skill.output_keep): sent
+# with `user` (the event's acting user), `page` (its title), `title`, `content`, `readers`
+# (the event's group keys: who may read it, never wider than the user's own keys),
+# `thread_key` (the same key rewrites the same section) and `reason`. The wiki writes it and
+# answers the section's id.
+section_for_skill = Signal()

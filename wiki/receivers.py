@@ -13,11 +13,12 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from connectors.signals import container_visibility_changed, event_ingested
-from skills.signals import rows_for_skill
+from skills.signals import rows_for_skill, section_for_skill
 from wiki.matching import entities_changed
 from wiki.models import Entity
 from wiki.selectors import pages_of_period
 from wiki.services.backlog import inbox_drain_enqueue
+from wiki.services.skill_sections import skill_section_write
 from wiki.services.visibility import container_visibility_at_ingest
 
 
@@ -48,3 +49,28 @@ def _rows_for_skill(sender, *, source: str, user, since, until, **kwargs) -> lis
     if source != "pages":
         return None
     return pages_of_period(user=user, since=since, until=until)
+
+
+@receiver(section_for_skill, dispatch_uid="wiki.section_for_skill")
+def _section_for_skill(
+    sender,
+    *,
+    user,
+    page: str,
+    title: str,
+    content: str,
+    readers: list[str],
+    thread_key: str,
+    reason: str,
+    **kwargs,
+) -> int:
+    """A prompt skill's finding kept as a page section read by its event's readers."""
+    return skill_section_write(
+        user=user,
+        page=page,
+        title=title,
+        content=content,
+        readers=readers,
+        thread_key=thread_key,
+        reason=reason,
+    )
