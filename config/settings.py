@@ -360,6 +360,13 @@ SKILL_RUN_INPUT_MAX_CHARS = envint("SKILL_RUN_INPUT_MAX_CHARS", 20_000)
 SKILL_RUN_LATER_INPUT_MAX_CHARS = envint("SKILL_RUN_LATER_INPUT_MAX_CHARS", 1_000)
 # Runs logged later (the context call's page summaries) are written in batches this often.
 SKILL_RUN_FLUSH_SECONDS = envfloat("SKILL_RUN_FLUSH_SECONDS", 2.0)
+# Domain events (docs/llm.md, Events): how much text an event carries (a session's turns, a
+# memory's content; a page section's excerpt), the rest read by id through the access filter;
+# `memory.hot` once per window for a memory recalled this many times within it.
+EVENT_TEXT_CHARS = envint("EVENT_TEXT_CHARS", 8_000, minimum=0)
+EVENT_EXCERPT_CHARS = envint("EVENT_EXCERPT_CHARS", 1_000, minimum=0)
+MEMORY_HOT_RECALLS = envint("MEMORY_HOT_RECALLS", 10, minimum=1)
+MEMORY_HOT_WINDOW_SECONDS = envint("MEMORY_HOT_WINDOW_SECONDS", 7 * 24 * 3600, minimum=60)
 
 # --- wiki (docs/wiki.md) ---
 # Generate page summaries with the `summarize` skill after sections change.

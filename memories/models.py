@@ -367,3 +367,16 @@ class MemoryAuditText(models.Model):
 
     def __str__(self) -> str:
         return f"audit {self.event_id} of memory {self.memory_id}"
+
+
+class RecallWindow(models.Model):
+    """A memory's recall hits in its current window (`memory.hot`): counted with the hits,
+    off the request path (`memories.services.touches`). Windows are MEMORY_HOT_WINDOW_SECONDS
+    long, back to back; a new one starts the count again."""
+
+    memory = models.OneToOneField(Memory, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    window_start = models.DateTimeField()
+    recalls = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"memory {self.memory_id}: {self.recalls} since {self.window_start}"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -29,27 +30,50 @@ _DONE = (SkillRun.Status.SUCCESS, SkillRun.Status.FALLBACK)
 
 
 def skill_event_task(name: str, event: str, payload: dict, tenant_id: int | None, event_key: str) -> None:
-    """Run skill `name` for one event delivery. Idempotent per `event_key`: a retried task
-    reuses the recorded output instead of running the skill again."""
-    sub = registry.subscription(event, name)
-    done = SkillRun.objects.filter(event_key=event_key, status__in=_DONE).first()
-    if done is not None:
-        output = SkillOutput(done.output, used_llm=done.used_llm, run_id=done.pk)
-    else:
-        skill_input = sub.to_input(payload) if sub.to_input else payload
-        if skill_input is None:
-            return  # the subscriber said this payload is not for it
-        tenant = Tenant.objects.filter(id=tenant_id).first() if tenant_id else None
-        try:
-            output = skill_run(
-                name=name, input=skill_input, trigger=f"event:{event}", tenant=tenant, event_key=event_key
-            )
-        except (SkillFailed, ApplicationError) as exc:
-            # Recorded in SkillRun; retrying the same input would fail the same way.
-            logger.warning("skill %s on %s failed: %s", name, event, exc)
+    """Run skill `name` for one event delivery, once per `event_key` (skills.bus: the same
+    event, skill and version): a delivery whose key has a run already runs nothing again (a
+    successful run's output is handed to the subscriber's `on_output` again, which is
+    idempotent, in case the first delivery stopped before it). Two workers with the same
+    key at once: one runs it, the other waits for it (a lock per key) and finds its run."""
+    with _key_lock(event_key):
+        ran = SkillRun.objects.filter(event_key=event_key).order_by("id").first()
+        if ran is None:
+            _event_run(name, event, payload, tenant_id, event_key)
             return
+    sub = registry.subscription(event, name)
+    if ran.status in _DONE and sub.on_output:
+        sub.on_output(payload, SkillOutput(ran.output, used_llm=ran.used_llm, run_id=ran.pk))
+
+
+def _event_run(name: str, event: str, payload: dict, tenant_id: int | None, event_key: str) -> None:
+    sub = registry.subscription(event, name)
+    skill_input = sub.to_input(payload) if sub.to_input else payload
+    if skill_input is None:
+        return  # the subscriber said this payload is not for it
+    tenant = Tenant.objects.filter(id=tenant_id).first() if tenant_id else None
+    try:
+        output = skill_run(
+            name=name, input=skill_input, trigger=f"event:{event}", tenant=tenant, event_key=event_key
+        )
+    except (SkillFailed, ApplicationError) as exc:
+        # Recorded in SkillRun; retrying the same input would fail the same way.
+        logger.warning("skill %s on %s failed: %s", name, event, exc)
+        return
     if sub.on_output:
         sub.on_output(payload, output)
+
+
+@contextmanager
+def _key_lock(key: str):
+    """A session lock on the delivery key (not a transaction: a skill's LLM call may take
+    a while), released however the run ends."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", [f"skill-event:{key}"])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [f"skill-event:{key}"])
 
 
 def skillrun_purge_task() -> int:

@@ -28,6 +28,7 @@ from connectors.services.membership import (
 )
 from connectors.services.sources import source_ensure, source_kind_for_name
 from connectors.signals import container_visibility_changed, event_ingested
+from skills.events import actor_fields, bounded
 from skills.signals import domain_event
 
 DEADLOCK = "40P01"  # SQLSTATE deadlock_detected
@@ -179,8 +180,35 @@ def _stored(
     _visibility(tenant=tenant, data=data, cache=cache, observed_at=observed_at, event_id=event.id)
     event_ingested.send(sender=Event, tenant_id=tenant.pk, event_id=event.id)
     if event.kind == Event.Kind.MEETING_NOTE:
-        payload = {"event_id": event.id, "source_id": source.pk}
+        payload = meeting_note_payload(tenant=tenant, source=source, event=event)
         domain_event.send(sender=Event, event="document.uploaded", payload=payload, tenant_id=tenant.pk)
+
+
+def meeting_note_payload(*, tenant: Tenant, source: Source, event: Event) -> dict:
+    """`document.uploaded` for a meeting note a connector brought: its text (bounded) and
+    its readers, those of its container (everyone in the tenant too when it is public), as
+    the wiki gives its sections. No user of ours acted."""
+    text, truncated = bounded(event.text)
+    public = event.container_public
+    acl = sorted({event.container_key, *([tenant.group_key] if public else [])})
+    return {
+        "event_id": f"connector-event:{event.id}",
+        "connector_event_id": event.id,
+        "source_id": source.pk,
+        "source": source.name,
+        "filename": event.title or event.external_id,
+        "format": "meeting_note",
+        **actor_fields(None),
+        "author": event.author,
+        "acl": acl,
+        "readers": f"everyone in {tenant.slug}"
+        if public
+        else f"the members of {event.container_name or event.container_key}",
+        "occurred_at": event.occurred_at.isoformat(),
+        "url": event.url,
+        "text": text,
+        "text_truncated": truncated,
+    }
 
 
 def _visibility(*, tenant: Tenant, data: EventIn, cache: dict, observed_at=None, event_id=None) -> None:

@@ -13,9 +13,9 @@ import logging
 from django.conf import settings
 from django.db import transaction
 
-from almanac.services.users import user_name
 from documents.models import Document
 from documents.services.files import Unreadable, file_read, page_texts
+from skills.events import actor_fields, scope_fields
 from skills.signals import domain_event
 
 logger = logging.getLogger(__name__)
@@ -59,13 +59,13 @@ def document_uploaded_announce(*, document: Document) -> None:
     text = "\n\n".join(document.page_texts)
     limit = settings.DOCUMENT_EVENT_TEXT_CHARS
     payload = {
+        "event_id": f"document:{document.pk}:{document.sha256}",
         "document_id": document.pk,
         "filename": document.filename,
         "format": document.format,
-        "user": user_name(document.owner) if document.owner else None,
-        "user_id": document.owner_id,
-        "scope": document.scope,
-        "scope_key": document.scope_key,
+        "sha256": document.sha256,
+        **actor_fields(document.owner),
+        **scope_fields(document.scope, document.scope_key),
         "pages": document.pages,
         "characters": document.characters,
         "text": text[:limit],

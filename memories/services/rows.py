@@ -16,6 +16,7 @@ from almanac.services.audit import audit_record
 from almanac.text.claims import claim, kind_infer
 from memories.models import CORPUS, Memory, MemoryAuditText
 from memories.services.common import clean_text
+from memories.services.events import memory_created_payload
 from skills.signals import domain_event
 
 
@@ -59,7 +60,7 @@ def memory_insert(*, tenant_id: int, content: str, embedding, history_user, reas
     memory._change_reason = reason
     memory.save()
     keyword.stats_apply(tenant_id=tenant_id, corpus=CORPUS, old=None, new=index)
-    memory_created_announce(memory=memory, reason=reason)
+    memory_created_announce(memory=memory, reason=reason, user=history_user)
     return memory
 
 
@@ -69,18 +70,11 @@ def keyed(memory_type: str, kind: str) -> bool:
     return memory_type == Memory.Type.SEMANTIC and kind not in (Memory.Kind.SUMMARY, Memory.Kind.EVENT)
 
 
-def memory_created_announce(*, memory: Memory, reason: str) -> None:
+def memory_created_announce(*, memory: Memory, reason: str, user=None) -> None:
     """`memory.created` for the skills subscribed to it (enqueued after the commit; nothing
-    on a rollback). Ids and small fields only: the text is read from the row, so a purge
-    that comes first leaves no copy of it in the queue."""
-    payload = {
-        "memory_id": memory.pk,
-        "owner_id": memory.owner_id,
-        "memory_type": memory.memory_type,
-        "scope": memory.scope,
-        "scope_key": memory.scope_key,
-        "reason": reason,
-    }
+    on a rollback), with the memory's text up to EVENT_TEXT_CHARS and its readers
+    (`memories.services.events`)."""
+    payload = memory_created_payload(memory, user=user or memory.owner, reason=reason)
     domain_event.send(sender=Memory, event="memory.created", payload=payload, tenant_id=memory.tenant_id)
 
 

@@ -21,6 +21,7 @@ from almanac.text.sentences import split_sentences
 from memories.models import ConversationSession, Turn
 from memories.selectors import window_turns
 from memories.services.common import clean_text, log
+from skills.events import actor_fields, bounded, scope_fields
 from skills.services import SkillFailed, skill_run
 from skills.signals import domain_event
 
@@ -270,12 +271,31 @@ def session_end(*, session: ConversationSession) -> ConversationSession:
 def _announce_ended(session: ConversationSession) -> None:
     """`session.ended` for the skills subscribed to it (enqueued after the commit), once:
     ending an ended session again announces nothing."""
-    payload = {
-        "session_id": session.pk,
-        "user_id": session.user_id,
-        "turn_count": session.turn_count,
-        "ended_at": session.ended_at.isoformat(),
-    }
     domain_event.send(
-        sender=ConversationSession, event="session.ended", payload=payload, tenant_id=session.tenant_id
+        sender=ConversationSession,
+        event="session.ended",
+        payload=session_ended_payload(session),
+        tenant_id=session.tenant_id,
     )
+
+
+def session_ended_payload(session: ConversationSession) -> dict:
+    """The session's turns as `role: text` lines (summaries of folded turns left out: the
+    turns themselves are kept), up to EVENT_TEXT_CHARS; the session is its user's own."""
+    turns = Turn.objects.filter(session=session).exclude(role=Turn.Role.SUMMARY).order_by("order")
+    text, truncated = bounded(
+        "\n".join(f"{role}: {content}" for role, content in turns.values_list("role", "content"))
+    )
+    key = session.user.profile.username
+    return {
+        "event_id": f"session:{session.pk}",
+        "session_id": session.pk,
+        "title": session.title,
+        **actor_fields(session.user),
+        **scope_fields("user", key),
+        "turn_count": session.turn_count,
+        "started_at": session.started_at.isoformat(),
+        "ended_at": session.ended_at.isoformat(),
+        "text": text,
+        "text_truncated": truncated,
+    }

@@ -4,7 +4,7 @@ subject + attribute, `almanac.text.claims`; the same thing and the same value as
 
 The older one becomes `superseded`, points to its successor (`superseded_by`), leaves
 recall and context (they read active memories only) and is audited (`memory.supersede`,
-with both texts' digests). Undone by setting it active again (PATCH, the admin's
+with both texts' digests); skills hear of it (`memory.superseded`, with both texts). Undone by setting it active again (PATCH, the admin's
 "reactivate", `memory_set_status`): it is unlinked and active beside its successor, and
 stays so (supersede runs when a memory is written, not again later). Deleting or purging
 the successor brings the memories it superseded back (`supersede_release`).
@@ -17,7 +17,9 @@ from django.db import transaction
 from almanac.text.claims import claim, claim_value, key_normalize
 from almanac.text.stated import Stated, holds_value, same_value
 from memories.models import Memory
+from memories.services.events import memory_superseded_payload
 from memories.services.rows import keyed, memory_audit, memory_set_status
+from skills.signals import domain_event
 
 # A correction that names no subject ("不是30万，是50万") corrects the newest memory of its
 # scope that says the old value, among this many.
@@ -66,6 +68,11 @@ def memory_supersede_older(*, memory: Memory, found: Stated | None, user, reason
             detail={"reason": reason, "superseded_by": memory.pk, "key": memory.fact_key},
             before=previous.content,
             after=memory.content,
+        )
+    if older:
+        payload = memory_superseded_payload(memory, older, user=user, reason=reason)
+        domain_event.send(
+            sender=Memory, event="memory.superseded", payload=payload, tenant_id=memory.tenant_id
         )
     return [previous.pk for previous in older]
 

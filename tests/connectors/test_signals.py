@@ -68,7 +68,9 @@ def test_a_new_meeting_note_runs_the_document_uploaded_skills_after_commit(
         callback()
     run = SkillRun.objects.get(trigger=UPLOADED)
     assert (run.skill_name, run.tenant) == ("summarize", tenant)
-    assert document_uploaded == [{"event_id": event.pk, "source_id": event.source_id}]
+    [payload] = document_uploaded
+    assert (payload["connector_event_id"], payload["source_id"]) == (event.pk, event.source_id)
+    assert (payload["text"], payload["acl"], payload["user_id"]) == (event.text, ["notes:meeting:ab12"], None)
 
 
 def test_messages_and_repeated_notes_upload_no_document(

@@ -46,11 +46,20 @@ def test_a_written_memory_runs_a_subscribed_skill_after_commit(
         callback()
     assert summarized == [
         {
+            "event_id": f"memory:{memory.pk}",
             "memory_id": memory.pk,
-            "owner_id": alice.pk,
             "memory_type": "semantic",
+            "kind": memory.kind,
+            "text": "Alice drinks green tea",
+            "text_truncated": False,
+            "occurred_at": None,
+            "owner_id": alice.pk,
+            "user_id": alice.pk,
+            "user": "alice",
             "scope": "user",
             "scope_key": "alice",
+            "acl": ["user:alice"],
+            "readers": "only alice",
             "reason": "api",
         }
     ]
@@ -91,17 +100,14 @@ def test_a_compression_summary_is_announced(alice, announced):
     announced.clear()
     assert memories_compress() == 1
     summary = Memory.objects.get(meta__source="compression")
-    created = [payload for event, payload, _ in announced if event == "memory.created"]
-    assert created == [
-        {
-            "memory_id": summary.pk,
-            "owner_id": alice.pk,
-            "memory_type": "semantic",
-            "scope": "user",
-            "scope_key": "alice",
-            "reason": "job:compress",
-        }
-    ]
+    [created] = [payload for event, payload, _ in announced if event == "memory.created"]
+    assert (created["memory_id"], created["kind"], created["reason"]) == (
+        summary.pk,
+        "summary",
+        "job:compress",
+    )
+    assert (created["owner_id"], created["scope"], created["scope_key"]) == (alice.pk, "user", "alice")
+    assert created["text"] == summary.content[: len(created["text"])] and created["text"]
 
 
 def test_memories_extracted_from_a_session_are_announced(alice, ended_session, announced):
@@ -123,16 +129,9 @@ def test_ending_a_session_is_announced_once(alice, summarized, announced, django
         session_end(session=session)  # ending again announces nothing
     ended = [(payload, tenant_id) for event, payload, tenant_id in announced if event == "session.ended"]
     session.refresh_from_db()
-    assert ended == [
-        (
-            {
-                "session_id": session.pk,
-                "user_id": alice.pk,
-                "turn_count": 1,
-                "ended_at": session.ended_at.isoformat(),
-            },
-            alice.profile.tenant_id,
-        )
+    assert [(p["session_id"], p["user_id"], p["turn_count"], p["ended_at"], t) for p, t in ended] == [
+        (session.pk, alice.pk, 1, session.ended_at.isoformat(), alice.profile.tenant_id)
     ]
-    assert {"session_id", "user_id", "turn_count", "ended_at"} in [set(p) for p in summarized]
-    assert SkillRun.objects.filter(trigger="event:session.ended").count() == 1
+    assert ended[0][0]["text"] == "user: Apollo ships Friday"
+    assert [p["session_id"] for p in summarized] == [session.pk]
+    assert SkillRun.objects.filter(trigger="event:session.ended", skill_name="summarize").count() == 1

@@ -32,9 +32,15 @@ def test_confirming_a_section_runs_the_skills_subscribed_to_fact_confirmed_after
         callback()
     run = SkillRun.objects.get()
     assert (run.skill_name, run.trigger, run.tenant) == ("summarize", "event:fact.confirmed", tenant)
-    assert fact_confirmed == [
-        {"page_id": recalled.page_id, "section_ids": [recalled.pk], "user_id": alice.pk}
-    ]
+    [payload] = fact_confirmed
+    assert (payload["page_id"], payload["section_ids"], payload["user_id"], payload["user"]) == (
+        recalled.page_id,
+        [recalled.pk],
+        alice.pk,
+        "alice",
+    )
+    assert payload["reason"] == "the quote stands"
+    assert [(s["section_id"], s["acl"]) for s in payload["sections"]] == [(recalled.pk, recalled.acl)]
 
 
 def test_confirming_a_section_that_is_not_stale_sends_no_event(

@@ -24,6 +24,7 @@ from skills.signals import domain_event
 from wiki.constants import CORPUS
 from wiki.models import Page, PageSection
 from wiki.permissions import confirm_roles
+from wiki.services.events import fact_confirmed_payload, pages_updated_announce
 
 
 @dataclass
@@ -118,7 +119,8 @@ class SectionWrites:
     of fields, keyword statistics once (`stats`: a `keyword.StatsBuffer`, else written at
     flush). The keyword index and embedding are computed only for a section whose text
     changed, so replaying an event writes nothing; the embeddings at flush, the texts not
-    cached yet in one batch."""
+    cached yet in one batch. Each flush announces `page.updated` once per page whose
+    sections' text changed or that lost sections (`wiki.services.events`)."""
 
     def __init__(self, stats=None) -> None:
         self.stats = stats
@@ -177,8 +179,12 @@ class SectionWrites:
                 PageSection.objects.bulk_update(sections, [*fields, "updated_at"], batch_size=FLUSH_ROWS)
                 history += _history_rows(sections, kind="~", date=now)
         copy_insert(PageSection.history.model, history)
+        removed = [{"section_id": s.pk, "page_id": s.page_id, "acl": list(s.acl)} for s in self.deleted]
         for section in self.deleted:  # rare: one by one, each with its history row
             section.delete()
+        pages_updated_announce(
+            changed=self.created + self.reindexed, removed=removed, reason_of=get_change_reason_from_object
+        )
         self.created, self.updated, self.reindexed, self.deleted, self.unembedded = [], [], [], [], []
 
 
@@ -285,7 +291,7 @@ def section_confirm(
     `as_admin` (superusers in the admin) skips the visibility check. The recalls the user
     confirmed are remembered, so a later rebuild of the thread does not make the section
     stale again for the same recall. Sends `fact.confirmed` (`skills.signals.domain_event`)
-    with the page, the sections confirmed and the user.
+    with the page, the sections confirmed (their excerpts and readers), the user and the reason.
     """
     ids = sorted(set(section_ids))
     if not ids:
@@ -324,11 +330,10 @@ def section_confirm(
             confirmed.append(section.pk)
     if confirmed:
         # Skills subscribed to the event run after the commit (skills.bus).
+        done = [s for s in sections if s.pk in confirmed]
+        payload = fact_confirmed_payload(page=page, sections=done, user=user, reason=reason)
         domain_event.send(
-            sender=PageSection,
-            event="fact.confirmed",
-            payload={"page_id": page.pk, "section_ids": confirmed, "user_id": user.pk},
-            tenant_id=page.tenant_id,
+            sender=PageSection, event="fact.confirmed", payload=payload, tenant_id=page.tenant_id
         )
     if settings.WIKI_SUMMARY_ENABLED and confirmed:
         for page_id in sorted({s.page_id for s in sections}):
