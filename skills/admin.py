@@ -33,7 +33,8 @@ from skills import bus, prompt_skill
 from skills.models import Skill, SkillRun
 from skills.permissions import may_delete_runs, may_test_run, reads_run_contents
 from skills.selectors import skill_run_stats
-from skills.services import skill_sync_builtins, skill_test_run
+from skills.services import skill_sync_builtins
+from skills.trial import skill_test_run
 
 OUTPUT_FIELDS = [
     "output_to",

@@ -12,7 +12,7 @@ Outcome rules (also in docs/llm.md):
   (`skills.prompt_skill.output_keep`) in the transaction that records the run: both or
   neither; an output that cannot be kept makes a failed run that kept nothing.
 Every call writes exactly one `SkillRun` row (for `log_later` calls, a moment later).
-`skill_test_run` (the admin's Test run) runs a prompt skill and records and keeps nothing.
+`skills.trial.skill_test_run` (the admin's Test run) records and keeps nothing.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def skill_resolve(name: str) -> tuple[registry.BaseSkill, Skill]:
 # --- Running ---------------------------------------------------------------------------
 
 
-def _broken_contract(skill: registry.BaseSkill) -> str | None:
+def broken_contract(skill: registry.BaseSkill) -> str | None:
     """An admin-made skill whose schemas are not valid JSON schemas cannot run."""
     for label, schema in (("input", skill.input_schema), ("output", skill.output_schema)):
         try:
@@ -199,7 +199,7 @@ def _broken_contract(skill: registry.BaseSkill) -> str | None:
     return None
 
 
-def _check_input(skill: registry.BaseSkill, input) -> str | None:
+def input_problem(skill: registry.BaseSkill, input) -> str | None:
     if not isinstance(input, dict):
         return "input must be a JSON object"
     try:
@@ -317,8 +317,8 @@ def skill_run(
     """
     started = time.monotonic()
     skill, row = prepared or skill_resolve(name)
-    broken = _broken_contract(skill) if not row.builtin else None
-    problem = None if broken else _check_input(skill, input)
+    broken = broken_contract(skill) if not row.builtin else None
+    problem = None if broken else input_problem(skill, input)
     outcome = _Outcome(errors=[e for e in (broken, problem) if e])
     if not outcome.errors and not row.enabled:
         outcome.errors.append(f"skill {name!r} is disabled")
@@ -328,7 +328,7 @@ def skill_run(
         outcome.errors.append("skipped: the event came from what a prompt skill kept (no skill feeds on it)")
     elif not outcome.errors:
         outcome = _execute(skill, input)
-    invalid = _output_problem(skill, outcome.output) if outcome.output is not None else None
+    invalid = output_problem(skill, outcome.output) if outcome.output is not None else None
     if invalid:
         outcome.errors.append(invalid)
         outcome.output, outcome.status = None, SkillRun.Status.FAILED
@@ -374,7 +374,7 @@ def _save_kept(run: SkillRun, *, row: Skill, input: dict, tenant) -> None:
         run.save()
 
 
-def _output_problem(skill: registry.BaseSkill, output) -> str | None:
+def output_problem(skill: registry.BaseSkill, output) -> str | None:
     """Why `output` breaks the skill's output schema (the first violation), or None."""
     try:
         llm.validate(output, skill.output_schema)
@@ -387,42 +387,7 @@ def _output_problem(skill: registry.BaseSkill, output) -> str | None:
 
 def skill_output_valid(name: str, output, *, skill: registry.BaseSkill | None = None) -> bool:
     """Does `output` satisfy the output contract of skill `name`?"""
-    return _output_problem(skill or skill_resolve(name)[0], output) is None
-
-
-def skill_test_run(*, name: str, input) -> dict:
-    """The admin's Test run of prompt skill `name` on sample `input`: {"messages": the prompt
-    sent, "output", "valid", "errors": each attempt's problem (validation included), "kept":
-    the texts an event's run would keep}. Records no SkillRun and keeps nothing."""
-    skill, row = skill_resolve(name)
-    if row.builtin:
-        raise ApplicationError("only prompt skills have a test run", status_code=422)
-    result = {"messages": [], "output": None, "valid": False, "errors": [], "kept": []}
-    problem = _broken_contract(skill) or _check_input(skill, input)
-    if problem:
-        result["errors"].append(problem)
-        return result
-    result["messages"] = skill.messages(input)
-    if not settings.LLM_BASE_URL:
-        result["errors"].append("no LLM configured (LLM_BASE_URL)")
-        return result
-    client = llm.LLMClient.from_settings()
-    try:
-        result["output"] = skill.run_llm(input, client)
-    except llm.LLMError as exc:
-        result["errors"] = [*client.errors, str(exc)]
-        return result
-    result["errors"] = list(client.errors)
-    problem = _output_problem(skill, result["output"])
-    result["valid"] = problem is None
-    if problem:
-        result["errors"].append(problem)
-    elif row.output_to != Skill.OutputTo.NONE:
-        try:
-            result["kept"] = prompt_skill.output_texts(row, result["output"])
-        except ApplicationError as exc:
-            result["errors"].append(f"output not kept: {exc.message}")
-    return result
+    return output_problem(skill or skill_resolve(name)[0], output) is None
 
 
 # --- Retention and redaction -----------------------------------------------------------
