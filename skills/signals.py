@@ -4,7 +4,9 @@ The apps above skills (memories, wiki, connectors) announce what happened by sen
 `domain_event`; they never call the bus themselves. The one receiver (`skills.receivers`)
 hands the event to `skills.bus.publish`, which enqueues every subscribed skill after the
 sender's transaction commits. Send it with `event` (one of `skills.bus.EVENTS`), `payload`
-(a JSON-able dict; ids, never instances) and `tenant_id`.
+(a JSON-able dict, never instances: what happened, with `event_id` its identity, the acting
+user, the scope and readers, the text bounded; docs/llm.md, Events; `skills.events` builds
+the shared fields) and `tenant_id`.
 """
 
 from __future__ import annotations
