@@ -40,7 +40,9 @@ DESCRIPTION_CHARS = 300
 MOVED_SHOWN = 3
 _ITEM_START = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\] ([^:\n]{1,300}): ?", re.MULTILINE)
 # What an occurrence with readers of its own adds to its series' container: its recurrence id.
-_OCCURRENCE_KEY = re.compile(r"/\d{4}-\d{2}-\d{2}[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?$")
+_ISO = r"\d{4}-\d{2}-\d{2}[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?"
+# `/<recurrence id>`, and `@<start>` for one that moved (`connectors.calendar.normalize`).
+_OCCURRENCE_KEY = re.compile(rf"/{_ISO}(?:@{_ISO})?$")
 _EN_DAYS = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
 _ZH_DAYS = "一二三四五六日"
 
@@ -53,7 +55,7 @@ class Occurrence:
 
 def series_key(section) -> str:
     """The calendar series a section is of: its container, less the part an occurrence with
-    readers of its own adds (`<series>/<recurrence id>`, `connectors.calendar.normalize`);
+    readers of its own adds (`<series>/<recurrence id>[@<start>]`, `connectors.calendar.normalize`);
     "" for a section of another source."""
     key = getattr(section, "container_key", "") or ""
     return _OCCURRENCE_KEY.sub("", key) if key.startswith(SERIES_PREFIX) else ""

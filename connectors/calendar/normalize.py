@@ -187,13 +187,17 @@ def event_payload(
     # not hold) has a group of its own: its list never changes who reads the rest.
     own = occurrence is None and recurrence is not None
     own = own and (series_people is None or set(people) != set(series_people))
+    # A moved override's group names where it moved to: a member list is dated by its
+    # meeting's time (docs/connectors.md), so a list of the same occurrence moved earlier
+    # would count as older than the one it replaces, and change nobody's access.
+    moved = f"@{start.astimezone(UTC).isoformat()}" if own and start != recurrence else ""
     payload = {
         "source": source_name,
         "external_id": external_id,
         "kind": "message_deleted" if cancelled else "calendar_event",
         "occurred_at": iso(start),
         "container": {
-            "key": _container_key(uid, recurrence.isoformat() if own else ""),
+            "key": _container_key(uid, f"{recurrence.isoformat()}{moved}" if own else ""),
             "name": str(component.get("SUMMARY") or "")[:300],
             "members": people,
         },
@@ -264,12 +268,16 @@ def moves(*, tenant: Tenant, source_name: str, uid: str, payloads: list[dict]) -
     for external_id, version, occurred_at, kind, raw in rows.values_list(
         "external_id", "version", "occurred_at", "kind", "raw"
     ):
-        stored.setdefault(external_id, []).append((occurred_at, version, kind, _revision(raw)))
+        # A cancellation read from the feed is a version of the slot; a retirement written
+        # below (the slot's item moved to another id) is not.
+        retired = bool((raw or {}).get("retired"))
+        stored.setdefault(external_id, []).append((occurred_at, version, kind, _revision(raw), retired))
     out = []
     for payload in payloads:
         slot, start = payload["external_id"], datetime.fromisoformat(payload["occurred_at"])
         revision = _revision(payload["raw"])
-        later = [r for when, _, kind, r in stored.get(slot, []) if when > start and kind != "message_deleted"]
+        # (a cancellation counts too: the compiler keeps the latest time, a deletion included)
+        later = [r for when, _, _, r, retired in stored.get(slot, []) if when > start and not retired]
         later = bool(later) and all(r < revision for r in later)
         chosen = f"{slot}@{start.astimezone(UTC).isoformat()}" if later else slot
         if chosen != slot:
@@ -279,7 +287,7 @@ def moves(*, tenant: Tenant, source_name: str, uid: str, payloads: list[dict]) -
         for other, versions in sorted(stored.items()):
             if other == chosen or not (other == slot or other.startswith(f"{slot}@")):
                 continue
-            when, _, kind, _ = max(versions)
+            when, _, kind, _, _ = max(versions)
             if kind == "message_deleted":
                 continue
             gone = digest("message_deleted", other, iso(when))
@@ -292,7 +300,7 @@ def moves(*, tenant: Tenant, source_name: str, uid: str, payloads: list[dict]) -
                     "version": max(v[1] for v in versions) + 1,
                     # No member list: the deletion says nothing about who is invited now.
                     "container": {k: v for k, v in payload["container"].items() if k != "members"},
-                    "raw": {**payload["raw"], "digest": gone},
+                    "raw": {**payload["raw"], "digest": gone, "retired": True},
                 }
             )
     return out
