@@ -195,7 +195,8 @@ def page_texts_for_reader(
             page.newest.append(section)
         else:
             found.setdefault(pid, {})[section.id] = section
-    counts = page_work_counts(user=user, page_ids=list(out))
+    customers = [pid for pid, page in out.items() if page.kind == Entity.Kind.CUSTOMER.value]
+    counts = page_work_counts(user=user, page_ids=list(out), customers=customers, open_items=False)
     for pid, page in out.items():
         page.status, page.status_detail = work_status(
             counts=counts.get(pid, {}),

@@ -7,6 +7,7 @@ PRs, e-mail threads awaiting our reply, upcoming meetings, a renewal due), and s
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import date
 
@@ -41,18 +42,20 @@ def page_status_for(page: Page, containers) -> str:
     return Page.Status.ACTIVE
 
 
-def page_work_counts(*, user, page_ids, customers=None) -> dict[int, dict]:
+def page_work_counts(*, user, page_ids, customers=None, open_items: bool = True) -> dict[int, dict]:
     """Per page: what is open on it among the sections the user may see: the open and closed
     issues and pull requests ({"issue_open": 2, "pull_request_open": 1, "issue_closed": 3}),
     and on a customer's page its other open items (`customer_open_items`), marked
     `"customer": 1`. `work_status` words it. `customers`: which of the pages are customers'
-    (None: read)."""
+    (None: read). Without `open_items` a customer's page is marked only, its open items
+    not read (the context call: three queries it does not need, the items being in the
+    sections it shows)."""
     counts = _issue_counts(user=user, page_ids=page_ids)
     if customers is None:
         rows = Page.objects.filter(id__in=list(page_ids), kind=Entity.Kind.CUSTOMER)
         customers = list(rows.values_list("id", flat=True))
     if customers:
-        items = customer_open_items(user=user, page_ids=customers)
+        items = customer_open_items(user=user, page_ids=customers) if open_items else {}
         for pid in customers:
             counts.setdefault(pid, {}).update(items.get(pid, {}), customer=1)
     return counts
@@ -147,6 +150,14 @@ def _awaiting_reply(*, user, thread_keys) -> list[str]:
 def renewal_due(text: str, *, today: date) -> date | None:
     """The renewal date a section's lines state (the newest line that states one), unless a
     later line says it was renewed, or it has passed."""
+    due = _renewal_stated(text)
+    return due if due and due >= today else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _renewal_stated(text: str) -> date | None:
+    """The renewal date `text`'s lines state and no later line says is done (read once per
+    text: the context call asks for the same sections again and again)."""
     due, said = None, None
     for line in text.splitlines():
         match = _LINE.match(line)
@@ -159,7 +170,7 @@ def renewal_due(text: str, *, today: date) -> date | None:
                 said = said_on
             elif stated.attribute == "status" and "renewed" in stated.value and said and said_on >= said:
                 due = None
-    return due if due and due >= today else None
+    return due
 
 
 def _plural(n: int, one: str, many: str) -> str:
