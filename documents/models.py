@@ -12,7 +12,8 @@ from simple_history.models import HistoricalRecords
 
 from almanac.models import Tenant
 from almanac.selectors import acl_visible
-from memories.querysets import ACL_KEY_PREFIXES  # a document's acl is its scope's key, as a memory's
+from memories.models import scope_constraints
+from memories.querysets import ACL_KEY_PREFIXES
 
 
 class DocumentQuerySet(models.QuerySet):
@@ -72,15 +73,7 @@ class Document(models.Model):
                 fields=["tenant", "scope", "scope_key", "sha256"],
                 name="%(app_label)s_%(class)s_unique_in_scope",
             ),
-            models.CheckConstraint(
-                condition=Q(scope__in=["user", "dept", "project", "tenant"]),
-                name="%(app_label)s_%(class)s_scope_valid",
-            ),
-            models.CheckConstraint(
-                condition=Q(acl__len=1)
-                & Q(acl__0__regex="^(" + "|".join(p.rstrip(":") for p in ACL_KEY_PREFIXES) + "):"),
-                name="%(app_label)s_%(class)s_acl_is_scope_key",
-            ),
+            *scope_constraints(),  # a document's acl is its scope's key, as a memory's
         ]
 
     def __str__(self) -> str:

@@ -19,6 +19,23 @@ from memories.querysets import ACL_KEY_PREFIXES, MemoryQuerySet, SessionQuerySet
 CORPUS = "memory"
 
 
+def scope_constraints() -> list[models.CheckConstraint]:
+    """The checks of a row kept in one scope (a memory, a document): a known scope, and an
+    `acl` that is that scope's one key, of a kind the access filter sends a reader
+    (ACL_KEY_PREFIXES)."""
+    return [
+        models.CheckConstraint(
+            condition=Q(scope__in=["user", "dept", "project", "tenant"]),
+            name="%(app_label)s_%(class)s_scope_valid",
+        ),
+        models.CheckConstraint(
+            condition=Q(acl__len=1)
+            & Q(acl__0__regex="^(" + "|".join(p.rstrip(":") for p in ACL_KEY_PREFIXES) + "):"),
+            name="%(app_label)s_%(class)s_acl_is_scope_key",
+        ),
+    ]
+
+
 class Memory(models.Model):
     class Scope(models.TextChoices):
         USER = "user"
@@ -146,10 +163,6 @@ class Memory(models.Model):
                 name="%(app_label)s_%(class)s_quality_range",
             ),
             models.CheckConstraint(
-                condition=Q(scope__in=["user", "dept", "project", "tenant"]),
-                name="%(app_label)s_%(class)s_scope_valid",
-            ),
-            models.CheckConstraint(
                 condition=Q(memory_type__in=["working", "episodic", "semantic"]),
                 name="%(app_label)s_%(class)s_type_valid",
             ),
@@ -167,12 +180,7 @@ class Memory(models.Model):
                 name="%(app_label)s_%(class)s_superseded_by_status",
             ),
             models.CheckConstraint(condition=~Q(acl=[]), name="%(app_label)s_%(class)s_acl_not_empty"),
-            # The access filter sends a reader only keys of these kinds (ACL_KEY_PREFIXES).
-            models.CheckConstraint(
-                condition=Q(acl__len=1)
-                & Q(acl__0__regex="^(" + "|".join(p.rstrip(":") for p in ACL_KEY_PREFIXES) + "):"),
-                name="%(app_label)s_%(class)s_acl_is_scope_key",
-            ),
+            *scope_constraints(),
         ]
 
     def __str__(self) -> str:
