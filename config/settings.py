@@ -403,7 +403,8 @@ MEMORY_RANK_ADJUST = envfloat("MEMORY_RANK_ADJUST", 0.05)
 # The fused list is reranked by RRF (scaled to its best) + this × (similarity + keyword
 # coverage); 0 keeps the plain RRF order.
 MEMORY_RERANK_WEIGHT = envfloat("MEMORY_RERANK_WEIGHT", 1.0)
-MEMORY_MIN_SIMILARITY = envfloat("MEMORY_MIN_SIMILARITY", 0.15)  # both English; then both Chinese, one of each
+# Similarity floors of memory recall: both English; both Chinese; one of each.
+MEMORY_MIN_SIMILARITY = envfloat("MEMORY_MIN_SIMILARITY", 0.15)
 MEMORY_MIN_SIMILARITY_ZH = envfloat("MEMORY_MIN_SIMILARITY_ZH", 0.15)
 MEMORY_MIN_SIMILARITY_CROSS = envfloat("MEMORY_MIN_SIMILARITY_CROSS", 0.15)
 MEMORY_MIN_KEYWORD_COVERAGE = envfloat("MEMORY_MIN_KEYWORD_COVERAGE", 0.2)

@@ -181,7 +181,9 @@ def test_summary_dates_a_note_under_a_series_by_its_meeting(api, alice, bob, loa
     not by the series' line (its last meeting, its organizer)."""
     load(weekly())
     note = _note(PAST[1], "Globex weekly sync notes", "Globex agreed to $172,000 per year")
-    push({**note, "author": "bob@acme.com", "container": {**note["container"], "members": ["alice@acme.com"]}})
+    push(
+        {**note, "author": "bob@acme.com", "container": {**note["container"], "members": ["alice@acme.com"]}}
+    )
     series_section = next(s for s in _page(api)["sections"] if "recurring meeting" in s["content"])
     assert f"\n[{PAST[1]:%Y-%m-%d}] bob@acme.com: Globex weekly sync notes:" in series_section["content"]
     summary = _page(api)["summary"]

@@ -119,6 +119,10 @@ override = st.tuples(attendees, st.booleans(), st.sampled_from([0, -2, 3]))
     changed=st.integers(0, len(STARTS) - 1),
     change=override,
 )
+# An override moved and listing others, then put back at its time with fewer people.
+@example(series=["bob", "carol"], before={2: (["bob"], False, 3)}, changed=2, change=([], False, 0))
+# A cancelled occurrence, then held after all, two hours earlier.
+@example(series=[], before={1: ([], True, 0)}, changed=1, change=([], False, -2))
 def test_changing_one_occurrence_changes_access_to_that_occurrence_only(
     tenant, people, django_capture_on_commit_callbacks, series, before, changed, change
 ):
