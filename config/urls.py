@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 
 from almanac.login import LoginForm
 from config.api import api, no_such_endpoint
+from context.mcp.views import mcp_endpoint
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -11,6 +12,7 @@ urlpatterns = [
     path("api/v1/", no_such_endpoint, {"rest": "v1/"}),
     path("api/v1/", api.urls),
     re_path(r"^api/(?P<rest>[\s\S]*)$", no_such_endpoint),
+    path("mcp", mcp_endpoint, name="mcp"),  # MCP, Streamable HTTP (docs/agents.md, MCP)
     # Not django.contrib.auth.urls: its password reset sends mail, and no mail server is
     # configured (a reset request would fail); an administrator sets a forgotten password.
     path("accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
