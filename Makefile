@@ -13,11 +13,11 @@ help:
 	@echo "make fmt    ruff format"
 	@echo "make bench  run the benchmarks in bench/"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml sdk/python/pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or: make PYTHON=/path/to/python3.11)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev]" -e sdk/python
 	touch $(STAMP)
 
 install: $(STAMP)
