@@ -55,7 +55,13 @@ def rpc_ping(request, params: dict) -> dict:
 
 
 def rpc_tools_list(request, params: dict) -> dict:
-    return {"tools": [tool.definition() for tool in TOOLS.values()]}
+    tools = [tool.definition() for tool in TOOLS.values()]
+    if getattr(request, "mcp_user", None):  # a stdio server acts for one user: no `user` to give
+        for tool in tools:
+            schema = tool["inputSchema"]
+            schema["properties"].pop("user")
+            schema["required"].remove("user")
+    return {"tools": tools}
 
 
 def rpc_tools_call(request, params: dict) -> dict:
@@ -66,6 +72,8 @@ def rpc_tools_call(request, params: dict) -> dict:
     arguments = params.get("arguments") or {}
     if not isinstance(arguments, dict):
         return _tool_error("arguments must be an object")
+    if getattr(request, "mcp_user", None):
+        arguments = {**arguments, "user": request.mcp_user}
     try:
         args = tool.args.model_validate(arguments)
         result = tool.run(request, args)

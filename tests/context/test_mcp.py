@@ -208,3 +208,31 @@ def test_a_memory_written_through_mcp_is_the_users_own(mcp, company, alice, bob)
     assert Memory.objects.get(pk=memory["id"]).owner == bob
     text = json.dumps(mcp.ok("search_memories", user="alice", query="finance forecast blue folder"))
     assert "blue folder" not in text
+
+
+def test_stdio_server_acts_for_its_one_user(company, agent_key, monkeypatch, capsys):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "context", "arguments": {
+            "task": "Vercel discount and unpaid invoice", "user": "bob"}}},
+    ]  # fmt: skip
+    monkeypatch.setenv("ALMANAC_API_KEY", agent_key)
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(json.dumps(m) for m in lines) + "\n"))
+    call_command("mcp", tenant="acme", user="alice")
+    answers = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2, 3]
+    assert all("user" not in t["inputSchema"]["properties"] for t in answers[1]["result"]["tools"])
+    prompt = answers[2]["result"]["structuredContent"]["prompt"]
+    assert "Met the Vercel CTO" in prompt  # alice's memory, though the call named bob
+    assert "BOB-PRIVATE-MEMORY" not in prompt
+    with pytest.raises(CommandError, match="tenant"):
+        call_command("mcp", tenant="globex", user="alice")
+    monkeypatch.delenv("ALMANAC_API_KEY")
+    with pytest.raises(CommandError, match="ALMANAC_API_KEY"):
+        call_command("mcp", tenant="acme", user="alice")
