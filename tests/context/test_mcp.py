@@ -236,3 +236,11 @@ def test_stdio_server_acts_for_its_one_user(company, agent_key, monkeypatch, cap
     monkeypatch.delenv("ALMANAC_API_KEY")
     with pytest.raises(CommandError, match="ALMANAC_API_KEY"):
         call_command("mcp", tenant="acme", user="alice")
+
+
+def test_the_keys_rate_limit_holds_on_mcp(client, tenant):
+    _, secret = agentkey_create(tenant=tenant, name="tight-mcp", rate_limit="1/h")
+    mcp = Mcp(client, secret)
+    assert mcp.rpc("ping")["result"] == {}
+    refused = mcp.post({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
