@@ -54,4 +54,5 @@ def _client(url: str, key: str, user: str) -> Client:
     from django.core.wsgi import get_wsgi_application
 
     transport = httpx.WSGITransport(app=get_wsgi_application())
-    return Client(f"http://{settings.ALLOWED_HOSTS[0]}", key, user=user, transport=transport)
+    host = next((h for h in settings.ALLOWED_HOSTS if h != "*" and not h.startswith(".")), "localhost")
+    return Client(f"http://{host}", key, user=user, transport=transport)
