@@ -145,3 +145,18 @@ def test_chaos_checks_count_what_was_written(tenant):
         checked["events"][k]
         for k in ("lost", "duplicated", "not_compiled", "missing_from_wiki", "compiled_twice")
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_context_bench_calls_the_api_and_mcp_alike(live_server, tenant, alice, agent_key):
+    import httpx
+
+    from bench.context.run import call
+
+    out, errors = [], []
+    headers = {"Authorization": f"Bearer {agent_key}"}
+    with httpx.Client(base_url=live_server.url, headers=headers, timeout=60) as client:
+        for mcp in (False, True):
+            call(client, "alice", "Vercel renewal", 500, 0.0, out, errors, mcp)
+    assert errors == []
+    assert [row[4] for row in out] == [False, True]  # one call each way, both read as the API's answer

@@ -167,24 +167,41 @@ def cpu_spent(before: dict, after: dict) -> dict[str, float]:
     return spent
 
 
-def call(client, user: str, task: str, max_tokens: int, since: float, out: list, errors: list) -> None:
-    """One context call; its latency (ms since `since`) and what came back go to `out`."""
-    response = client.post("/api/v1/context", json={"user": user, "task": task, "max_tokens": max_tokens})
+def mcp_context(client, arguments: dict):
+    """The same call as an MCP client makes it: `tools/call context` on /mcp (docs/agents.md,
+    MCP). The response's structured content is the API's context response."""
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    message["params"] = {"name": "context", "arguments": arguments}
+    return client.post("/mcp", json=message, headers={"Accept": "application/json, text/event-stream"})
+
+
+def call(client, user: str, task: str, max_tokens: int, since: float, out: list, errors: list, mcp=False):
+    """One context call (with `mcp`, through the MCP server); its latency (ms since `since`)
+    and what came back go to `out`."""
+    arguments = {"user": user, "task": task, "max_tokens": max_tokens}
+    response = mcp_context(client, arguments) if mcp else client.post("/api/v1/context", json=arguments)
     elapsed = (time.perf_counter() - since) * 1000
     if response.status_code != 200:
         errors.append((response.status_code, response.text[:200]))
         return
     data = response.json()
+    if mcp:
+        result = data.get("result") or {}
+        if result.get("isError") or "structuredContent" not in result:
+            errors.append((200, str(data)[:200]))
+            return
+        data = result["structuredContent"]
     summarized = any(i["summarized"] for b in data["blocks"] for i in b["items"])
-    out.append((elapsed, summarized, data["budget"]["used"], len(data["blocks"])))
+    out.append((elapsed, summarized, data["budget"]["used"], len(data["blocks"]), mcp))
 
 
-def client_loop(base: str, key: str, jobs: list[tuple[str, str]], max_tokens: int, out: list, errors: list):
+def client_loop(base: str, key: str, jobs: list, max_tokens: int, out: list, errors: list, mcp=False):
+    """Each client's calls in turn; with `mcp`, every other one through the MCP server."""
     import httpx
 
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
-        for user, task in jobs:
-            call(client, user, task, max_tokens, time.perf_counter(), out, errors)
+        for i, (user, task) in enumerate(jobs):
+            call(client, user, task, max_tokens, time.perf_counter(), out, errors, mcp and i % 2 == 1)
 
 
 def run_load(
@@ -196,13 +213,14 @@ def run_load(
     per_client: int,
     max_tokens: int,
     seed: int,
+    mcp: bool = False,
 ):
     rng = random.Random(seed)
     results: list = []
     errors: list = []
     jobs = [[(rng.choice(users), rng.choice(tasks)) for _ in range(per_client)] for _ in range(clients)]
     threads = [
-        threading.Thread(target=client_loop, args=(base, key, job, max_tokens, results, errors))
+        threading.Thread(target=client_loop, args=(base, key, job, max_tokens, results, errors, mcp))
         for job in jobs
     ]
     started = time.perf_counter()
@@ -306,6 +324,12 @@ def main() -> None:
         help="open loop: calls arrive at this many per second (Poisson) instead of --clients "
         "closed-loop clients sending back to back; --clients is then the number of senders",
     )
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="then the same calls as MCP `tools/call context` on /mcp, against the same server: "
+        "the protocol's overhead beside POST /context",
+    )
     parser.add_argument("--json", type=Path, help="write the results here too")
     args = parser.parse_args()
 
@@ -355,6 +379,10 @@ def main() -> None:
                 base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 2
             )
         cpu_after, parts_after = cpu_times(), cpu_by_part(proc)
+        if args.mcp:  # one more load, each client's calls alternating POST /context and MCP
+            mixed = run_load(
+                base, key, users, tasks, args.clients, per_client, args.max_tokens, args.seed + 3, mcp=True
+            )
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -389,6 +417,19 @@ def main() -> None:
         }
         # This run's own processes only: the figure to compare on a machine doing other work.
         report["own_cpu_ms_per_call"] = round(sum(spent.values()) / len(results) * 1000, 1)
+    if args.mcp:
+        mixed_results, mixed_errors, _ = mixed
+        by = {p: [r[0] for r in mixed_results if r[4] == p] or [0.0] for p in (False, True)}
+        report["mcp"] = {
+            "load": "the same load again, each client's calls alternating POST /context and MCP",
+            "requests": len(mixed_results),
+            "errors": len(mixed_errors),
+            "api_p50_ms": round(pct(by[False], 0.50), 1),
+            "mcp_p50_ms": round(pct(by[True], 0.50), 1),
+            "mcp_p95_ms": round(pct(by[True], 0.95), 1),
+            "p50_over_api_ms": round(pct(by[True], 0.50) - pct(by[False], 0.50), 1),
+        }
+        errors += mixed_errors
     if errors:
         report["first_errors"] = errors[:3]
     print(json.dumps(report, indent=2, ensure_ascii=False))
