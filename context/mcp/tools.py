@@ -27,6 +27,8 @@ from memories.schemas import (
     TurnIn,
     TurnOut,
 )
+from skills import api as skills_api
+from skills.schemas import SkillListOut, SkillRunIn, SkillRunOut
 from wiki import api as wiki_api
 from wiki.schemas import PageDetailOut, WikiSearchIn, WikiSearchOut
 
@@ -104,6 +106,17 @@ class SessionEndArgs(Schema):
     session_id: int = Field(ge=1, le=2**63 - 1, description="The session, from session_start.")
 
 
+class SkillsListArgs(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    user: str = _user()
+
+
+class SkillRunArgs(SkillRunIn):
+    user: str = _user()
+    name: str = Field(min_length=1, max_length=100, description="The skill, as skills_list names it.")
+
+
 def _dump(schema: type[Schema], value: Any) -> dict:
     return schema.model_validate(value).model_dump(mode="json", by_alias=False)
 
@@ -145,6 +158,15 @@ def run_session_turn(request, args: SessionTurnArgs) -> dict:
 
 def run_session_end(request, args: SessionEndArgs) -> dict:
     return _dump(SessionOut, memories_api.end_session(request, args.session_id, args).value)
+
+
+def run_skills_list(request, args: SkillsListArgs) -> dict:
+    return _dump(SkillListOut, skills_api.list_skills(request, args.user))
+
+
+def run_skill(request, args: SkillRunArgs) -> dict:
+    payload = SkillRunIn(user=args.user, input=args.input)
+    return _dump(SkillRunOut, skills_api.run_skill(request, args.name, payload))
 
 
 def context_text(result: dict) -> str:
@@ -262,6 +284,24 @@ TOOLS = {
             "Record one turn (role user, assistant or tool) of the session's conversation.",
             SessionTurnArgs,
             run_session_turn,
+            read_only=False,
+        ),
+        McpTool(
+            "skills_list",
+            "List skills",
+            "The skills the user may run (e.g. weekly_report, summarize, contract_clauses), each with "
+            "its description and the JSON schema of its input; run one with skill_run.",
+            SkillsListArgs,
+            run_skills_list,
+        ),
+        McpTool(
+            "skill_run",
+            "Run a skill",
+            "Run one skill for the user on an input that matches the skill's input schema (from "
+            "skills_list); returns its output. A skill reads only what the user may see, and a run "
+            "through here keeps nothing.",
+            SkillRunArgs,
+            run_skill,
             read_only=False,
         ),
         McpTool(

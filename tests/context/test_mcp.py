@@ -82,7 +82,8 @@ def test_initialize_negotiates_a_handshake_revision(mcp, tenant):
 def test_tools_list_has_a_schema_and_description_for_every_tool(mcp, tenant):
     tools = {tool["name"]: tool for tool in mcp.rpc("tools/list")["result"]["tools"]}
     expected = {"context", "search_memories", "remember", "forget", "wiki_search", "wiki_page"}
-    assert expected | {"session_start", "session_turn", "session_end"} == set(tools)
+    expected |= {"session_start", "session_turn", "session_end", "skills_list", "skill_run"}
+    assert expected == set(tools)
     for tool in tools.values():
         schema = tool["inputSchema"]
         assert schema["type"] == "object" and "user" in schema["required"], tool["name"]
@@ -244,3 +245,13 @@ def test_the_keys_rate_limit_holds_on_mcp(client, tenant):
     assert mcp.rpc("ping")["result"] == {}
     refused = mcp.post({"jsonrpc": "2.0", "id": 2, "method": "ping"})
     assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+
+
+def test_the_skills_api_as_tools(mcp, company):
+    listed = {skill["name"] for skill in mcp.ok("skills_list", user="alice")["skills"]}
+    assert {"summarize", "weekly_report", "contract_clauses"} <= listed
+    text = "Vercel renewal: contract value ¥120,000. The renewal is due next month. Lee signs."
+    out = mcp.ok("skill_run", user="alice", name="summarize", input={"text": text, "max_tokens": 200})
+    assert out["run_id"] and out["used_llm"] is False and out["output"]
+    assert mcp.error("skill_run", user="alice", name="no_such_skill", input={}) == "no skill 'no_such_skill'"
+    assert "input" in mcp.error("skill_run", user="alice", name="summarize", input={"colour": "red"})
