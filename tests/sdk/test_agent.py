@@ -10,7 +10,6 @@ from almanac_client.agent import ChatModel, run_agent
 from django.core.management import CommandError, call_command
 
 from memories.models import ConversationSession, Memory
-from tests.context.conftest import SALES, push
 from tests.skills.conftest import ChatServer
 
 PREFERENCE = "Alice wants renewal proposals to lead with pricing."
@@ -39,21 +38,6 @@ def chat():
     yield server
     server.httpd.shutdown()
     server.httpd.server_close()
-
-
-@pytest.fixture
-def vercel(sdk, tenant, alice):
-    """A Vercel page and more memories than one pass holds, so there is a second pass."""
-    push(
-        tenant,
-        container=SALES,
-        tags={"customer": "Vercel"},
-        text="Vercel renewal is due 2026-12-15 at ¥120,000.",
-    )
-    for n in range(12):
-        sdk.memory_create(
-            f"Vercel renewal note {n}: the champion asked for {n + 2} more seats in region {n}."
-        )
 
 
 def script_more_then_remember(chat):

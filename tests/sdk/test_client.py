@@ -24,17 +24,7 @@ from tests.context.conftest import SALES, payload_of, push
 MAIL = {"key": "email:thread:renewal", "name": "Renewal", "members": ["alice@acme.com"], "public": False}
 
 
-def test_context_pages_yields_every_pass_until_no_cursor(sdk, tenant, alice):
-    push(
-        tenant,
-        container=SALES,
-        tags={"customer": "Vercel"},
-        text="Vercel renewal is due 2026-12-15 at ¥120,000.",
-    )
-    for n in range(12):
-        sdk.memory_create(
-            f"Vercel renewal note {n}: the champion asked for {n + 2} more seats in region {n}."
-        )
+def test_context_pages_yields_every_pass_until_no_cursor(sdk, vercel):
     passes = list(sdk.context_pages("Vercel renewal seats", max_tokens=4000, lang="en"))
     assert len(passes) >= 2
     assert all(p["next_cursor"] for p in passes[:-1]) and passes[-1]["next_cursor"] is None
