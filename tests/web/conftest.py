@@ -55,7 +55,7 @@ def wiki(tenant, alice, bob, charlie, django_capture_on_commit_callbacks):
 
 @pytest.fixture
 def five_memories(alice, monkeypatch):
-    monkeypatch.setattr("web.views.PER_PAGE", 2)
+    monkeypatch.setattr("web.views.memories.PER_PAGE", 2)
     topics = ["pricing tiers", "legal review", "security questionnaire", "invoice dates", "kickoff agenda"]
     for topic in topics:
         memory_create(owner=alice, content=f"Renewal checklist: {topic}", memory_type="semantic")

@@ -1,4 +1,4 @@
-"""The context preview (web.views.context_preview): the task and budget checks, sources, users
+"""The context preview (web.views.context.context_preview): the task and budget checks, sources, users
 without a tenant."""
 
 import re
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def test_the_preview_passes_a_long_task_whole_and_keeps_its_newlines(client, bob):
     task = "Vercel renewal\nsecond line " + "x" * 5000
-    with mock.patch("web.views.context_build", side_effect=lambda **kw: None) as build:
+    with mock.patch("web.views.context.context_build", side_effect=lambda **kw: None) as build:
         page = login(client, bob).post("/context/", {"task": task, "max_tokens": "800"})
     assert page.status_code == 200
     assert build.call_args.kwargs["task"] == task
@@ -23,7 +23,7 @@ def test_the_preview_passes_a_long_task_whole_and_keeps_its_newlines(client, bob
 
 def test_the_preview_refuses_a_task_over_the_api_limit_with_a_message(client, bob):
     task = "x" * (settings.CONTEXT_TASK_MAX_CHARS + 1)
-    with mock.patch("web.views.context_build") as build:
+    with mock.patch("web.views.context.context_build") as build:
         body = login(client, bob).post("/context/", {"task": task}, **ZH).content.decode()
     build.assert_not_called()
     assert 'class="card warn"' in body and f"{settings.CONTEXT_TASK_MAX_CHARS}" in body and "字符" in body

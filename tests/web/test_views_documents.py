@@ -1,4 +1,4 @@
-"""The "Add a document" form of the memories page (web.views.document_upload_view)."""
+"""The "Add a document" form of the memories page (web.views.memories.document_upload_view)."""
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile

@@ -1,4 +1,4 @@
-"""The memory views (web.views.memory_list_view, memory_delete_view): paging, labels, refusals."""
+"""The memory views (web.views.memories.memory_list_view, memory_delete_view): paging, labels, refusals."""
 
 import pytest
 

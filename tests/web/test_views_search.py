@@ -1,4 +1,4 @@
-"""The search views (web.views.home, search): a query in the URL renders its results, htmx gets
+"""The search views (web.views.search.home, search): a query in the URL renders its results, htmx gets
 a fragment."""
 
 import pytest

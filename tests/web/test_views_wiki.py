@@ -1,4 +1,4 @@
-"""The wiki views (web.views.wiki_list, wiki_page): source links, paging, translated labels,
+"""The wiki views (web.views.wiki.wiki_list, wiki_page): source links, paging, translated labels,
 a status only its channel may see."""
 
 import re
@@ -43,7 +43,7 @@ def test_wiki_list_is_paged_with_the_kind_kept(
     )
     with django_capture_on_commit_callbacks(execute=True):
         event_ingest(tenant=tenant, payload=stripe)
-    monkeypatch.setattr("web.views.PER_PAGE", 1)
+    monkeypatch.setattr("web.views.wiki.PER_PAGE", 1)
     login(client, bob)
     first = client.get("/wiki/", {"kind": "customer"}).content.decode()
     second = client.get("/wiki/", {"kind": "customer", "page": "2"}).content.decode()
