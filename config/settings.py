@@ -53,6 +53,8 @@ INSTALLED_APPS = [
     "documents",
     "context",
     "web",
+    "metrics",
+    "governance",
 ]
 
 MIDDLEWARE = [

@@ -1,6 +1,6 @@
 """The layers of the project, drawn from its imports.
 
-    almanac  ←  skills  ←  connectors, wiki, memories, documents  ←  context, web  ←  config
+    almanac  ←  skills  ←  connectors, wiki, memories, documents  ←  context, web, metrics, governance  ←  config
 
 Every import statement counts, those inside functions included, and so does
 `import_module("…")` with a literal name. A string that is the dotted path of a module
@@ -26,7 +26,7 @@ LAYERS = [
     ("almanac",),
     ("skills",),
     ("connectors", "wiki", "memories", "documents"),
-    ("context", "web"),
+    ("context", "web", "metrics", "governance"),
     (PROJECT,),
 ]
 LAYER_OF = {app: depth for depth, apps in enumerate(LAYERS) for app in apps}
