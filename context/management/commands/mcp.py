@@ -13,6 +13,7 @@ from django.http import HttpRequest
 
 from almanac import selectors
 from almanac.services.users import user_resolve
+from context.mcp.modern import is_modern, modern_answer
 from context.mcp.protocol import rpc_answer
 
 
@@ -32,7 +33,10 @@ class Command(BaseCommand):
                 message = json.loads(line)
             except ValueError:
                 message = None  # answered as an invalid request
-            answer = rpc_answer(request, message)
+            if is_modern(message, None):  # a request carrying its own envelope (2026-07-28)
+                _, answer = modern_answer(request, message, headers=None)
+            else:
+                answer = rpc_answer(request, message)
             if answer is not None:
                 sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
                 sys.stdout.flush()
