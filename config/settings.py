@@ -436,6 +436,10 @@ MEMORY_TOPIC_GROUP_MIN = envint("MEMORY_TOPIC_GROUP_MIN", 3)
 MEMORY_TOPIC_GROUP_SIMILARITY = envfloat("MEMORY_TOPIC_GROUP_SIMILARITY", 0.4)
 MEMORY_COMPRESS_MAX_TOKENS = envint("MEMORY_COMPRESS_MAX_TOKENS", 1000)
 MEMORY_COMPRESSED_KEEP_DAYS = envint("MEMORY_COMPRESSED_KEEP_DAYS", 30)
+# A deleted memory comes back from its history (memories.services.deleted): its owner may undo
+# the delete for MEMORY_UNDO_SECONDS, a governor may restore it for MEMORY_RESTORE_DAYS.
+MEMORY_UNDO_SECONDS = envint("MEMORY_UNDO_SECONDS", 60, minimum=1)
+MEMORY_RESTORE_DAYS = envint("MEMORY_RESTORE_DAYS", 30, minimum=0)
 
 LOG_LEVEL = env("LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:

@@ -1,6 +1,11 @@
-"""Permission rules of the memories app: who may change a memory, who may speak for the company."""
+"""Permission rules of the memories app: who may change a memory, who may bring a deleted one
+back, who may speak for the company."""
 
 from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
 
 # A governor of memories: may change or delete anyone's, and write for the whole company.
 COMPANY_PERMISSION = "memories.change_memory"
@@ -19,3 +24,14 @@ def may_speak_for_company(user) -> bool:
     """A tenant admin (staff) or a governor of memories: a company-wide statement they make
     is written to the tenant's scope."""
     return bool(user.is_staff or user.has_perm(COMPANY_PERMISSION))
+
+
+def restore_window(*, user, memory) -> timedelta | None:
+    """How long after its delete `user` may bring `memory` back (memories.services.deleted):
+    a governor of memories (`memories.delete_memory` globally or on it) MEMORY_RESTORE_DAYS,
+    its owner MEMORY_UNDO_SECONDS (the undo of their own delete); anyone else not at all."""
+    if user.has_perm("memories.delete_memory") or user.has_perm("memories.delete_memory", memory):
+        return timedelta(days=settings.MEMORY_RESTORE_DAYS)
+    if memory.owner_id is not None and memory.owner_id == user.pk:
+        return timedelta(seconds=settings.MEMORY_UNDO_SECONDS)
+    return None
