@@ -22,4 +22,7 @@ def build_context(request, payload: ContextIn):
     data = payload.dict(exclude={"user"})
     # The service returns exactly ContextOut's shape (a test validates it against the
     # schema); having ninja validate ~100 nested objects again cost ~8% of a call's CPU.
-    return JsonResponse(context_build(user=user, tenant=request_tenant(request), **data))
+    key = getattr(request, "agent_key", None)
+    return JsonResponse(
+        context_build(user=user, tenant=request_tenant(request), via="api", agent_key=key, **data)
+    )

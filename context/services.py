@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
@@ -15,6 +17,7 @@ from almanac.errors import ApplicationError
 from almanac.search.text import detect_lang
 from almanac.search.tokens import count_tokens_by_line
 from almanac.selectors import access_snapshot, int_array
+from almanac.signals import context_served
 from connectors.selectors import source_freshness
 from context.budget import fit
 from context.cursor import Seen, cursor_decode, cursor_encode
@@ -44,6 +47,8 @@ def context_for(
     lang: str | None = None,
     cursor: str | None = None,
     touch: bool = True,
+    via: str | None = None,
+    agent_key=None,
 ) -> dict:
     """The context for one LLM call of an agent acting for `user` (docs/api.md, Context).
 
@@ -52,7 +57,11 @@ def context_for(
     3. Fit them under `max_tokens` (budget.py), summarizing pages only when needed.
     4. Report what was summarized or left out, stale sections, lagging sources.
     5. Encode a cursor for the next pass, or None when nothing ranked is left.
+
+    `via` (api, mcp, preview) has the call recorded for the outcome metrics, off the
+    request path (`context_served`); without it (benchmarks, scripts) nothing is recorded.
     """
+    started = time.perf_counter()
     if tenant is None:
         raise ApplicationError("the user belongs to no tenant: there is nothing to show", status_code=404)
     if not 1 <= max_tokens <= settings.CONTEXT_MAX_TOKENS_LIMIT:
@@ -71,7 +80,7 @@ def context_for(
     warnings += budget_warnings(result, lang)
     warnings += freshness_warnings(freshness)
     warnings += stale_warnings(user=user, page_ids=selection.candidate_page_ids)
-    return {
+    out = {
         "prompt": result.prompt,
         "blocks": blocks_out(result),
         "budget": {"max_tokens": max_tokens, "used": result.used, "blocks": result.block_tokens},
@@ -81,6 +90,47 @@ def context_for(
         "lang": lang,
         "entities": selection.entities,
     }
+    if via is not None:
+        served_announce(
+            user=user,
+            tenant=tenant,
+            task=task,
+            session_id=session_id,
+            passes=seen.passes,
+            result=result,
+            via=via,
+            agent_key=agent_key,
+            started=started,
+        )
+    return out
+
+
+def served_announce(*, user, tenant, task, session_id, passes, result: Fit, via, agent_key, started) -> None:
+    """`context_served` for the metrics: what the call returned, its latency so far."""
+    memory_ids, section_ids, page_ids = [], [], []
+    for items in result.chosen.values():
+        for item in items:
+            if "memory" in item.refs:
+                memory_ids.append(item.refs["memory"])
+            elif "page" in item.refs:
+                page_ids.append(item.refs["page"])
+                section_ids.extend(item.refs.get("sections") or [])
+    context_served.send(
+        sender=None,
+        tenant_id=tenant.pk,
+        user_id=user.pk,
+        agent_key_id=getattr(agent_key, "pk", None),
+        session_id=session_id,
+        via=via,
+        task=task,
+        passes=passes,
+        at=timezone.now(),
+        latency_ms=(time.perf_counter() - started) * 1000,
+        tokens=result.used,
+        memory_ids=memory_ids,
+        section_ids=section_ids,
+        page_ids=page_ids,
+    )
 
 
 def touch_returned(result: Fit) -> None:

@@ -123,7 +123,9 @@ def _dump(schema: type[Schema], value: Any) -> dict:
 
 def run_context(request, args: ContextArgs) -> dict:
     user = acting_user(request, args.user)
-    return context_build(user=user, tenant=request_tenant(request), **args.dict(exclude={"user"}))
+    key = getattr(request, "agent_key", None)
+    args = args.dict(exclude={"user"})
+    return context_build(user=user, tenant=request_tenant(request), via="mcp", agent_key=key, **args)
 
 
 def run_search(request, args: SearchArgs) -> dict:

@@ -44,7 +44,9 @@ def context_preview_build(*, user, task: str, max_tokens: str | None) -> tuple[d
     if error:
         return None, error
     try:
-        built = context_build(user=user, tenant=user_tenant(user), task=task, max_tokens=budget, touch=False)
+        built = context_build(
+            user=user, tenant=user_tenant(user), task=task, max_tokens=budget, touch=False, via="preview"
+        )
         return built, ""
     except ApplicationError as exc:
         return None, service_message(exc)

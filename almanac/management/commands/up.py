@@ -1,4 +1,5 @@
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -42,6 +43,10 @@ class Command(BaseCommand):
         # As the owner role; the web server and the worker then connect as the runtime role.
         call_command("migrate", interactive=False, verbosity=0)
         call_command("setup_schedules", verbosity=0)
+        # The children's Prometheus values (docs/operations.md, "Metrics"): the last run's go.
+        shutil.rmtree(settings.METRICS_DIR, ignore_errors=True)
+        settings.METRICS_DIR.mkdir(parents=True)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(settings.METRICS_DIR)
         manage = [sys.executable, "manage.py"]
         procs = {}
         if not no_worker:
