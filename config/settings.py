@@ -441,6 +441,17 @@ MEMORY_COMPRESSED_KEEP_DAYS = envint("MEMORY_COMPRESSED_KEEP_DAYS", 30)
 MEMORY_UNDO_SECONDS = envint("MEMORY_UNDO_SECONDS", 60, minimum=1)
 MEMORY_RESTORE_DAYS = envint("MEMORY_RESTORE_DAYS", 30, minimum=0)
 
+# Outcome metrics, `/metrics` and the admin dashboard (docs/operations.md, "Metrics")
+METRICS_TOKEN = envsecret("METRICS_TOKEN")  # empty: `/metrics` answers loopback only
+METRICS_DIR = Path(env("PROMETHEUS_MULTIPROC_DIR") or DATA_DIR / "metrics")
+METRICS_FLUSH_SECONDS = envfloat("METRICS_FLUSH_SECONDS", 2.0)
+METRICS_ROLLUP_MINUTES = envint("METRICS_ROLLUP_MINUTES", 15, minimum=1)
+METRICS_REPEAT_DAYS = envint("METRICS_REPEAT_DAYS", 7, minimum=1)
+METRICS_REPEAT_SIMILARITY = envfloat("METRICS_REPEAT_SIMILARITY", 0.8)
+METRICS_ADOPTION_DAYS = envint("METRICS_ADOPTION_DAYS", 7, minimum=1)
+METRICS_QUOTE_SHARE = envfloat("METRICS_QUOTE_SHARE", 0.6)
+METRICS_DASHBOARD_DAYS = envint("METRICS_DASHBOARD_DAYS", 30, minimum=2, maximum=366)
+
 LOG_LEVEL = env("LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
     raise ImproperlyConfigured(
