@@ -1,11 +1,16 @@
-"""Template filters of the employee web UI: safe links and translated enum labels."""
+"""Template filters of the employee web UI: safe links, translated enum labels, marked
+passages and rendered Markdown."""
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
 from django import template
+from django.utils.html import escape, format_html
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
+
+from almanac.text.passages import Passage
 
 register = template.Library()
 
@@ -62,3 +67,15 @@ def safe_url(value) -> str:
     if parts.scheme.lower() not in {"http", "https"} or not parts.netloc:
         return ""
     return url
+
+
+@register.filter
+def highlight(passage: Passage | None) -> str:
+    """A passage with the query's words in `<mark>`: each piece is escaped first, then the
+    marked ones wrapped (a section's text is connector input); "…" where the text goes on."""
+    if passage is None:
+        return ""
+    pieces = [
+        format_html("<mark>{}</mark>", text) if marked else escape(text) for text, marked in passage.pieces()
+    ]
+    return mark_safe(("…" if passage.before else "") + "".join(pieces) + ("…" if passage.after else ""))
