@@ -18,8 +18,9 @@ from context.cursor import Seen
 from context.items import Item
 from context.labels import day, single_line
 from memories.selectors import memory_search, session_window
-from wiki.models import PageSection
-from wiki.search import named_pages, rank_pages, section_ranking
+from wiki.matching import entity_matcher
+from wiki.models import Page, PageSection
+from wiki.search import described_pages, lookalike, named_pages, rank_pages, section_ranking
 from wiki.selectors import page_texts_for_reader
 
 # Ids such as PRD-2024-013, INV_2025/07, #4521 are worth reporting as entities.
@@ -75,6 +76,7 @@ def page_items(
     matched: dict[int, list[int]] | None = None,
     taken: set[int] | None = None,
     said: set[str] | None = None,
+    apart: Apart | None = None,
 ) -> list[Item]:
     """The pages' visible, non-stale sections as Items, newest first (pages with none are skipped).
 
@@ -103,7 +105,7 @@ def page_items(
     items = []
     for pid, score in ranked:
         if pid in pages:
-            for item in _page_with_sections(pages[pid], score, taken, said):
+            for item in _page_with_sections(pages[pid], score, taken, said, apart):
                 taken.update(item.refs["sections"])
                 items.append(item)
     return items
@@ -123,13 +125,15 @@ def section_digests(section_ids: set[int]) -> set[str]:
     return {digest[:16] for digest in rows if digest}
 
 
-def _page_with_sections(page, score: float, taken: set[int], said: set[str]) -> list[Item]:
+def _page_with_sections(page, score: float, taken: set[int], said: set[str], apart=None) -> list[Item]:
     omitted = len(page.newest) > settings.CONTEXT_PAGE_MAX_SECTIONS
     seen_here = set(said)
 
     def fresh(section) -> bool:
         key = digest_key(section)
         if section.id in taken or key in seen_here:
+            return False
+        if apart is not None and apart.other(section.content):
             return False
         if key:
             seen_here.add(key)  # a person page may show two copies of one thread
@@ -181,14 +185,66 @@ def _page_item(page, group, score: float, omitted: bool = False) -> Item:
     )
 
 
+@dataclass
+class Apart:
+    """Look-alikes kept apart: entities whose name shares most of its start with an entity
+    the task names or describes (`wiki.search.lookalike`), and that the task does not name
+    itself. Their pages, and sections that name one of them but no task entity, are left out."""
+
+    matcher: object
+    task: set[int]
+    others: set[int]
+
+    @classmethod
+    def of(cls, tenant_id: int, entities: list) -> Apart | None:
+        if not entities:
+            return None
+        matcher = entity_matcher(tenant_id)
+        task = {e.pk for e in entities}
+        others = {
+            pk
+            for pk, other in matcher.entities.items()
+            if pk not in task
+            and any(other.kind == e.kind and lookalike(other.name, e.name) for e in entities)
+        }
+        return cls(matcher, task, others) if others else None
+
+    def other(self, text: str) -> bool:
+        """Does the text name a look-alike and no entity of the task?"""
+        named = {e.pk for e in self.matcher.find(text)}
+        return bool(named & self.others) and not named & self.task
+
+    def pages(self, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """The ranked pages without the look-alikes' own pages."""
+        theirs = set(
+            Page.objects.filter(id__in=[pid for pid, _ in ranked], entity__in=self.others).values_list(
+                "id", flat=True
+            )
+        )
+        return [(pid, score) for pid, score in ranked if pid not in theirs]
+
+
+def task_pages(*, user, tenant, task: str, hits) -> tuple[list, list[int], list[str]]:
+    """(entities, their page ids, names to report): those the task names, else those its best
+    hits name (a task that describes an entity: `described_pages`; several close ones are
+    all candidates, each named by its page)."""
+    entities, pages, names = task_entities(user=user, tenant=tenant, task=task)
+    if not entities:
+        entities, pages = described_pages(user=user, tenant_id=tenant.pk, ranked=hits)
+        names = list(dict.fromkeys([e.name for e in entities] + names))
+    return entities, [pages[e.pk] for e in entities], names
+
+
 def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -> None:
 
-    entities, pages, selection.entities = task_entities(user=user, tenant=tenant, task=task)
-    entity_page_ids = [pages[e.pk] for e in entities]  # in the order the task names them
     hits = section_ranking(
         user=user, query=task, top_k=settings.CONTEXT_SECTION_TOP_K, exclude_section_ids=seen.sections
     )
+    entities, entity_page_ids, selection.entities = task_pages(user=user, tenant=tenant, task=task, hits=hits)
     ranked = rank_pages(hits, entity_page_ids, seen.pages)
+    apart = Apart.of(tenant.pk, entities)
+    if apart is not None:
+        ranked = apart.pages(ranked)
     selection.candidate_page_ids = [pid for pid, _ in ranked]
     top = settings.CONTEXT_TOP_PAGES
     # The hits of each page, best first: a page is read with the sections the task matched.
@@ -202,7 +258,7 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     start = 0
     while len(items) < top and start < len(ranked):
         batch = ranked[start : start + top - len(items)]
-        items += page_items(user=user, ranked=batch, matched=matched, taken=taken, said=said)
+        items += page_items(user=user, ranked=batch, matched=matched, taken=taken, said=said, apart=apart)
         start += len(batch)
     selection.candidates["wiki"] = items
     selection.more = selection.more or start < len(ranked)

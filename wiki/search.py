@@ -273,3 +273,65 @@ def _page_search(*, user, query: str, top_k: int) -> list[dict]:
         page.visible_status = page_status_for(page, containers)
         results.append({"page": page, "score": score, "hits": page_hits})
     return results
+
+
+# A task that names no entity but describes one (its industry, city, size, what happened to
+# it): the entities named in its best relevant hits, by rank. One leading by this factor is
+# the entity described; several close ones are candidates, each named.
+DESCRIBED_HITS = 5
+DESCRIBED_LEAD = 1.5
+
+
+def described_pages(*, user, tenant_id: int, ranked: list[RankedSection]) -> tuple[list, dict[int, int]]:
+    """(entities, {entity id: page id}) a task describes without naming: the entities the
+    text of its DESCRIBED_HITS best relevant sections names, weighted 1/rank, read through
+    the access filter. One entity when it leads the next by DESCRIBED_LEAD, else the close
+    candidates (those within that factor of the best), best first; none when no hit names one."""
+    hits = [r for r in ranked if relevant(r.breakdown)][:DESCRIBED_HITS]
+    if not hits:
+        return [], {}
+    texts = dict(
+        PageSection.objects.visible_to(user).filter(id__in=[r.id for r in hits]).values_list("id", "content")
+    )
+    matcher = entity_matcher(tenant_id)
+    weight: dict[int, float] = {}
+    entities = {}
+    for rank, hit in enumerate(hits, start=1):
+        for entity, _ in matcher.find_matches(texts.get(hit.id, "")):
+            if entity.kind != "person":
+                entities[entity.pk] = entity
+                weight[entity.pk] = weight.get(entity.pk, 0.0) + 1.0 / rank
+    order = sorted(weight, key=lambda pk: -weight[pk])
+    if not order:
+        return [], {}
+    best = weight[order[0]]
+    chosen = [pk for pk in order if weight[pk] * DESCRIBED_LEAD >= best]
+    shown = PageSection.objects.visible_to(user).filter(page_id=OuterRef("pk"))
+    pages = dict(
+        Page.objects.filter(tenant_id=tenant_id, entity__in=chosen)
+        .filter(Exists(shown))
+        .values_list("entity_id", "id")
+    )
+    return [entities[pk] for pk in chosen if pk in pages], pages
+
+
+def lookalike(first: str, second: str) -> bool:
+    """Two names that share most of their start ("Norwick Health" / "Norwick Robotics",
+    "鼎川制造" / "鼎川能源"): a common prefix of at least two Chinese characters or one whole
+    Latin word of four letters or more, covering at least 40% of the shorter name."""
+    a, b = first.casefold().strip(), second.casefold().strip()
+    if a == b:
+        return False
+    common = 0
+    while common < min(len(a), len(b)) and a[common] == b[common]:
+        common += 1
+    prefix = a[:common]
+    if not is_cjk(prefix):
+        # whole words only: "nor" of "norwick" and "northgate" is no shared name
+        cut = max(prefix.rfind(" "), 0) if common < min(len(a), len(b)) or " " in prefix else common
+        prefix = prefix[:cut].strip() if cut else (prefix if common == min(len(a), len(b)) else "")
+        if len(prefix) < 4:
+            return False
+    elif len(prefix) < 2:
+        return False
+    return len(prefix) >= 0.4 * min(len(a), len(b))

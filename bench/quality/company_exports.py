@@ -68,11 +68,12 @@ EN_TITLES = [
     "Director of Finance",
 ]
 ZH_TITLES = ["采购总监", "信息部经理", "运营副总裁", "技术负责人", "财务总监"]
-IDPS = ["Okta", "Azure AD", "Ping Identity", "OneLogin", "Keycloak", "JumpCloud"]
-REGIONS = ["eu-central-1", "ap-southeast-1", "us-west-2", "eu-west-3", "ap-northeast-2", "ca-central-1"]
+IDPS = ["Okta", "Azure AD", "Ping Identity", "OneLogin", "Keycloak", "JumpCloud", "Auth0", "Duo"]
+REGIONS = ["eu-central-1", "ap-southeast-1", "us-west-2", "eu-west-3", "ap-northeast-2", "ca-central-1",
+           "sa-east-1", "me-south-1"]  # fmt: skip
 INTEGRATIONS = ["Salesforce", "SAP S/4HANA", "NetSuite", "Snowflake", "BigQuery", "Workday", "ServiceNow",
-                "HubSpot", "Zendesk", "Databricks"]  # fmt: skip
-CITIES = ["苏州", "成都", "杭州", "武汉", "合肥", "西安"]
+                "HubSpot", "Zendesk", "Databricks", "Oracle EBS", "Dynamics 365", "Tableau", "Jira"]  # fmt: skip
+CITIES = ["苏州", "成都", "杭州", "武汉", "合肥", "西安", "无锡", "佛山"]
 WEEKDAYS_EN = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
 WEEKDAYS_ZH = ["周一", "周二", "周三", "周四", "周五"]
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -733,9 +734,12 @@ def questions(co: Company, seed: int) -> None:
 
 
 def company(seed: int = SEED) -> Company:
-    """The company with its questions."""
+    """The company with its questions, the harder kinds' included (`company_kinds`)."""
+    from bench.quality import company_kinds
+
     co = build(seed)
     questions(co, seed)
+    company_kinds.extend(co, seed)
     return co
 
 

@@ -49,6 +49,8 @@ COMMANDS = {
     "github": "import_github",
 }
 MAX_TOKENS = 3000
+# The harder kinds (company_kinds) are measured at every budget; the base set at MAX_TOKENS.
+BUDGETS = (3000, 1500, 800)
 
 
 def slug(order: str) -> str:
@@ -160,7 +162,9 @@ def reach(co: gen.Company, order: str) -> dict:
     return out
 
 
-def ask(co: gen.Company, order: str, questions: list[dict], no_touch: dict) -> list[dict]:
+def ask(
+    co: gen.Company, order: str, questions: list[dict], no_touch: dict, max_tokens: int = MAX_TOKENS
+) -> list[dict]:
     from django.contrib.auth import get_user_model
 
     from context.services import context_build
@@ -174,7 +178,7 @@ def ask(co: gen.Company, order: str, questions: list[dict], no_touch: dict) -> l
         if name not in users:
             users[name] = get_user_model().objects.select_related("profile").get(username=name)
         user = users[name]
-        ctx = context_build(user=user, tenant=tenant, task=q["task"], max_tokens=MAX_TOKENS, **no_touch)
+        ctx = context_build(user=user, tenant=tenant, task=q["task"], max_tokens=max_tokens, **no_touch)
         low = (ctx["prompt"] or "").lower()
         pages = page_search(user=user, query=q["task"], top_k=5)
         page_text = "\n".join(h.section.content for p in pages for h in p["hits"]).lower()
@@ -188,7 +192,8 @@ def ask(co: gen.Company, order: str, questions: list[dict], no_touch: dict) -> l
             "leaks": [s for s in q["must_not"] if s.lower() in low],
             "wiki_leaks": [s for s in q["must_not"] if s.lower() in page_text],
             "stale_shown": stale,
-            "newest_wins": (len(found) == len(q["needs"]) and not stale) if q["kind"] == "update" else None,
+            "confusions": [s for s in q.get("confuse", []) if s.lower() in low],
+            "newest_wins": (len(found) == len(q["needs"]) and not stale) if q["stale"] else None,
             "tokens": ctx["budget"]["used"],
         })  # fmt: skip
     return rows
@@ -229,7 +234,42 @@ def summarize(co: gen.Company, rows: list[dict], reached: dict) -> dict:
     }  # fmt: skip
 
 
-def run(*, quick: bool, reload: bool, no_touch: dict, details: bool) -> dict:
+def by_kind(rows: list[dict]) -> dict:
+    """Per question kind: fact recall, all facts, leaks, confusions (questions whose prompt
+    holds a look-alike's figures, over those that have a look-alike), newest wins."""
+    out = {}
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        mine = [r for r in rows if r["kind"] == kind]
+        paired = [r for r in mine if r["has_lookalike"]]
+        out[kind] = {
+            "fact_recall": _mean(r["fact_recall"] for r in mine),
+            "all_facts": _mean(r["fact_recall"] == 1 for r in mine if r["fact_recall"] is not None),
+            "leaks": sum(len(r["leaks"]) for r in mine),
+            "confused": sum(bool(r["confusions"]) for r in paired),
+            "paired": len(paired),
+            "newest_wins": _mean(r["newest_wins"] for r in mine),
+            "questions": len(mine),
+        }
+    return out
+
+
+def budgets(co: gen.Company, order: str, questions: list[dict], no_touch: dict) -> dict:
+    """Every question at each of BUDGETS: per kind and overall."""
+    out = {}
+    for max_tokens in BUDGETS:
+        rows = ask(co, order, questions, no_touch, max_tokens)
+        for r, q in zip(rows, questions, strict=True):
+            r["has_lookalike"] = bool(q.get("confuse"))
+        out[str(max_tokens)] = {
+            "all": by_kind([r | {"kind": "all"} for r in rows])["all"],
+            "by_kind": by_kind(rows),
+            "missing": {r["id"]: r["missing"] for r in rows if r["missing"]},
+            "confusions": {r["id"]: r["confusions"] for r in rows if r["confusions"]},
+        }
+    return out
+
+
+def run(*, quick: bool, reload: bool, no_touch: dict, details: bool, orders: str = ",".join(ORDERS)) -> dict:
     co = gen.company()
     questions = co.questions[::4] if quick else co.questions
     present = {
@@ -241,13 +281,15 @@ def run(*, quick: bool, reload: bool, no_touch: dict, details: bool) -> dict:
         "questions": len(questions),
         "customers": len(co.customers),
         "max_tokens": MAX_TOKENS,
+        "budgets": list(BUDGETS),
         "orders": {},
     }
-    for order in ORDERS:
+    for order in [o for o in ORDERS if o in orders.split(",")]:
         loaded = load(co, order) if reload or slug(order) not in present else None
         reached = reach(co, order)
         rows = ask(co, order, questions, no_touch)
         result = summarize(co, rows, reached) | {"reach_detail": reached}
+        result["by_budget"] = budgets(co, order, questions, no_touch)
         if loaded:
             result["load"] = loaded
         if details:
@@ -280,4 +322,14 @@ def report(d: dict) -> str:
             f"zh {r['fact_recall_by_task_lang']['zh']}, cross-lingual {r['fact_recall_cross_lingual']}; "
             f"stale shown {r['stale_shown']}; wiki search leaks {r['wiki_search_leaks']}; tokens {r['tokens_mean']})"
         )  # fmt: skip
+        lines.append(
+            f"  {order}: by kind and budget (recall / all facts / leaks / confused of paired / newest)"
+        )
+        for budget, b in r.get("by_budget", {}).items():
+            for kind, k in [*b["by_kind"].items(), ("all", b["all"])]:
+                nw = "-" if k["newest_wins"] is None else f"{k['newest_wins']:.2f}"
+                lines.append(
+                    f"    {budget:>5} {kind:<15} {k['fact_recall']:.3f} {k['all_facts']:.3f} {k['leaks']:>3} "
+                    f"{k['confused']:>3}/{k['paired']:<3} {nw:>5} n={k['questions']}"
+                )
     return "\n".join(lines)

@@ -542,6 +542,7 @@ def main() -> None:
         "--out", default=None, help="results file (default bench/quality/results.json; quick: none)"
     )
     parser.add_argument("--details", action="store_true", help="keep per-query rows in the results file")
+    parser.add_argument("--orders", default="before,during,after", help="set (d): which arrival orders")
     args = parser.parse_args()
     sets = args.sets.replace(",", "")
     logging.getLogger("django-q").setLevel(logging.WARNING)  # one line per enqueued compile task
@@ -556,7 +557,7 @@ def main() -> None:
                     ("b", lambda: run_b(data_b, manifest["b"], args.quick)),
                     ("c", lambda: run_c(args.quick)),
                     ("d", lambda: company_orders.run(quick=args.quick, reload=args.reload, no_touch=_no_touch(),
-                                                     details=args.details)),
+                                                     details=args.details, orders=args.orders)),
                     ("e", lambda: crosslang.run(eval_memories, _no_touch(), manifest["e"])),
                     ("f", lambda: contracts.run(quick=args.quick))):  # fmt: skip
         if key in sets:
