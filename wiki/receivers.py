@@ -8,6 +8,7 @@ imports this module, which connects them.
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
@@ -18,6 +19,7 @@ from wiki.matching import entities_changed
 from wiki.models import Entity
 from wiki.selectors import pages_of_period
 from wiki.services.backlog import inbox_drain_enqueue
+from wiki.services.people import person_page_retire
 from wiki.services.skill_sections import skill_section_write
 from wiki.services.visibility import container_visibility_at_ingest
 
@@ -41,6 +43,15 @@ def _container_visibility_changed(sender, *, tenant, container_key: str, public:
 @receiver(post_delete, sender=Entity, dispatch_uid="wiki-entity-changed-delete")
 def _entity_changed(sender, instance, **kwargs) -> None:
     entities_changed(instance.tenant_id)
+
+
+@receiver(post_save, sender=get_user_model(), dispatch_uid="wiki.user_saved")
+def _user_saved(sender, instance, created: bool, update_fields=None, **kwargs) -> None:
+    """A user made a superuser or deactivated (in the admin, too) loses their person page at
+    once, not at the next directory sync. A login (it saves `last_login` only) changes nothing."""
+    if created or (update_fields and set(update_fields) <= {"last_login", "password"}):
+        return
+    person_page_retire(user=instance)
 
 
 @receiver(rows_for_skill, dispatch_uid="wiki.rows_for_skill")

@@ -174,3 +174,19 @@ def test_meeting_attendees_are_named_by_their_cn(api, tenant, maren, imported):
         and "noreply" not in content.split("Contacts")[1]
     )
     assert {"Maren Solberg", "Tom Ito"} <= _titles(api, "maren")
+
+
+def test_a_user_made_superuser_or_deactivated_loses_their_page_at_once(api, tenant, maren, charlie):
+    directory_sync(tenant=tenant)
+    assert "maren" in _titles(api, "charlie")
+    maren.is_superuser = True
+    maren.save()  # as the admin's change form saves a user
+    assert "maren" not in _titles(api, "charlie")
+    assert not Entity.objects.filter(kind="person", user=maren).exists()
+    charlie.last_login = None
+    charlie.save(update_fields=["last_login"])  # a login changes nothing
+    directory_sync(tenant=tenant)
+    deactivated = Entity.objects.get(kind="person", user=charlie)
+    charlie.is_active = False
+    charlie.save(update_fields=["is_active"])
+    assert not Entity.objects.filter(pk=deactivated.pk).exists()

@@ -159,6 +159,20 @@ def directory_sync(*, tenant: Tenant) -> int:
     return len(people)
 
 
+def person_page_retire(*, user) -> bool:
+    """Remove the person page of `user` when they are no person any more (`person_users`):
+    made a superuser, deactivated, staff left in no department and no project. Their
+    directory section goes with it; what they wrote stays on the other pages that hold it.
+    `directory_sync` does the same for a whole tenant. Returns whether a page was removed."""
+    profile = UserProfile.objects.filter(user_id=user.pk).select_related("tenant").first()
+    if profile is None or person_users(tenant=profile.tenant).filter(pk=user.pk).exists():
+        return False
+    deleted, _ = Entity.objects.filter(
+        tenant=profile.tenant, kind=Entity.Kind.PERSON, user_id=user.pk
+    ).delete()
+    return bool(deleted)
+
+
 def _item_people(item: Item) -> list[str]:
     """The handles an item names: its author, and an e-mail's or a meeting's participants."""
     handles = [item.first("author")]
