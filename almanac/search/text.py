@@ -46,12 +46,17 @@ EN_STOPWORDS = frozenset(
     "a an and are as at be been but by for from has have he her his i if in into is it its me my "
     "no not of on or our she so that the their them they this to was we were what when where which "
     "who will with you your do does did can could would should shall may might must am than then "
-    "there these those us".split()
+    "there these those us "
+    # question words and the asking around them: "how much is the budget?" means "budget"
+    "how why whom whose much many please tell".split()
 )
 ZH_STOPWORDS = frozenset(
     "的 了 是 在 和 与 及 或 也 就 都 而 着 吗 呢 吧 啊 哦 嗯 之 其 这 那 个 把 被 给 对 向 从 于 让 "
     # question words, pronouns and "have/for": a task's "有什么风险" means "风险"
-    "有 为 什么 怎么 怎样 如何 哪些 哪个 为什么 一个 一些 我 你 他 她 它 我们 你们 他们 她们 它们".split()
+    "有 为 什么 怎么 怎样 如何 哪些 哪个 为什么 一个 一些 我 你 他 她 它 我们 你们 他们 她们 它们 "
+    # more question words and particles: "续约日期是什么时候" means "续约日期", "负责人是谁" "负责人"
+    "什么时候 时候 什么样 哪 哪里 哪儿 哪天 哪位 哪年 哪家 哪种 谁 多少 几 几时 几点 几号 多久 "
+    "怎么样 怎么办 啥 啥时候 是否 是不是 请问 么 嘛 呀 啦 这个 那个 这些 那些".split()
 )
 
 _jieba_lock = threading.Lock()
