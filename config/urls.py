@@ -5,6 +5,7 @@ from django.urls import include, path, re_path
 from almanac.login import LoginForm
 from config.api import api, no_such_endpoint
 from context.mcp.views import mcp_endpoint
+from metrics.views import metrics_view
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -13,6 +14,7 @@ urlpatterns = [
     path("api/v1/", api.urls),
     re_path(r"^api/(?P<rest>[\s\S]*)$", no_such_endpoint),
     path("mcp", mcp_endpoint, name="mcp"),  # MCP, Streamable HTTP (docs/agents.md, MCP)
+    path("metrics", metrics_view, name="metrics"),  # Prometheus (docs/operations.md, "Metrics")
     # Not django.contrib.auth.urls: its password reset sends mail, and no mail server is
     # configured (a reset request would fail); an administrator sets a forgotten password.
     path("accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
