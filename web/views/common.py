@@ -23,6 +23,22 @@ SERVICE_MESSAGES = {
     "the user belongs to no tenant: there is nothing to show": gettext_lazy(
         "the user belongs to no tenant: there is nothing to show"
     ),
+    "only the owner or a governor may change this memory": gettext_lazy(
+        "only the owner or a governor may change this memory"
+    ),
+    "only the owner or a governor may purge this memory": gettext_lazy(
+        "only the owner or a governor may purge this memory"
+    ),
+    "only the owner or a governor may restore this memory": gettext_lazy(
+        "only the owner or a governor may restore this memory"
+    ),
+    "this memory was deleted everywhere: it cannot be restored": gettext_lazy(
+        "this memory was deleted everywhere: it cannot be restored"
+    ),
+    "this memory was deleted too long ago to be restored": gettext_lazy(
+        "this memory was deleted too long ago to be restored"
+    ),
+    "content may not be empty": gettext_lazy("content may not be empty"),
 }
 
 
