@@ -1,0 +1,35 @@
+"""The context calls in the admin: the rows behind the dashboard's numbers (read-only)."""
+
+from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
+
+from almanac.admin_mixins import ReadOnlyAdminMixin, TenantScopedAdminMixin
+from metrics.models import ContextCall
+
+
+@admin.register(ContextCall)
+class ContextCallAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = [
+        "at",
+        "user",
+        "via",
+        "agent_key",
+        "task",
+        "latency_ms",
+        "returned",
+        "adopted",
+        "repeat_of",
+    ]
+    list_filter = ["via", "at", "agent_key", "tenant"]
+    search_fields = ["task", "user__username"]
+    list_select_related = ["user", "agent_key"]
+    date_hierarchy = "at"
+    raw_id_fields = ["user", "session", "repeat_of"]
+
+    @admin.display(description=_("returned"))
+    def returned(self, obj):
+        return len(obj.memory_ids) + len(obj.section_ids)
+
+    @admin.display(description=_("adopted"))
+    def adopted(self, obj):
+        return len(obj.adopted_memory_ids) + len(obj.adopted_section_ids)

@@ -1,0 +1,98 @@
+"""The admin dashboard (docs/operations.md, "Dashboard"): charts rendered on the server, numbers
+linking to their lists, a tenant admin seeing only their tenant."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from almanac.services.users import user_create
+from metrics.models import ContextCall, DailyFigure
+from tests.test_admin_scoping import make_staff
+
+pytestmark = pytest.mark.django_db
+
+
+def call(tenant, user, task, days_ago=0, **fields):
+    return ContextCall.objects.create(
+        tenant=tenant,
+        user=user,
+        at=timezone.now() - timedelta(days=days_ago),
+        task=task,
+        task_digest=task,
+        latency_ms=100,
+        **fields,
+    )
+
+
+@pytest.fixture
+def both_tenants(tenant, other_tenant, alice, mallory):
+    today = timezone.localdate()
+    for days_ago, n in ((2, 3), (1, 5), (0, 7)):
+        DailyFigure.objects.create(
+            tenant=tenant, day=today - timedelta(days=days_ago), name="context_calls", key="api", value=n
+        )
+    DailyFigure.objects.create(tenant=other_tenant, day=today, name="context_calls", key="api", value=1000)
+    DailyFigure.objects.create(tenant=tenant, day=today, name="memories_returned", value=10)
+    DailyFigure.objects.create(tenant=tenant, day=today, name="memories_adopted", value=4)
+    DailyFigure.objects.create(tenant=None, day=today, name="queue_depth", value=42)
+    call(tenant, alice, "acme renewal")
+    call(other_tenant, mallory, "globex secret merger plan")
+
+
+def panel(html: str, title: str) -> str:
+    match = re.search(
+        rf"<h3>{re.escape(title)}</h3>\s*<a class=\"metrics-value\" href=\"([^\"]*)\">([^<]*)</a>", html
+    )
+    assert match, f"no panel {title!r}"
+    return match.group(2), match.group(1)
+
+
+def test_a_tenant_admin_sees_only_their_tenant(client, tenant, both_tenants):
+    admin = make_staff(
+        user_create(tenant=tenant, username="ada", email="ada@acme.com"), "metrics.view_contextcall"
+    )
+    client.force_login(admin)
+
+    html = client.get("/admin/").content.decode()
+
+    value, url = panel(html, "Context calls")
+    assert value == "15"  # 3 + 5 + 7, not the other tenant's 1000
+    assert url == "/admin/metrics/contextcall/"
+    assert panel(html, "Memory hit rate")[0] == "40.0%"
+    assert (
+        "<svg" in html and "<script" not in html.split('id="metrics-dashboard"')[1].split("</div>\n</div>")[0]
+    )
+    assert "globex" not in html.lower()
+    assert "Queue depth" not in html  # the installation's queue is the superuser's
+    # the list behind the number holds only their tenant's calls
+    listed = client.get(url).content.decode()
+    assert "acme renewal" in listed and "globex secret" not in listed
+
+
+def test_a_superuser_sees_every_tenant_and_the_queue(admin_client, both_tenants):
+    html = admin_client.get("/admin/").content.decode()
+    assert panel(html, "Context calls")[0] == "1,015"
+    assert panel(html, "Queue depth")[0] == "42"
+
+
+def test_charts_are_svg_with_a_point_per_day(client, tenant, both_tenants):
+    admin = make_staff(user_create(tenant=tenant, username="ada", email="ada@acme.com"))
+    client.force_login(admin)
+    html = client.get("/admin/").content.decode()
+    chart = re.search(
+        r'<svg class="metrics-chart"[^>]*aria-label="Context calls">(.*?)</svg>', html, re.S
+    ).group(1)
+    tips = re.findall(r"<title>([^<]*)</title>", chart)
+    today = timezone.localdate()
+    assert tips == [f"{today - timedelta(days=2)}: 3", f"{today - timedelta(days=1)}: 5", f"{today}: 7"]
+
+
+def test_labels_in_chinese(client, tenant, both_tenants):
+    admin = make_staff(user_create(tenant=tenant, username="ada", email="ada@acme.com"))
+    client.force_login(admin)
+    html = client.get("/admin/", headers={"Accept-Language": "zh-hans"}).content.decode()
+    assert "上下文调用" in html and "记忆命中率" in html
