@@ -17,10 +17,16 @@ from almanac.env import env, envbool, envchoice, envfloat, envint, envsecret
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-DEBUG = envbool("DEBUG", True)
+# DEBUG=1 (the default) is development mode: a built-in secret key is accepted. Django's own
+# DEBUG stays off in every mode: its technical pages list every URL and the settings to
+# whoever opens a wrong address, and the demo `make run` serves is opened in a browser. Errors
+# get the web UI's pages in the reader's language (web.views.errors) and tracebacks go to the
+# log (docs/operations.md, "Error pages").
+DEVELOPMENT = envbool("DEBUG", True)
+DEBUG = False
 SECRET_KEY = envsecret("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG:
+    if not DEVELOPMENT:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
     SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
 ALLOWED_HOSTS = [
@@ -67,6 +73,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "web.middleware.SessionEndedMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
@@ -94,6 +101,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "web.context_processors.navigation",
             ],
         },
     },
@@ -190,6 +198,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "/accounts/login/"
+CSRF_FAILURE_VIEW = "web.views.errors.csrf_failure"  # the reader's language, not Django's bare 403
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 

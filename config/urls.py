@@ -8,6 +8,7 @@ from context.mcp.views import mcp_endpoint
 from metrics.views import metrics_view
 
 urlpatterns = [
+    path("admin/governance/", include("governance.urls")),  # before the admin's catch-all
     path("admin/", admin.site.urls),
     # ninja's own root view answers an HTML 404 outside the API's handlers: ours is JSON.
     path("api/v1/", no_such_endpoint, {"rest": "v1/"}),
@@ -32,3 +33,8 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("web.urls")),
 ]
+
+# Error pages in the reader's language, JSON on the agent API's paths (web.views.errors).
+handler403 = "web.views.errors.permission_denied"
+handler404 = "web.views.errors.page_not_found"
+handler500 = "web.views.errors.server_error"

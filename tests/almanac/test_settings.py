@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = (
     "import django; django.setup(); from django.conf import settings; from django.db import connection; "
     "cur = connection.cursor(); cur.execute('select current_database()'); "
-    "print(settings.DEBUG, settings.DATABASES['default']['NAME'], cur.fetchone()[0])"
+    "print(settings.DEVELOPMENT, settings.DATABASES['default']['NAME'], cur.fetchone()[0])"
 )
 
 

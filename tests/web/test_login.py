@@ -77,3 +77,40 @@ def test_client_login_and_the_admin_login_find_users_per_tenant(client, alices, 
     user_create(tenant=tenant, username="root", is_admin=True, password="root-pw-1234")
     form = {"username": "root", "password": "root-pw-1234", "next": "/admin/"}
     assert client.post("/admin/login/", form).status_code == 302
+
+
+EXPIRED = {"en": "Your session has expired", "zh": "你的登录已过期"}
+
+
+def _end_sessions():
+    from django.contrib.sessions.models import Session
+
+    Session.objects.all().delete()  # what expiry (or an administrator) does on the server
+
+
+def test_an_ended_session_says_so_on_the_login_page_once(client, alices):
+    assert _login(client, "alice", "acme-pw-1234").status_code == 302
+    assert client.get("/wiki/").status_code == 200
+    _end_sessions()
+    response = client.get("/wiki/")
+    assert response.status_code == 302 and response.url.startswith("/accounts/login/?next=/wiki/")
+    assert EXPIRED["zh"] in client.get(response.url, **ZH).content.decode()
+    assert EXPIRED["en"] not in client.get(response.url).content.decode()  # said once
+    assert _login(client, "alice", "acme-pw-1234").status_code == 302
+    assert EXPIRED["en"] not in client.get("/").content.decode()
+
+
+def test_an_ended_session_says_so_on_an_htmx_request_s_login_page(client, alices):
+    _login(client, "alice", "acme-pw-1234")
+    _end_sessions()
+    response = client.get("/search?q=x", HTTP_HX_REQUEST="true")
+    assert response.headers["HX-Redirect"].startswith("/accounts/login/")
+    assert EXPIRED["en"] in client.get(response.headers["HX-Redirect"]).content.decode()
+
+
+def test_never_having_logged_in_or_logging_out_is_not_an_expired_session(client, alices):
+    assert EXPIRED["en"] not in client.get("/accounts/login/?next=/wiki/").content.decode()
+    _login(client, "alice", "acme-pw-1234")
+    client.post("/accounts/logout/")
+    assert client.get("/wiki/").status_code == 302
+    assert EXPIRED["en"] not in client.get("/accounts/login/?next=/wiki/").content.decode()
