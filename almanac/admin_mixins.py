@@ -1,23 +1,32 @@
 """The admin scoping every app's admin shares (docs/design.md, Identity and access; Governance).
 
 Staff users who are not superusers are scoped: `TenantScopedAdminMixin` keeps them to their
-own tenant, `ScopedHistoryAdminMixin` keeps simple-history's views to what the admin's
-`get_queryset` (and, for versions, the access filter) lets them see; `SuperuserOnlyAdminMixin`
-is for what belongs to the whole installation.
+own tenant, and department admins (staff with an `AdminScope`) further to the rows of their
+departments and projects (`UNIT_RULES`; a model without a rule is closed to them);
+`ScopedHistoryAdminMixin` keeps simple-history's views to what the admin's `get_queryset`
+(and, for versions, the access filter) lets them see; `SuperuserOnlyAdminMixin` is for what
+belongs to the whole installation.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django import forms
 from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path, unquote
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 from django.http import Http404
 
 from almanac.models import (
+    AdminScope,
     Tenant,
+    UserProfile,
 )
-from almanac.permissions import runs_installation, sees_everything
+from almanac.permissions import governs_units_only, runs_installation, sees_everything
 from almanac.selectors import acl_visible, user_tenant
 
 
@@ -32,9 +41,96 @@ def staff_tenant_id(request) -> int | None:
     return request._almanac_staff_tenant_id
 
 
+@dataclass(frozen=True)
+class UnitScope:
+    """What a department admin governs: their departments and projects, those units' access
+    group keys (`dept:…`, `project:…`) and the users who belong to one of them."""
+
+    department_ids: frozenset[int]
+    project_ids: frozenset[int]
+    group_keys: tuple[str, ...]
+    user_ids: frozenset[int]
+    usernames: tuple[str, ...]
+
+
+def _unit_scope_of(user) -> UnitScope | None:
+    scope = AdminScope.objects.filter(user_id=user.pk).first()
+    if scope is None or not governs_units_only(user):
+        return None
+    departments = list(scope.departments.all())
+    projects = list(scope.projects.all())
+    members = UserProfile.objects.filter(
+        Q(departments__in=departments) | Q(projects__in=projects)
+    ).values_list("user_id", "user__username")
+    users = dict(members)
+    return UnitScope(
+        department_ids=frozenset(d.pk for d in departments),
+        project_ids=frozenset(p.pk for p in projects),
+        group_keys=tuple(sorted(u.group_key for u in [*departments, *projects])),
+        user_ids=frozenset(users),
+        usernames=tuple(sorted(users.values())),
+    )
+
+
+def staff_units(request) -> UnitScope | None:
+    """The departments and projects a department admin governs; None for everyone else
+    (superusers, and staff who govern their whole tenant). Looked up once per request."""
+    if not hasattr(request, "_almanac_staff_units"):
+        request._almanac_staff_units = _unit_scope_of(request.user)
+    return request._almanac_staff_units
+
+
+def _audit_in_units(scope: UnitScope) -> Q:
+    """Audit entries about the scope: by or about its users, about its groups, about memories
+    its users own."""
+    user_ids = sorted(scope.user_ids)
+    return (
+        Q(actor__in=scope.usernames)
+        | Q(object_type="user", object_id__in=[str(pk) for pk in user_ids])
+        | Q(object_type="access_group", object_id__in=scope.group_keys)
+        | Q(object_type="memory", detail__owner__in=user_ids)
+    )
+
+
+# Which rows of a model a department admin governs, by model label. A model not named here
+# is closed to them (403): what they may govern is opted into, never out of.
+UNIT_RULES: dict[str, Callable[[UnitScope], Q]] = {
+    "auth.user": lambda s: Q(pk__in=s.user_ids),
+    "almanac.userprofile": lambda s: Q(user_id__in=s.user_ids),
+    "almanac.department": lambda s: Q(pk__in=s.department_ids),
+    "almanac.project": lambda s: Q(pk__in=s.project_ids),
+    "almanac.accessgroup": lambda s: Q(key__in=s.group_keys),
+    "almanac.groupmembership": lambda s: Q(group__key__in=s.group_keys),
+    "almanac.auditevent": _audit_in_units,
+    "memories.memory": lambda s: Q(acl__overlap=list(s.group_keys)) | Q(owner_id__in=s.user_ids),
+    "memories.conversationsession": lambda s: Q(user_id__in=s.user_ids),
+    "connectors.source": lambda s: Q(departments__in=s.department_ids) | Q(projects__in=s.project_ids),
+}
+
+
+def units_filter(request, queryset):
+    """`queryset` held to a department admin's units (unchanged for anyone else; nothing
+    for a model they may not govern)."""
+    scope = staff_units(request)
+    if scope is None:
+        return queryset
+    rule = UNIT_RULES.get(queryset.model._meta.label_lower)
+    if rule is None:
+        return queryset.none()
+    matched = queryset.model._default_manager.filter(rule(scope)).values("pk")
+    return queryset.filter(pk__in=matched)  # a rule across a to-many join: no duplicate rows
+
+
+def unit_model_allowed(request, model) -> bool:
+    """May the requesting staff user use `model`'s admin at all (False: a department admin
+    and a model without a unit rule)?"""
+    return staff_units(request) is None or model._meta.label_lower in UNIT_RULES
+
+
 def tenant_choices(request, model):
-    """The rows of `model` a scoped staff user may pick in a form (their tenant's), or None
-    when there is nothing to restrict (a superuser, or a model not owned by a tenant)."""
+    """The rows of `model` a scoped staff user may pick in a form (their tenant's; a
+    department admin's units'), or None when there is nothing to restrict (a superuser, or
+    a model not owned by a tenant)."""
     if sees_everything(request.user):
         return None
     tenant_id = staff_tenant_id(request)
@@ -46,7 +142,25 @@ def tenant_choices(request, model):
         qs = model._default_manager.filter(tenant_id=tenant_id)
     else:
         return None
+    if model is not Tenant:
+        qs = units_filter(request, qs)
     return qs if tenant_id is not None else qs.none()
+
+
+def _choices_kept(form) -> dict[str, list]:
+    """Per many-to-many field of `form`: the rows it held that its (scoped) choices do not
+    offer. Saving the form would drop them: a department admin editing a person's
+    departments must not remove them from a department outside their scope."""
+    kept = {}
+    for name, field in form.fields.items():
+        if not isinstance(field, forms.ModelMultipleChoiceField) or name not in form.initial:
+            continue
+        held = [getattr(v, "pk", v) for v in form.initial[name] or []]
+        offered = set(field.queryset.filter(pk__in=held).values_list("pk", flat=True))
+        outside = [pk for pk in held if pk not in offered]
+        if outside:
+            kept[name] = list(field.queryset.model._default_manager.filter(pk__in=outside))
+    return kept
 
 
 class OwnRowsValuesFilter(admin.AllValuesFieldListFilter):
@@ -118,7 +232,33 @@ class TenantScopedAdminMixin:
         if sees_everything(request.user):
             return qs
         tenant_id = staff_tenant_id(request)
-        return qs.none() if tenant_id is None else qs.filter(**{self.tenant_field: tenant_id})
+        return (
+            qs.none()
+            if tenant_id is None
+            else units_filter(request, qs.filter(**{self.tenant_field: tenant_id}))
+        )
+
+    # A department admin uses only the admins of models with a unit rule (UNIT_RULES).
+    def has_module_permission(self, request):
+        return unit_model_allowed(request, self.model) and super().has_module_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        return unit_model_allowed(request, self.model) and super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request, *args):
+        return unit_model_allowed(request, self.model) and super().has_add_permission(request, *args)
+
+    def has_change_permission(self, request, obj=None):
+        return unit_model_allowed(request, self.model) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return unit_model_allowed(request, self.model) and super().has_delete_permission(request, obj)
+
+    def save_related(self, request, form, formsets, change):
+        kept = _choices_kept(form) if change and staff_units(request) is not None else {}
+        super().save_related(request, form, formsets, change)
+        for name, rows in kept.items():
+            getattr(form.instance, name).add(*rows)
 
     def get_list_filter(self, request):
         list_filter = super().get_list_filter(request)

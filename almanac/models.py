@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models.functions import Now
 from django.utils.text import slugify
+from django.utils.translation import gettext_lazy as _
 
 
 def key_part(name: str) -> str:
@@ -282,3 +283,24 @@ class QueuedTask(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class AdminScope(models.Model):
+    """A department admin (docs/operations.md, Roles): a staff user who governs the memories,
+    users, sources and audit entries of these departments and projects only. Staff without
+    one govern their whole tenant; superusers everything."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="admin_scope", verbose_name=_("user")
+    )
+    departments = models.ManyToManyField(
+        Department, blank=True, related_name="admins", verbose_name=_("departments")
+    )
+    projects = models.ManyToManyField(Project, blank=True, related_name="admins", verbose_name=_("projects"))
+
+    class Meta:
+        verbose_name = _("department admin")
+        verbose_name_plural = _("department admins")
+
+    def __str__(self) -> str:
+        return str(self.user)

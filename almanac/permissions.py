@@ -29,3 +29,9 @@ def users_manageable(users, *, user):
     if sees_everything(user):
         return users
     return users.filter(is_superuser=False).exclude(Q(is_staff=True) & ~Q(pk=user.pk))
+
+
+def governs_units_only(user) -> bool:
+    """Staff who hold an `AdminScope` govern its departments and projects only (a department
+    admin); a superuser's scope, if any, is ignored: they see everything."""
+    return bool(user.is_active and user.is_staff and not user.is_superuser)

@@ -445,6 +445,11 @@ MEMORY_TOPIC_GROUP_MIN = envint("MEMORY_TOPIC_GROUP_MIN", 3)
 MEMORY_TOPIC_GROUP_SIMILARITY = envfloat("MEMORY_TOPIC_GROUP_SIMILARITY", 0.4)
 MEMORY_COMPRESS_MAX_TOKENS = envint("MEMORY_COMPRESS_MAX_TOKENS", 1000)
 MEMORY_COMPRESSED_KEEP_DAYS = envint("MEMORY_COMPRESSED_KEEP_DAYS", 30)
+# Decay (memories/services/decay.py): active memories not recalled for MEMORY_DECAY_AFTER_DAYS
+# whose importance is below MEMORY_DECAY_BELOW_IMPORTANCE are archived. These four lifecycle
+# values are defaults: a tenant's own (admin: Memories → Memory lifecycle) take precedence.
+MEMORY_DECAY_AFTER_DAYS = envint("MEMORY_DECAY_AFTER_DAYS", 180, minimum=1)
+MEMORY_DECAY_BELOW_IMPORTANCE = envfloat("MEMORY_DECAY_BELOW_IMPORTANCE", 0.3)
 # A deleted memory comes back from its history (memories.services.deleted): its owner may undo
 # the delete for MEMORY_UNDO_SECONDS, a governor may restore it for MEMORY_RESTORE_DAYS.
 MEMORY_UNDO_SECONDS = envint("MEMORY_UNDO_SECONDS", 60, minimum=1)

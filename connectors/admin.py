@@ -48,7 +48,7 @@ class SourceForm(forms.ModelForm):
 
     class Meta:
         model = Source
-        fields = ["tenant", "kind", "name", "config", "enabled", "poll_minutes"]
+        fields = ["tenant", "kind", "name", "config", "enabled", "poll_minutes", "departments", "projects"]
 
     def clean_new_credentials(self):
         value = self.cleaned_data["new_credentials"].strip()

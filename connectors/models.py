@@ -9,8 +9,9 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
-from almanac.models import AccessGroup, Tenant
+from almanac.models import AccessGroup, Department, Project, Tenant
 
 # A source's name is the `origin` of the memberships it grants; these origins are taken
 # (almanac.services.BUILTIN, and grants made by hand), and a source called so could grant
@@ -48,6 +49,21 @@ class Source(models.Model):
     )
     enabled = models.BooleanField(default=True)
     poll_minutes = models.PositiveIntegerField(default=5)
+    # Whose department admins govern it (docs/operations.md, Roles); tenant admins govern all.
+    departments = models.ManyToManyField(
+        Department,
+        blank=True,
+        related_name="sources",
+        verbose_name=_("departments"),
+        help_text=_("their department admins govern this source"),
+    )
+    projects = models.ManyToManyField(
+        Project,
+        blank=True,
+        related_name="sources",
+        verbose_name=_("projects"),
+        help_text=_("their project admins govern this source"),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

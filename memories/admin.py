@@ -19,7 +19,7 @@ from django.http import HttpResponse
 from django.template.response import TemplateResponse
 from simple_history.admin import SimpleHistoryAdmin
 
-from almanac.admin_mixins import ScopedHistoryAdminMixin, TenantScopedAdminMixin
+from almanac.admin_mixins import ScopedHistoryAdminMixin, TenantScopedAdminMixin, units_filter
 from almanac.errors import ApplicationError
 from almanac.permissions import sees_everything
 from almanac.services.audit import audit_record
@@ -43,7 +43,8 @@ EDITABLE = ["content", "importance", "status", "scope", "scope_key", "meta", "oc
 def _visible_memories(request):
     if sees_everything(request.user):
         return Memory.objects.all()
-    return Memory.objects.visible_to(request.user, statuses=None)
+    # A department admin: only their departments' and projects' memories (admin_mixins).
+    return units_filter(request, Memory.objects.visible_to(request.user, statuses=None))
 
 
 def _row(memory: Memory) -> dict:
@@ -148,7 +149,8 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
     history_acl = True
     list_display = ["id", "short_content", "owner", "memory_type", "kind", "scope", "scope_key", "status",
                     "importance", "quality", "access_count", "last_access", "created_at"]  # fmt: skip
-    list_filter = ["memory_type", "kind", "scope", "status", "needs_review", "tenant", "created_at"]
+    list_filter = ["memory_type", "kind", "scope", "status", "needs_review", "tenant", "created_at",
+                   ("owner", admin.RelatedOnlyFieldListFilter)]  # fmt: skip
     search_fields = ["content", "owner__username", "owner__email", "scope_key"]
     list_select_related = ["owner"]
     raw_id_fields = ["owner"]

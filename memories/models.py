@@ -6,8 +6,10 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex
 from simple_history.models import HistoricalRecords
 
@@ -388,3 +390,47 @@ class RecallWindow(models.Model):
 
     def __str__(self) -> str:
         return f"memory {self.memory_id}: {self.recalls} since {self.window_start}"
+
+
+class LifecycleSettings(models.Model):
+    """A tenant's decay and compression thresholds (docs/operations.md, Memory lifecycle);
+    an empty field takes the environment's value (`memories.services.lifecycle`)."""
+
+    tenant = models.OneToOneField(
+        Tenant, on_delete=models.CASCADE, related_name="memory_lifecycle", verbose_name=_("tenant")
+    )
+    decay_after_days = models.PositiveIntegerField(
+        _("decay after days"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_("archive memories not recalled for this many days (empty: MEMORY_DECAY_AFTER_DAYS)"),
+    )
+    decay_below_importance = models.FloatField(
+        _("decay below importance"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text=_("…whose importance is below this (empty: MEMORY_DECAY_BELOW_IMPORTANCE)"),
+    )
+    compress_min = models.PositiveIntegerField(
+        _("compress topics above"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_("compress a topic of more memories than this (empty: MEMORY_COMPRESS_MIN)"),
+    )
+    compressed_keep_days = models.PositiveIntegerField(
+        _("keep compressed originals days"),
+        null=True,
+        blank=True,
+        help_text=_("compressed originals stay restorable this long (empty: MEMORY_COMPRESSED_KEEP_DAYS)"),
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("memory lifecycle")
+        verbose_name_plural = _("memory lifecycle")
+
+    def __str__(self) -> str:
+        return str(self.tenant)

@@ -29,14 +29,20 @@ def memory_touch_task(memory_ids: list[int], at: str) -> int:
     return memory_touch(memory_ids=memory_ids, at=datetime.fromisoformat(at))
 
 
-def memory_decay_task() -> int:
-    """Archive active memories unused for 180 days with importance < 0.3 (kept, not retrieved)."""
-    return memories_decay()
+def memory_decay_task(tenant_id: int | None = None) -> int:
+    """Archive active memories unused for the decay period whose importance is below the
+    threshold (the tenant's lifecycle settings; kept, not retrieved). Idempotent: an archived
+    memory is no longer a candidate."""
+    return memories_decay(tenant_id=tenant_id)
 
 
-def memory_compress_task() -> dict:
-    """Daily: compress crowded topics, then delete originals compressed long enough ago."""
-    return {"summaries": memories_compress(), "expired": compressed_expire()}
+def memory_compress_task(tenant_id: int | None = None) -> dict:
+    """Daily (or one tenant's "Run now"): compress crowded topics, then delete originals
+    compressed long enough ago."""
+    return {
+        "summaries": memories_compress(tenant_id=tenant_id),
+        "expired": compressed_expire(tenant_id=tenant_id),
+    }
 
 
 UPGRADE_BATCH = 500

@@ -16,19 +16,23 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import CharField, Count
+from django.db.models import CharField, Count, Q
 from django.db.models.expressions import RawSQL
-from django.utils import timezone
 
 from almanac.search.embeddings import embed
 from almanac.search.tokens import count_tokens
 from almanac.text.summaries import SummaryTerms, summary_holds, summary_terms
 from memories.models import Memory, MemoryLink
 from memories.services.common import log
+from memories.services.lifecycle import (
+    Lifecycle,
+    days_ago,
+    lifecycle_defaults,
+    lifecycle_overrides,
+    lifecycle_q,
+)
 from memories.services.revocation import EXPIRED_REASON, expired_folded, summary_redo
 from memories.services.rows import (
     lock_tenant_writes,
@@ -145,20 +149,26 @@ def _summary_owner(memories: list[Memory]) -> int | None:
     return max(owners, key=lambda pk: (owners[pk], max(m.created_at for m in memories if m.owner_id == pk)))
 
 
-def _crowded_scopes(*, tenant_id: int | None = None, acl_key: str | None = None):
-    """(tenant id, acl key) of scopes with more active semantic memories than COMPRESS_MIN."""
+def _crowded_scopes(
+    *, tenant_id: int | None = None, acl_key: str | None = None
+) -> list[tuple[int, str, int]]:
+    """(tenant id, acl key, its tenant's COMPRESS_MIN) of scopes with more active semantic
+    memories than their tenant's COMPRESS_MIN (`memories.services.lifecycle`)."""
     rows = Memory.objects.filter(status=Memory.Status.ACTIVE, memory_type=Memory.Type.SEMANTIC)
     if tenant_id is not None:
         rows = rows.filter(tenant_id=tenant_id)
     if acl_key is not None:
         rows = rows.filter(acl=[acl_key])
-    return (
+    least = lifecycle_defaults().compress_min
+    mins = {t: lifecycle.compress_min for t, lifecycle in lifecycle_overrides().items()}
+    counts = (
         rows.annotate(key=RawSQL('"memories_memory"."acl"[1]', [], output_field=CharField()))
         .values("tenant_id", "key")
         .annotate(n=Count("id"))
-        .filter(n__gt=settings.MEMORY_COMPRESS_MIN)
-        .values_list("tenant_id", "key")
+        .filter(n__gt=min([least, *mins.values()]))
+        .values_list("tenant_id", "key", "n")
     )
+    return [(t, key, mins.get(t, least)) for t, key, n in counts if n > mins.get(t, least)]
 
 
 @dataclass
@@ -179,7 +189,7 @@ class Planned:
 def compression_plan(*, tenant_id: int | None = None, acl_key: str | None = None) -> list[Planned]:
     """The groups a run would compress now, each with its tokens; writes nothing."""
     plan = []
-    for tenant, key in list(_crowded_scopes(tenant_id=tenant_id, acl_key=acl_key)):
+    for tenant, key, least in _crowded_scopes(tenant_id=tenant_id, acl_key=acl_key):
         rows = list(
             Memory.objects.filter(
                 tenant_id=tenant,
@@ -188,8 +198,8 @@ def compression_plan(*, tenant_id: int | None = None, acl_key: str | None = None
                 acl=[key],
             ).order_by("created_at", "id")
         )
-        for topic in topics(rows):
-            if len(topic.memories) <= settings.MEMORY_COMPRESS_MIN:
+        for topic in topics(rows, more_than=least):
+            if len(topic.memories) <= least:
                 continue
             for group in summary_groups(topic.memories):
                 before = tokens_of([m.content for m in group])
@@ -219,9 +229,9 @@ def memories_compress_run(
     return plan
 
 
-def memories_compress() -> int:
+def memories_compress(*, tenant_id: int | None = None) -> int:
     """Compress every topic with more than COMPRESS_MIN members; returns how many summaries."""
-    return sum(1 for planned in memories_compress_run() if planned.summary is not None)
+    return sum(1 for planned in memories_compress_run(tenant_id=tenant_id) if planned.summary is not None)
 
 
 @transaction.atomic
@@ -260,10 +270,12 @@ def memory_restore(*, memories, user, reason: str = "admin:restore") -> int:
     return count
 
 
+def _expired(lifecycle: Lifecycle) -> Q:
+    return Q(updated_at__lt=days_ago(lifecycle.compressed_keep_days))
+
+
 def _expiring(tenant_id: int | None = None):
-    cutoff = timezone.now() - timedelta(days=settings.MEMORY_COMPRESSED_KEEP_DAYS)
-    rows = Memory.objects.filter(status=Memory.Status.COMPRESSED, updated_at__lt=cutoff)
-    return rows if tenant_id is None else rows.filter(tenant_id=tenant_id)
+    return Memory.objects.filter(status=Memory.Status.COMPRESSED).filter(lifecycle_q(tenant_id, _expired))
 
 
 def compressed_expiring(*, tenant_id: int | None = None) -> list[tuple[Memory, bool]]:

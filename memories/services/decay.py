@@ -1,28 +1,29 @@
-"""Decay (docs/design.md, Memories): active memories nobody recalled for DECAY_AFTER_DAYS whose importance
-is below DECAY_BELOW_IMPORTANCE are archived: kept, restorable, no longer retrieved."""
+"""Decay (docs/design.md, Memories): active memories nobody recalled for a tenant's decay
+period whose importance is below its decay threshold are archived: kept, restorable, no
+longer retrieved. The thresholds are the tenant's (`memories.services.lifecycle`)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django.db.models import Q
-from django.utils import timezone
 
 from memories.models import Memory
+from memories.services.lifecycle import Lifecycle, days_ago, lifecycle_q
 from memories.services.rows import memory_set_status
 
-DECAY_AFTER_DAYS = 180
-DECAY_BELOW_IMPORTANCE = 0.3
 DECAY_REASON = "job:decay"
 
 
-def decay_candidates(*, tenant_id: int | None = None):
-    """The active memories decay archives now (never recalled: counted from their creation)."""
-    cutoff = timezone.now() - timedelta(days=DECAY_AFTER_DAYS)
-    rows = Memory.objects.filter(status=Memory.Status.ACTIVE, importance__lt=DECAY_BELOW_IMPORTANCE).filter(
+def _decays(lifecycle: Lifecycle) -> Q:
+    cutoff = days_ago(lifecycle.decay_after_days)
+    return Q(importance__lt=lifecycle.decay_below_importance) & (
         Q(last_access__lt=cutoff) | Q(last_access__isnull=True, created_at__lt=cutoff)
     )
-    return rows if tenant_id is None else rows.filter(tenant_id=tenant_id)
+
+
+def decay_candidates(*, tenant_id: int | None = None):
+    """The active memories decay archives now (never recalled: counted from their creation);
+    what `memories_decay --dry-run` and the admin's preview list."""
+    return Memory.objects.filter(status=Memory.Status.ACTIVE).filter(lifecycle_q(tenant_id, _decays))
 
 
 def memories_decay(*, tenant_id: int | None = None) -> int:

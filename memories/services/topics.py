@@ -65,13 +65,14 @@ class Topic:
     memories: list[Memory] = field(default_factory=list)
 
 
-def topics(memories: list[Memory]) -> list[Topic]:
+def topics(memories: list[Memory], *, more_than: int | None = None) -> list[Topic]:
     """The topics of one scope's memories (oldest first): by shared name or word
     (`_term_topics`), then word groups that are about one thing (`_related_topics`: 报销,
     发票 and 差旅 rules are one expense topic), then by embedding for the rest
-    (`_vector_topics`)."""
-    named, rest = _term_topics(memories, more_than=settings.MEMORY_COMPRESS_MIN)
-    related, rest = _related_topics(rest)
+    (`_vector_topics`). `more_than`: the scope's tenant's COMPRESS_MIN (None: the setting)."""
+    more_than = settings.MEMORY_COMPRESS_MIN if more_than is None else more_than
+    named, rest = _term_topics(memories, more_than=more_than)
+    related, rest = _related_topics(rest, more_than=more_than)
     named += related
     rest = _join_close(named, rest)
     return named + [Topic(term="", memories=group) for group in _vector_topics(rest)]
@@ -104,7 +105,7 @@ def _term_topics(memories: list[Memory], *, more_than: int) -> tuple[list[Topic]
         left = [m for m in left if m not in members]
 
 
-def _related_topics(memories: list[Memory]) -> tuple[list[Topic], list[Memory]]:
+def _related_topics(memories: list[Memory], *, more_than: int) -> tuple[list[Topic], list[Memory]]:
     """Word groups too small to be topics alone (each word shared by at least
     MEMORY_TOPIC_GROUP_MIN memories, after segmentation: `topic_terms`) merged by meaning:
     average linkage of the groups' centroids, the closest pair first, while the mean
@@ -130,7 +131,7 @@ def _related_topics(memories: list[Memory]) -> tuple[list[Topic], list[Memory]]:
     found = []
     for cluster in clusters:
         members = [m for i in sorted(cluster) for m in groups[i].memories]
-        if len(cluster) > 1 and len(members) > settings.MEMORY_COMPRESS_MIN:
+        if len(cluster) > 1 and len(members) > more_than:
             members.sort(key=lambda m: (m.created_at, m.pk))
             found.append(Topic(term=" / ".join(groups[i].term for i in sorted(cluster)), memories=members))
     taken = {m.pk for topic in found for m in topic.memories}

@@ -1,13 +1,14 @@
 from django.core.management.base import BaseCommand
 
 from memories.management.commands._scope import tenant_id_of
-from memories.services.decay import DECAY_AFTER_DAYS, DECAY_BELOW_IMPORTANCE, decay_candidates, memories_decay
+from memories.services.decay import decay_candidates, memories_decay
 
 
 class Command(BaseCommand):
     help = (
-        f"Archive active memories not recalled for {DECAY_AFTER_DAYS} days whose importance is below "
-        f"{DECAY_BELOW_IMPORTANCE} (kept and restorable, no longer retrieved). --dry-run lists them and writes nothing."
+        "Archive active memories not recalled for the tenant's decay period whose importance is below its "
+        "decay threshold (MEMORY_DECAY_AFTER_DAYS, MEMORY_DECAY_BELOW_IMPORTANCE, or the tenant's own "
+        "lifecycle settings); kept and restorable, no longer retrieved. --dry-run lists them and writes nothing."
     )
 
     def add_arguments(self, parser):

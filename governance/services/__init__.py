@@ -1,0 +1,1 @@
+"""Governance writes: a user's export and purge, lifecycle runs."""
