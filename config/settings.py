@@ -397,6 +397,9 @@ WIKI_ENTITY_CHECK_SECONDS = envfloat("WIKI_ENTITY_CHECK_SECONDS", 2.0)
 # must hold this share of the query's weight (IDF); one found only by its embedding must be
 # at least CONTEXT_MIN_VECTOR_SIMILARITY similar (calibrated on bench/quality).
 WIKI_MIN_KEYWORD_COVERAGE = envfloat("WIKI_MIN_KEYWORD_COVERAGE", 0.3)
+# The web page of a wiki page warns that it may be out of date when the newest section its
+# reader sees was said longer ago than this.
+WIKI_PAGE_STALE_DAYS = envint("WIKI_PAGE_STALE_DAYS", 90, minimum=1)
 
 # --- memories (docs/memories.md) ---
 # Recall

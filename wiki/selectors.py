@@ -307,6 +307,7 @@ def page_list(*, user, q: str = "", kind: str = "") -> QuerySet[Page]:
             # the counts with `page_statuses_apply`).
             visible_status=Case(
                 When(~Q(status_manual=""), then=F("status_manual")),
+                When(kind=Entity.Kind.CUSTOMER, then=Value(Page.Status.ACTIVE)),  # its issues never open it
                 When(Exists(visible.exclude(work_kind="").filter(work_open=True)), then=Value("open")),
                 When(Exists(visible.exclude(work_kind="")), then=Value("closed")),
                 default=Value(Page.Status.ACTIVE),

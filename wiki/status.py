@@ -241,3 +241,22 @@ def page_statuses_apply(*, user, pages) -> None:
         page.visible_status, page.status_detail = work_status(
             counts=counts.get(page.pk, {}), manual=marked[0], manual_by=marked[1], manual_at=marked[2]
         )
+
+
+def status_hidden(*, page: Page) -> bool:
+    """Whether the page's status, as `page_statuses_apply` set it for a reader
+    (`visible_status`), is not what every section of it would say: sections the reader may
+    not see hold the work that decides it (a private repository's open issue). The reader
+    is then told that the status is theirs (docs/wiki.md, Status from the facts); nothing
+    of those sections is shown. A manual status and a customer's are the same for everyone."""
+    if page.status_manual or page.kind == Entity.Kind.CUSTOMER:
+        return False
+    rows = (
+        PageSection.objects.filter(page=page, stale=False)
+        .exclude(work_kind="")
+        .order_by()
+        .values_list("work_kind", "work_open")
+        .annotate(n=Count("id"))
+    )
+    counts = {f"{kind}_{'open' if is_open else 'closed'}": n for kind, is_open, n in rows}
+    return work_status(counts=counts)[0] != getattr(page, "visible_status", Page.Status.ACTIVE)

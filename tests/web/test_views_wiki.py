@@ -2,11 +2,13 @@
 a status only its channel may see."""
 
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from connectors.services.ingest import event_ingest
-from tests.web.conftest import ZH, login, public_event
+from tests.web.conftest import ZH, login, private_event, public_event
 from wiki.models import PageSection
 
 pytestmark = pytest.mark.django_db
@@ -75,3 +77,82 @@ def test_a_status_set_in_a_private_channel_shows_only_to_its_members(client, wik
     client.logout()
     login(client, bob)
     assert "closed" not in client.get("/wiki/vercel/").content.decode()
+
+
+def _ingest(tenant, capture, *events):
+    with capture(execute=True):
+        for event in events:
+            event_ingest(tenant=tenant, payload=event)
+
+
+def test_a_section_is_rendered_as_sanitised_markdown(client, tenant, bob, django_capture_on_commit_callbacks):
+    text = "Vercel: **discount** ceiling\n- one\n- two\n<script>alert(1)</script> [x](javascript:alert(2)) ![t](https://t.example/p.png)"
+    _ingest(tenant, django_capture_on_commit_callbacks, private_event(text=text))
+    body = login(client, bob).get("/wiki/vercel/").content.decode()
+    assert "<strong>discount</strong>" in body and "<li>one</li>" in body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "<script>alert" not in body
+    assert 'href="javascript' not in body and "<img" not in body
+
+
+def _article(body, text):
+    """The section card of the page that holds `text`."""
+    return next(card for card in body.split("<article")[1:] if text in card)
+
+
+def test_each_section_says_who_can_see_it_and_marks_the_restricted_one(client, wiki, bob, charlie):
+    body = login(client, bob).get("/wiki/vercel/").content.decode()
+    private, public = _article(body, "discount ceiling"), _article(body, "kickoff call")
+    assert "Restricted" in private and "Visible to: members of #finance-internal" in private
+    assert "Restricted" not in public and "Visible to: everyone at Acme" in public
+    zh = client.get("/wiki/vercel/", **ZH).content.decode()
+    assert "受限" in _article(zh, "discount ceiling") and "Acme 全体成员" in _article(zh, "kickoff call")
+    assert "#finance-internal 的成员" in _article(zh, "discount ceiling")
+
+
+def test_the_summary_is_on_top_and_made_from_what_the_reader_sees(client, wiki, bob, charlie):
+    body = login(client, bob).get("/wiki/vercel/").content.decode()
+    assert body.index('class="card summary"') < body.index("<article")
+    client.logout()
+    body = login(client, charlie).get("/wiki/vercel/").content.decode()
+    assert 'class="card summary"' in body and "18%" not in body
+
+
+def test_the_page_says_when_it_was_updated_and_warns_when_that_is_long_ago(client, wiki, bob, settings):
+    now = timezone.now()
+    PageSection.objects.update(occurred_at=now - timedelta(days=3))
+    body = login(client, bob).get("/wiki/vercel/").content.decode()
+    assert f"newest information from {(now - timedelta(days=3)):%Y-%m-%d}" in body
+    assert "out-of-date" not in body
+    PageSection.objects.update(occurred_at=now - timedelta(days=200))
+    body = client.get("/wiki/vercel/").content.decode()
+    assert 'class="card warn out-of-date"' in body and "may be out of date" in body
+    assert "可能已过时" in client.get("/wiki/vercel/", **ZH).content.decode()
+    settings.WIKI_PAGE_STALE_DAYS = 365
+    assert "out-of-date" not in client.get("/wiki/vercel/").content.decode()
+
+
+def test_a_status_decided_by_sections_the_reader_cannot_see_says_so(
+    client, tenant, bob, charlie, django_capture_on_commit_callbacks
+):
+    apollo = {"project": "Apollo"}
+    _ingest(
+        tenant,
+        django_capture_on_commit_callbacks,
+        private_event(text="Apollo: the export job fails on large files.", tags=apollo),
+        public_event() | {"text": "Apollo demo is on Friday.", "tags": apollo},
+    )
+    note = "sections you cannot see would change it"
+    login(client, charlie)
+    assert note not in client.get("/wiki/apollo/").content.decode()  # no work anywhere: one status
+    PageSection.objects.filter(container_key="slack:channel:CFIN").update(work_kind="issue", work_open=True)
+    body = client.get("/wiki/apollo/").content.decode()
+    assert '<span class="tag">active</span>' in body and note in body and "export job" not in body
+    client.logout()
+    body = login(client, bob).get("/wiki/apollo/").content.decode()
+    assert '<span class="tag">open</span>' in body and note not in body
+
+
+def test_a_customer_with_an_open_issue_is_active_in_the_list_as_on_its_page(client, wiki, bob):
+    PageSection.objects.filter(container_key="slack:channel:CFIN").update(work_kind="issue", work_open=True)
+    body = login(client, bob).get("/wiki/").content.decode()
+    assert '<span class="tag">active</span>' in body and '<span class="tag">open</span>' not in body

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+import nh3
 from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
+from markdown_it import MarkdownIt
 
 from almanac.text.passages import Passage
 
@@ -79,3 +81,29 @@ def highlight(passage: Passage | None) -> str:
         format_html("<mark>{}</mark>", text) if marked else escape(text) for text, marked in passage.pieces()
     ]
     return mark_safe(("…" if passage.before else "") + "".join(pieces) + ("…" if passage.after else ""))
+
+
+# Markdown as people write it in messages and notes: CommonMark with tables, a newline kept
+# as a line break (one message a line), raw HTML shown as text. No images: a remote image
+# in a section would be fetched by every reader's browser.
+_MARKDOWN = MarkdownIt("commonmark", {"breaks": True, "html": False}).enable(["table", "strikethrough"])
+_MARKDOWN.disable("image")
+MARKDOWN_TAGS = {
+    "p", "br", "strong", "em", "s", "del", "code", "pre", "blockquote", "ul", "ol", "li", "a", "hr",
+    "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td",
+}  # fmt: skip
+
+
+@register.filter
+def markdown(text) -> str:
+    """A section's text as sanitised HTML: rendered, then cleaned to `MARKDOWN_TAGS` with
+    http(s) and mailto links only (a section's text is connector input)."""
+    html = _MARKDOWN.render(str(text or ""))
+    clean = nh3.clean(
+        html,
+        tags=MARKDOWN_TAGS,
+        attributes={"a": {"href", "title"}, "ol": {"start"}, "th": {"align"}, "td": {"align"}},
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    )
+    return mark_safe(clean)
