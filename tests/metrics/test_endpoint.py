@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,17 @@ def test_processes_are_summed_in_one_scrape(client, tmp_path, monkeypatch, db):
     assert samples(latency, via="api", le="0.05")[0].value == 3
     assert samples(latency, via="api", le="+Inf")[0].value == 7
     assert [s.value for s in latency.samples if s.name.endswith("_count")] == [7]
+
+
+def test_the_grafana_dashboard_reads_only_exported_names(client, db):
+    from metrics.instruments import CONTEXT_CALLS, CONTEXT_LATENCY, TASKS
+
+    dashboard = json.loads((ROOT / "docs" / "grafana-dashboard.json").read_text())
+    exprs = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+    used = {
+        re.sub(r"_(bucket|total)$", "", name) for expr in exprs for name in re.findall(r"almanac_\w+", expr)
+    }
+    exported = set(families(client.get("/metrics"))) | {
+        m._name for m in (CONTEXT_CALLS, CONTEXT_LATENCY, TASKS)
+    }
+    assert used and used <= exported, used - exported
