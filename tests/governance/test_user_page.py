@@ -122,3 +122,10 @@ def test_reachable_from_the_user_admin_and_the_memory_owner_filter(client, super
     response = client.get(f"/admin/memories/memory/?owner__id__exact={alice.pk}")
     assert link in response.content.decode()
     assert {m.owner_id for m in response.context["cl"].result_list} == {alice.pk}
+
+
+def test_the_page_speaks_chinese(client, superadmin, alice, alices_things):
+    client.force_login(superadmin)
+    client.cookies["django_language"] = "zh-hans"
+    body = _page(client, alice).content.decode()
+    assert "代表其进行的最近智能体调用" in body and "所属部门" in body
