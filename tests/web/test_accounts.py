@@ -45,6 +45,7 @@ def test_the_user_menu_offers_password_change_language_and_log_out(client, alice
     assert 'href="/accounts/password_change/"' in menu and "修改密码" in menu
     assert 'name="language" value="en"' in menu and 'name="language" value="zh-hans"' in menu
     assert 'action="/accounts/logout/"' in menu
+    assert ">English<" in menu and "英语" not in menu  # each language named in its own
 
 
 def test_the_language_changes_only_when_one_is_chosen(client, db):
