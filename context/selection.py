@@ -20,7 +20,7 @@ from context.labels import day, single_line
 from memories.selectors import memory_search, session_window
 from wiki.matching import entity_matcher
 from wiki.models import Page, PageSection
-from wiki.search import described_pages, lookalike, named_pages, rank_pages, section_ranking
+from wiki.search import described_pages, lookalike, named_pages, rank_pages, relevant, section_ranking
 from wiki.selectors import page_texts_for_reader
 
 # Ids such as PRD-2024-013, INV_2025/07, #4521 are worth reporting as entities.
@@ -225,13 +225,16 @@ class Apart:
 
 
 def task_pages(*, user, tenant, task: str, hits) -> tuple[list, list[int], list[str]]:
-    """(entities, their page ids, names to report): those the task names, else those its best
-    hits name (a task that describes an entity: `described_pages`; several close ones are
-    all candidates, each named by its page)."""
+    """(entities the task names, the page ids to rank first, names to report): the named
+    entities' pages, else the pages of those its best hits name (a task that describes an
+    entity: `described_pages`; several close ones are all candidates, each named by its page)."""
     entities, pages, names = task_entities(user=user, tenant=tenant, task=task)
     if not entities:
-        entities, pages = described_pages(user=user, tenant_id=tenant.pk, ranked=hits)
-        names = list(dict.fromkeys([e.name for e in entities] + names))
+        # Not reported as the task's entities (it named none; their pages carry their
+        # names), and not kept apart from look-alikes: a task about "renewals" may match
+        # many customers' pages without being about one of them.
+        described, pages = described_pages(user=user, tenant_id=tenant.pk, ranked=hits)
+        return [], [pages[e.pk] for e in described], names
     return entities, [pages[e.pk] for e in entities], names
 
 
@@ -260,8 +263,31 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
         batch = ranked[start : start + top - len(items)]
         items += page_items(user=user, ranked=batch, matched=matched, taken=taken, said=said, apart=apart)
         start += len(batch)
+    why = page_reasons(hits)
+    for item in items:  # a page ranked first for an entity its hits describe has no hit of its own
+        item.reason = "entity" if item.title in selection.entities else why.get(item.refs["page"], "entity")
     selection.candidates["wiki"] = items
     selection.more = selection.more or start < len(ranked)
+
+
+def page_reasons(hits) -> dict[int, str]:
+    """Why a page is a candidate, when the task does not name it: how its best relevant hit
+    was found, "keyword" (enough of the task's words) or "similarity"."""
+    reasons: dict[int, str] = {}
+    for hit in hits:  # best first
+        if hit.page_id not in reasons and relevant(hit.breakdown):
+            coverage = hit.breakdown.get("keyword_coverage")
+            found_by_words = coverage is not None and coverage >= settings.WIKI_MIN_KEYWORD_COVERAGE
+            reasons[hit.page_id] = "keyword" if found_by_words else "similarity"
+    return reasons
+
+
+def memory_reason(breakdown: dict) -> str:
+    """How a memory was found: "keyword" (an exact id, or enough of the task's words) or
+    "similarity"."""
+    coverage = breakdown.get("keyword_coverage") or 0.0
+    found_by_words = breakdown.get("exact_id") or coverage >= settings.MEMORY_MIN_KEYWORD_COVERAGE
+    return "keyword" if found_by_words else "similarity"
 
 
 def _memory_item(hit, kind: str) -> Item:
@@ -276,6 +302,7 @@ def _memory_item(hit, kind: str) -> Item:
         occurred_at=memory.occurred_at,
         sources=_memory_sources(memory),
         refs={"memory": memory.id},
+        reason=memory_reason(hit.breakdown),
     )
 
 
