@@ -3,15 +3,34 @@ that every app's admin shares is in `almanac.admin_mixins`."""
 
 from __future__ import annotations
 
+import csv
+import datetime
+import json
+
 from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
-from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
-from django.core.exceptions import ValidationError
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q
+from django.http import HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
-from almanac.admin_mixins import ReadOnlyAdminMixin, SuperuserOnlyAdminMixin, TenantScopedAdminMixin
+from almanac.admin_actions import confirmation_page
+from almanac.admin_audit import AuditedAdminMixin, audit_object_url
+from almanac.admin_mixins import (
+    OwnRowsValuesFilter,
+    ReadOnlyAdminMixin,
+    SuperuserOnlyAdminMixin,
+    TenantScopedAdminMixin,
+)
+from almanac.errors import ApplicationError
 from almanac.models import (
     AccessGroup,
     AgentKey,
@@ -24,7 +43,7 @@ from almanac.models import (
 )
 from almanac.permissions import sees_everything, users_manageable
 from almanac.services.audit import access_audit
-from almanac.services.keys import agentkey_revoke
+from almanac.services.keys import agentkey_create, agentkey_revoke
 from almanac.services.tenancy import memberships_of
 from almanac.services.users import (
     HANDLE_RE,
@@ -35,16 +54,20 @@ from almanac.services.users import (
 
 User = get_user_model()
 
+admin.site.site_header = _("Almanac")
+admin.site.site_title = _("Almanac")
+admin.site.index_title = _("Administration")
+
 
 @admin.register(Tenant)
-class TenantAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class TenantAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     tenant_field = "pk"
     list_display = ["slug", "name", "created_at"]
     search_fields = ["slug", "name"]
 
 
 @admin.register(Department, Project)
-class UnitAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class UnitAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "key", "tenant"]
     list_filter = ["tenant"]
     search_fields = ["name", "key"]
@@ -65,7 +88,7 @@ class _UserProfileForm(forms.ModelForm):
 
 
 @admin.register(UserProfile)
-class UserProfileAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class UserProfileAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     form = _UserProfileForm
     list_display = ["username", "tenant", "user", "display_name", "title"]
     list_filter = ["tenant", "departments", "projects"]
@@ -136,7 +159,9 @@ class MembershipDeletesAuditedMixin:
 
 
 @admin.register(AccessGroup)
-class AccessGroupAdmin(MembershipDeletesAuditedMixin, TenantScopedAdminMixin, admin.ModelAdmin):
+class AccessGroupAdmin(
+    AuditedAdminMixin, MembershipDeletesAuditedMixin, TenantScopedAdminMixin, admin.ModelAdmin
+):
     deleted_memberships = "group_id"
     list_display = ["key", "kind", "name", "tenant", "builtin"]
     list_filter = ["tenant", "kind", "builtin"]
@@ -172,8 +197,41 @@ class GroupMembershipAdmin(MembershipDeletesAuditedMixin, TenantScopedAdminMixin
         )
 
 
+class AgentKeyCreationForm(forms.ModelForm):
+    """A key is made by `agentkey_create` while the form is validated (what it refuses, a
+    name in use or a bad rate, is a form error); its secret is kept on the form, to be shown
+    once by `AgentKeyAdmin.response_add` and never stored."""
+
+    request = None  # set by AgentKeyAdmin.get_form
+
+    class Meta:
+        model = AgentKey
+        fields = ["tenant", "name", "can_act_for_users", "can_push_events", "rate_limit"]
+
+    def _post_clean(self):
+        super()._post_clean()
+        if self.errors:
+            return
+        data = self.cleaned_data
+        try:
+            self.written, self.secret = agentkey_create(
+                tenant=data["tenant"],
+                name=data["name"],
+                can_act_for_users=data["can_act_for_users"],
+                can_push_events=data["can_push_events"],
+                rate_limit=data.get("rate_limit") or "",
+                actor=self.request.user.get_username(),
+            )
+        except ApplicationError as exc:
+            self.add_error(None, exc.message)
+
+
 @admin.register(AgentKey)
-class AgentKeyAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class AgentKeyAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
+    """Keys are created here (the secret shown once) and revoked, never deleted: a revoked
+    key stays listed with its last use, and the audit log's events keep naming it."""
+
+    audit_kinds = ("change",)  # creation and revocation are audited by their services
     list_display = [
         "name",
         "tenant",
@@ -184,31 +242,145 @@ class AgentKeyAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         "last_used_at",
         "revoked_at",
     ]
-    list_filter = ["tenant", "can_push_events"]
+    list_filter = ["tenant", "can_push_events", ("revoked_at", admin.EmptyFieldListFilter)]
     # The hash stays out of the form: with it, a guess at a key can be checked offline.
     exclude = ["hashed_secret"]
     readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke"]
 
-    def has_add_permission(self, request):
-        return False  # keys are created with `manage.py agentkey_create`, which shows the secret once
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = AgentKeyCreationForm
+            kwargs["fields"] = AgentKeyCreationForm.Meta.fields
+        form = super().get_form(request, obj, change=change, **kwargs)
+        return type(form.__name__, (form,), {"request": request}) if obj is None else form
 
-    @admin.action(description="Revoke selected keys")
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return super().save_model(request, obj, form, change)
+        obj.pk, obj.prefix = form.written.pk, form.written.prefix  # made by agentkey_create
+
+    def response_add(self, request, obj, post_url_continue=None):
+        form = getattr(request, "_almanac_key_form", None)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": _("Agent key created"),
+            "key": obj,
+            "secret": form.secret if form is not None else "",
+        }
+        response = TemplateResponse(request, "admin/almanac/agentkey/created.html", context)
+        response["Cache-Control"] = "no-store"  # the only time the secret is shown
+        return response
+
+    def save_form(self, request, form, change):
+        if not change:
+            request._almanac_key_form = form
+        return super().save_form(request, form, change)
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # revoked instead (see the class)
+
+    @admin.action(description=_("Revoke selected keys"), permissions=["change"])
     def revoke(self, request, queryset):
+        if request.POST.get("post") != "yes":
+            return confirmation_page(
+                self, request, queryset, action="revoke", title=_("Revoke agent keys"),
+                question=_("Agents using these keys will be refused from now on. A revoked key "
+                           "cannot be used again; create a new one instead."),
+            )  # fmt: skip
         revoked = [key for key in queryset if agentkey_revoke(key=key, actor=request.user.get_username())]
         already = queryset.count() - len(revoked)
-        self.message_user(
-            request,
-            f"{len(revoked)} key(s) revoked" + (f"; {already} already revoked" if already else ""),
-        )
+        message = ngettext("%(n)d key revoked", "%(n)d keys revoked", len(revoked)) % {"n": len(revoked)}
+        if already:
+            message += _("; %(n)d already revoked") % {"n": already}
+        self.message_user(request, message)
+
+
+class DateRangeFilter(admin.FieldListFilter):
+    """From and to dates (inclusive), typed in: `<field>__gte` and `<field>__lt` the day after."""
+
+    template = "admin/almanac/date_range_filter.html"
+
+    def __init__(self, field, request, params, model, model_admin, field_path):
+        self.since_param, self.until_param = f"{field_path}__since", f"{field_path}__until"
+        super().__init__(field, request, params, model, model_admin, field_path)
+        self.title = _("date range")
+        self.request_params = request.GET
+        self.since = self._date(self.used_parameters.get(self.since_param))
+        self.until = self._date(self.used_parameters.get(self.until_param))
+
+    @staticmethod
+    def _date(values):
+        value = values[-1] if isinstance(values, list) else values
+        try:
+            return datetime.date.fromisoformat(value) if value else None
+        except ValueError:
+            return None
+
+    def expected_parameters(self):
+        return [self.since_param, self.until_param]
+
+    def has_output(self):
+        return True
+
+    def choices(self, changelist):
+        return [{"since": self.since, "until": self.until, "field": self}]
+
+    def queryset(self, request, queryset):
+        if self.since:
+            queryset = queryset.filter(**{f"{self.field_path}__date__gte": self.since})
+        if self.until:
+            queryset = queryset.filter(**{f"{self.field_path}__date__lte": self.until})
+        return queryset
 
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["created_at", "tenant", "actor", "action", "object_type", "object_id"]
-    list_filter = ["action", "tenant"]
+    list_display = ["created_at", "tenant", "actor", "action", "object_type", "object_link"]
+    list_filter = [
+        ("created_at", DateRangeFilter),
+        ("actor", OwnRowsValuesFilter),
+        ("object_type", OwnRowsValuesFilter),
+        "action",
+        "tenant",
+    ]
     search_fields = ["actor", "action", "object_id"]
-    readonly_fields = [f.name for f in AuditEvent._meta.fields]
+    readonly_fields = [*(f.name for f in AuditEvent._meta.fields), "object_link"]
+    list_select_related = ["tenant"]
+
+    @admin.display(description=_("object"), ordering="object_id")
+    def object_link(self, obj):
+        url = audit_object_url(obj.object_type, obj.object_id)
+        return format_html('<a href="{}">{}</a>', url, obj.object_id) if url else obj.object_id or "—"
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.export_csv_view)
+        return [path("export.csv", view, name="almanac_auditevent_export"), *super().get_urls()]
+
+    def export_csv_view(self, request):
+        """The list as filtered, as CSV (UTF-8 with a byte-order mark: Excel reads Chinese)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        changelist = self.get_changelist_instance(request)
+        rows = changelist.get_queryset(request).order_by("created_at", "id")
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = 'attachment; filename="audit.csv"'
+        response.write("\ufeff")
+        writer = csv.writer(response)
+        writer.writerow(
+            ["created_at", "tenant", "seq", "actor", "action", "object_type", "object_id", "detail"]
+        )
+        for event in rows.iterator(2000):
+            writer.writerow([
+                event.created_at.isoformat(), event.tenant.slug if event.tenant else "", event.seq, event.actor,
+                event.action, event.object_type, event.object_id,
+                json.dumps(event.detail, ensure_ascii=False, sort_keys=True),
+            ])  # fmt: skip
+        return response
 
 
 HANDLE_HELP = (
@@ -260,7 +432,7 @@ class _UserCreationForm(_PersonalKeyCheck, AdminUserCreationForm):
     pass
 
 
-class TenantUserAdmin(TenantScopedAdminMixin, UserAdmin):
+class TenantUserAdmin(AuditedAdminMixin, TenantScopedAdminMixin, UserAdmin):
     """Django's user admin, scoped like the rest: a staff user who is not a superuser sees
     and edits only the users of their own tenant (its autocompletes follow), never a
     superuser, and cannot grant admin rights (superuser, staff, groups, permissions): those
@@ -285,6 +457,14 @@ class TenantUserAdmin(TenantScopedAdminMixin, UserAdmin):
 
 admin.site.unregister(User)
 admin.site.register(User, TenantUserAdmin)
+
+
+class AuditedGroupAdmin(AuditedAdminMixin, GroupAdmin):
+    """Django's permission groups: what a group grants is a grant too."""
+
+
+admin.site.unregister(Group)
+admin.site.register(Group, AuditedGroupAdmin)
 
 
 def _superusers_only(app_label: str) -> None:

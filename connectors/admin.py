@@ -1,7 +1,13 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Max
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.text import Truncator
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
+from almanac.admin_audit import AuditedAdminMixin
 from almanac.admin_mixins import HiddenFieldsAdminMixin, ReadOnlyAdminMixin, TenantScopedAdminMixin
 from almanac.errors import ApplicationError
 from connectors import selectors
@@ -10,6 +16,27 @@ from connectors.models import Event, ExternalIdentity, MembershipClock, Source, 
 from connectors.permissions import configures_endpoints, events_visible, reads_item_contents
 from connectors.services.poller import is_pollable
 from connectors.services.sources import source_reset_backoff
+
+STATE_LABELS = {
+    "ok": _("ok"),
+    "never": _("never synced"),
+    "backoff": _("backing off"),
+    "error": _("failing"),
+}
+
+
+def duration_text(seconds: float) -> str:
+    """A lag or a wait as one rounded unit: "45 s", "12 min", "3 h", "2 d"."""
+    seconds = max(0, int(seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            n = seconds // size
+            return {
+                "d": ngettext("%(n)d day", "%(n)d days", n),
+                "h": ngettext("%(n)d h", "%(n)d h", n),
+                "min": ngettext("%(n)d min", "%(n)d min", n),
+            }[unit] % {"n": n}
+    return ngettext("%(n)d s", "%(n)d s", seconds) % {"n": seconds}
 
 
 class SyncCursorInline(admin.StackedInline):
@@ -103,14 +130,13 @@ class SourceForm(forms.ModelForm):
 
 
 @admin.register(Source)
-class SourceAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class SourceAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     form = SourceForm
     list_display = [
         "name",
         "tenant",
         "kind",
         "enabled",
-        "poll_minutes",
         "sync_state",
         "last_success",
         "backoff",
@@ -121,7 +147,7 @@ class SourceAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_select_related = ["tenant", "cursor"]
     inlines = [SyncCursorInline]
     actions = ["poll_now", "reset_backoff"]
-    readonly_fields = ["created_at", "credentials_kind"]
+    readonly_fields = ["sync_status", "created_at", "credentials_kind"]
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         form = super().get_form(request, obj, change=change, **kwargs)
@@ -145,23 +171,57 @@ class SourceAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         # report (an imported or pushed source has no poll to succeed).
         return super().get_queryset(request).annotate(last_event_at=Max("events__received_at"))
 
-    @admin.display(description="state")
+    @admin.display(description=_("state"))
     def sync_state(self, obj):
-        return selectors.source_state(obj)["state"]
+        state = selectors.source_state(obj)
+        label = STATE_LABELS.get(state["state"], state["state"])
+        if state["stale"]:
+            return format_html('<strong style="color:var(--error-fg,#ba2121)">{} · {}</strong>', label,
+                               _(state["reason"]))  # fmt: skip
+        return label
 
-    @admin.display(description="last synced")
+    @admin.display(description=_("last synced"))
     def last_success(self, obj):
-        return selectors.source_state(obj)["last_synced_at"]
+        state = selectors.source_state(obj)
+        if state["lag_seconds"] is None:
+            return "—"
+        template = _("%(duration)s behind") if state["stale"] else _("%(duration)s ago")
+        return template % {"duration": duration_text(state["lag_seconds"])}
 
-    @admin.display(description="backoff until")
+    @admin.display(description=_("backoff"))
     def backoff(self, obj):
         cursor = self._cursor(obj)
-        return cursor.backoff_until if cursor else None
+        if cursor is None or cursor.backoff_until is None or cursor.backoff_until <= timezone.now():
+            return "—"
+        seconds = (cursor.backoff_until - timezone.now()).total_seconds()
+        return _("for %(duration)s") % {"duration": duration_text(seconds)}
 
-    @admin.display(description="last error")
+    @admin.display(description=_("last error"))
     def error(self, obj):
         cursor = self._cursor(obj)
-        return (cursor.last_error[:80] if cursor else "") or "—"
+        if cursor is None or not cursor.last_error or not cursor.consecutive_failures:
+            return "—"
+        return format_html(
+            '<span style="color:var(--error-fg,#ba2121)" title="{}">{}</span>',
+            cursor.last_error, Truncator(cursor.last_error).chars(80),
+        )  # fmt: skip
+
+    @admin.display(description=_("sync status"))
+    def sync_status(self, obj):
+        """The edit page's summary: state, last sync, backoff and the error in full."""
+        if obj is None or obj.pk is None:
+            return "—"
+        obj.last_event_at = obj.events.order_by("-received_at").values_list("received_at", flat=True).first()
+        cursor = self._cursor(obj)
+        rows = [
+            (_("state"), self.sync_state(obj)),
+            (_("last synced"), self.last_success(obj)),
+            (_("backoff"), self.backoff(obj)),
+            (_("failures in a row"), cursor.consecutive_failures if cursor else 0),
+            (_("last error"), format_html('<pre style="white-space:pre-wrap;color:var(--error-fg,#ba2121)">{}</pre>',
+                                         cursor.last_error) if cursor and cursor.last_error else "—"),
+        ]  # fmt: skip
+        return format_html("<table>{}</table>", format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", rows))
 
     @admin.action(description="Poll now")
     def poll_now(self, request, queryset):
@@ -187,7 +247,7 @@ class SourceAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(SyncCursor)
-class SyncCursorAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class SyncCursorAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     tenant_field = "source__tenant"
     list_display = [
         "source",
@@ -214,7 +274,7 @@ class MembershipClockAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.Mod
 
 
 @admin.register(ExternalIdentity)
-class ExternalIdentityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class ExternalIdentityAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["handle", "source_kind", "display_name", "user", "tenant"]
     list_filter = ["source_kind", "tenant", ("user", admin.EmptyFieldListFilter)]
     search_fields = ["handle", "display_name", "user__username", "user__email"]

@@ -23,12 +23,14 @@ from django.utils.translation import gettext as _t
 from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
+from almanac.admin_audit import AuditedAdminMixin
 from almanac.admin_mixins import (
     HiddenFieldsAdminMixin,
     ScopedHistoryAdminMixin,
     SuperuserOnlyAdminMixin,
     TenantScopedAdminMixin,
 )
+from almanac.services.audit import audit_record
 from skills import bus, prompt_skill
 from skills.models import Skill, SkillRun
 from skills.permissions import may_delete_runs, may_test_run, reads_run_contents
@@ -163,7 +165,7 @@ class TestRunForm(forms.Form):
 
 
 @admin.register(Skill)
-class SkillAdmin(SuperuserOnlyAdminMixin, ScopedHistoryAdminMixin, SimpleHistoryAdmin):
+class SkillAdmin(AuditedAdminMixin, SuperuserOnlyAdminMixin, ScopedHistoryAdminMixin, SimpleHistoryAdmin):
     # The skills are the installation's: one tenant's staff disabling or rewriting
     # `summarize` would change every tenant's context calls.
     form = SkillForm
@@ -280,6 +282,10 @@ class SkillAdmin(SuperuserOnlyAdminMixin, ScopedHistoryAdminMixin, SimpleHistory
             skill.enabled = value
             skill._change_reason = f"{'enabled' if value else 'disabled'} in admin"
             skill.save(update_fields=["enabled", "updated_at"])
+            audit_record(
+                action="admin.change", actor=request.user.get_username(), object_type="skills.skill",
+                object_id=skill.pk, detail={"object": skill.name, "changes": {"enabled": [not value, value]}},
+            )  # fmt: skip
         messages.success(request, f"{'Enabled' if value else 'Disabled'} {queryset.count()} skill(s).")
 
     @admin.action(description="Re-sync built-in skills from code")

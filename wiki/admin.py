@@ -13,9 +13,12 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
+from django.utils.translation import gettext_lazy as _
 from django_q.tasks import async_task
 from simple_history.admin import SimpleHistoryAdmin
 
+from almanac.admin_actions import confirmation_page
+from almanac.admin_audit import AuditedAdminMixin
 from almanac.admin_mixins import (
     HiddenFieldsAdminMixin,
     ScopedHistoryAdminMixin,
@@ -84,7 +87,7 @@ class EntityAdminForm(forms.ModelForm):
 
 
 @admin.register(Entity)
-class EntityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class EntityAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     form = EntityAdminForm
     list_display = ["name", "kind", "key", "tenant", "user", "updated_at"]
     list_filter = ["kind", "tenant"]
@@ -136,21 +139,34 @@ class EntityAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
     # Merging deletes one of the two: only for those who may delete entities.
     @admin.action(
-        description="Merge the two selected entities (the older one survives)",
+        description=_("Merge the two selected entities"),
         permissions=["delete"],  # Django offers an action to those holding any one of these
     )
     def merge_entities(self, request, queryset):
         entities = list(queryset.order_by("created_at", "id")[:3])
         if len(entities) != 2:
-            self.message_user(request, "Select exactly two entities to merge.", messages.ERROR)
-            return
-        survivor, merged = entities
+            self.message_user(request, _("Select exactly two entities to merge."), messages.ERROR)
+            return None
+        if request.POST.get("post") != "yes":
+            return confirmation_page(
+                self, request, queryset, action="merge_entities", title=_("Merge entities"),
+                question=_("The other entity is deleted: its names become aliases of the one kept, "
+                           "and its pages' sections move there. This cannot be undone."),
+                choices=("survivor", _("Keep"), [(e.pk, f"{e.name} ({e.kind}, {e.key})") for e in entities]),
+            )  # fmt: skip
+        keep = request.POST.get("survivor")
+        survivor, merged = entities if str(entities[0].pk) == keep or not keep else entities[::-1]
         try:
             entity_merge(survivor=survivor, merged=merged, actor=request.user)
         except ApplicationError as exc:
             self.message_user(request, exc.message, messages.ERROR)
-            return
-        self.message_user(request, f"Merged {merged.name} into {survivor.name}.", messages.SUCCESS)
+            return None
+        self.message_user(
+            request,
+            _("Merged %(merged)s into %(survivor)s.") % {"merged": merged.name, "survivor": survivor.name},
+            messages.SUCCESS,
+        )
+        return None
 
 
 class SectionInline(admin.TabularInline):
@@ -169,7 +185,13 @@ class SectionInline(admin.TabularInline):
 
 
 @admin.register(Page)
-class PageAdmin(HiddenFieldsAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
+class PageAdmin(
+    AuditedAdminMixin,
+    HiddenFieldsAdminMixin,
+    ScopedHistoryAdminMixin,
+    TenantScopedAdminMixin,
+    SimpleHistoryAdmin,
+):
     hidden_fields = (*STATUS_FIELDS, *MANUAL_STATUS_FIELDS)
     list_display = ["title", "slug", "kind", "status", "tenant", "updated_at"]
     list_filter = ["kind", "status", "tenant"]
@@ -314,7 +336,7 @@ class PageSectionAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHi
 
 
 @admin.register(Steward)
-class StewardAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class StewardAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     """Who may confirm a container's recalled sections besides the sender and admins."""
 
     list_display = ["user", "container_key", "tenant", "note", "created_at"]
@@ -337,7 +359,7 @@ class RebuildAdminForm(forms.ModelForm):
 
 
 @admin.register(Rebuild)
-class RebuildAdmin(admin.ModelAdmin):
+class RebuildAdmin(AuditedAdminMixin, admin.ModelAdmin):
     """Wiki rebuilds (`manage.py wiki_rebuild`) and their progress; superusers start one here
     (a tenant, optionally one page), and a qcluster runs it. Superusers only: a page slug may
     name an entity known only in private containers."""

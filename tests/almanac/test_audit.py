@@ -152,11 +152,13 @@ def test_the_revoke_action_says_what_it_did(client, root, tenant):
     fresh, _ = agentkey_create(tenant=tenant, name="bot-a", actor="root")
     old, _ = agentkey_create(tenant=tenant, name="bot-b", actor="root")
     client.force_login(root)
-    client.post("/admin/almanac/agentkey/", {"action": "revoke", "_selected_action": [old.pk]})
+    client.post("/admin/almanac/agentkey/", {"action": "revoke", "_selected_action": [old.pk], "post": "yes"})
     response = client.post(
-        "/admin/almanac/agentkey/", {"action": "revoke", "_selected_action": [fresh.pk, old.pk]}, follow=True
+        "/admin/almanac/agentkey/",
+        {"action": "revoke", "_selected_action": [fresh.pk, old.pk], "post": "yes"},
+        follow=True,
     )
-    assert "1 key(s) revoked; 1 already revoked" in response.content.decode()
+    assert "1 key revoked; 1 already revoked" in response.content.decode()
     assert AuditEvent.objects.filter(action="agentkey.revoke").count() == 2
 
 

@@ -102,13 +102,37 @@ def test_merge_refuses_other_kinds_and_tenants(tenant, other_tenant, alice):
             entity_merge(survivor=a, merged=other, actor=alice)
 
 
-def test_admin_merge_action_keeps_the_older_entity(admin_client, two_globexes):
+def test_admin_merge_action_asks_first_then_keeps_the_older_entity(admin_client, two_globexes):
     survivor, merged = two_globexes
-    response = admin_client.post(
-        "/admin/wiki/entity/", {"action": "merge_entities", "_selected_action": [survivor.pk, merged.pk]}
-    )
+    selected = {"action": "merge_entities", "_selected_action": [survivor.pk, merged.pk]}
+    page = admin_client.post("/admin/wiki/entity/", selected)
+    assert page.status_code == 200 and 'name="survivor"' in page.content.decode()
+    assert Entity.objects.filter(kind="customer").count() == 2  # nothing merged before the answer
+    response = admin_client.post("/admin/wiki/entity/", {**selected, "post": "yes"})
     assert response.status_code == 302
     assert list(Entity.objects.filter(kind="customer").values_list("pk", flat=True)) == [survivor.pk]
+    assert AuditEvent.objects.get(action="wiki.entity_merged").object_id == str(survivor.pk)
+
+
+def test_admin_merge_keeps_the_entity_chosen_on_the_confirmation_page(admin_client, two_globexes):
+    survivor, merged = two_globexes
+    admin_client.post(
+        "/admin/wiki/entity/",
+        {"action": "merge_entities", "_selected_action": [survivor.pk, merged.pk], "post": "yes",
+         "survivor": merged.pk},
+    )  # fmt: skip
+    assert list(Entity.objects.filter(kind="customer").values_list("pk", flat=True)) == [merged.pk]
+
+
+def test_admin_entity_add_and_edit_are_audited(admin_client, tenant):
+    admin_client.post("/admin/wiki/entity/add/", _form(tenant, name="Initech"))
+    entity = Entity.objects.get(name="Initech")
+    form = {"name": "Initech Corp", "aliases": "Initrode", "user": ""}
+    admin_client.post(f"/admin/wiki/entity/{entity.pk}/change/", form)
+    added, changed = AuditEvent.objects.filter(object_type="wiki_entity").order_by("pk")
+    assert (added.action, added.object_id, added.tenant_id) == ("admin.add", str(entity.pk), tenant.pk)
+    assert changed.action == "admin.change" and changed.actor == "admin"
+    assert changed.detail["changes"]["name"] == ["Initech", "Initech Corp"]
 
 
 def test_staff_merge_stays_in_their_tenant(client, two_globexes, bob, other_tenant):
