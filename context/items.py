@@ -34,6 +34,9 @@ class Item:
     # wiki: (text key, rendering) of each section the text is made of, so the fitter can
     # print a thread that several pages hold once (budget.print_once)
     parts: list[tuple[str | None, str]] = field(default_factory=list)
+    # why selection chose it: "entity" (the task names it), "keyword" or "similarity" (how
+    # its best relevant hit was found); only the web preview shows it
+    reason: str = ""
 
     @functools.cached_property
     def source_labels(self) -> list[str]:

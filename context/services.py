@@ -49,6 +49,7 @@ def context_for(
     touch: bool = True,
     via: str | None = None,
     agent_key=None,
+    explain: bool = False,
 ) -> dict:
     """The context for one LLM call of an agent acting for `user` (docs/api.md, Context).
 
@@ -82,7 +83,8 @@ def context_for(
     warnings += stale_warnings(user=user, page_ids=selection.candidate_page_ids)
     out = {
         "prompt": result.prompt,
-        "blocks": blocks_out(result),
+        # `explain`: each item's `reason` too (the web preview; not part of the API's answer)
+        "blocks": blocks_out(result, explain=explain),
         "budget": {"max_tokens": max_tokens, "used": result.used, "blocks": result.block_tokens},
         "warnings": warnings,
         "freshness": freshness,
@@ -206,12 +208,12 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
     return summarize
 
 
-def blocks_out(result: Fit) -> list[dict]:
+def blocks_out(result: Fit, explain: bool = False) -> list[dict]:
     return [
         {
             "kind": kind,
             "tokens": result.block_tokens.get(kind, 0),
-            "items": [item_out(item) for item in items],
+            "items": [item_out(item) | ({"reason": item.reason} if explain else {}) for item in items],
         }
         for kind, items in result.chosen.items()
     ]

@@ -7,6 +7,7 @@ from unittest import mock
 import pytest
 from django.conf import settings
 
+from memories.services.memories import memory_create
 from tests.web.conftest import ZH, login
 
 pytestmark = pytest.mark.django_db
@@ -50,3 +51,47 @@ def test_a_user_without_a_tenant_is_told_in_chinese(client, db):
     loner = get_user_model().objects.create_user(username="loner", password="x")
     body = login(client, loner).get("/context/", {"task": "Vercel"}, **ZH).content.decode()
     assert "租户" in body and "belongs to no tenant" not in body
+
+
+def _cards(body):
+    return body.split('<article class="card context-item">')[1:]
+
+
+def test_each_item_says_why_it_was_chosen_with_its_tokens_and_sources(client, wiki, bob):
+    body = login(client, bob).post("/context/", {"task": "Vercel renewal discount"}).content.decode()
+    vercel = next(card for card in _cards(body) if 'href="/wiki/vercel/"' in card)
+    assert 'data-reason="entity"' in vercel and "Why: the task names it" in vercel
+    assert re.search(r"\d+ tokens?", vercel) and "#finance-internal" in vercel
+    zh = client.post("/context/", {"task": "Vercel renewal discount"}, **ZH).content.decode()
+    assert "原因: 任务中提到了它" in zh and "个 token" in zh
+
+
+def test_an_item_found_by_its_words_says_so(client, bob, alice):
+    memory_create(
+        owner=bob, content="The escrow agent for the data room is Ironclad Trust.", memory_type="semantic"
+    )
+    body = login(client, bob).post("/context/", {"task": "escrow agent data room"}).content.decode()
+    card = next(card for card in _cards(body) if "Ironclad" in card)
+    assert 'data-reason="keyword"' in card and "matches the task&#x27;s words" in card
+
+
+def test_the_preview_names_access_groups_in_plain_words(client, wiki, bob):
+    body = login(client, bob).get("/context/").content.decode()
+    assert "Finance department" in body and "everyone at Acme" in body and "you" in body
+    assert "dept:finance" not in body and "slack:channel:" not in body and "tenant:acme" not in body
+
+
+def test_what_was_left_out_is_listed_with_why(client, wiki, bob):
+    body = (
+        login(client, bob).post("/context/", {"task": "Vercel renewal", "max_tokens": "5"}).content.decode()
+    )
+    left = body.split("Left out and why", 1)[1]
+    assert 'class="card warn left-out" data-code="budget_exceeded"' in left and "Vercel" in left
+    zh = client.post("/context/", {"task": "Vercel renewal", "max_tokens": "5"}, **ZH).content.decode()
+    assert "未选入的内容及原因" in zh
+
+
+def test_the_api_answer_carries_no_reason(api, wiki, bob):
+    answer = api.post("/context", {"user": "bob", "task": "Vercel renewal", "max_tokens": 800}).json()
+    items = [item for block in answer["blocks"] for item in block["items"]]
+    assert items and all("reason" not in item for item in items)

@@ -42,6 +42,18 @@ LABELS = {
         "project": _("project"),
         "tenant": _("company"),
     },
+    # why the context call chose an item (context.selection: page_reasons, memory_reason)
+    "reason": {
+        "entity": _("the task names it"),
+        "keyword": _("matches the task's words"),
+        "similarity": _("close in meaning to the task"),
+    },
+    "block": {
+        "wiki": _("Wiki pages"),
+        "semantic": _("Facts and preferences"),
+        "episodic": _("Past events"),
+        "working": _("This session"),
+    },
     "freshness": {
         "ok": _("up to date"),
         "backoff": _("retrying"),

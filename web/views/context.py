@@ -1,4 +1,5 @@
-"""The context preview: what `POST /api/v1/context` would return for the reader."""
+"""The context preview: what `POST /api/v1/context` would return for the reader, each item
+with why it was chosen, its sources and tokens, and what was left out and why."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 
 from almanac.errors import ApplicationError
+from almanac.labels import group_labels, labels_ordered
+from almanac.search.tokens import count_tokens
 from almanac.selectors import user_group_keys, user_tenant
 from context.services import context_build
 from web.views.common import service_message
@@ -28,8 +31,11 @@ def context_preview(request):
         "max_tokens_limit": settings.CONTEXT_MAX_TOKENS_LIMIT,
         "result": result,
         "sources": freshness_rows(result["freshness"]) if result else [],
+        "blocks": preview_blocks(result) if result else [],
+        "left_out": [w for w in result["warnings"] if w["code"] in LEFT_OUT] if result else [],
+        "notices": [w for w in result["warnings"] if w["code"] not in LEFT_OUT] if result else [],
         "error": error,
-        "groups": user_group_keys(request.user),
+        "groups": access_words(request.user),
     }
     return render(request, "web/context.html", context)
 
@@ -45,13 +51,51 @@ def context_preview_build(*, user, task: str, max_tokens: str | None) -> tuple[d
         return None, error
     try:
         built = context_build(
-            user=user, tenant=user_tenant(user), task=task, max_tokens=budget, touch=False, via="preview"
+            user=user,
+            tenant=user_tenant(user),
+            task=task,
+            max_tokens=budget,
+            touch=False,
+            via="preview",
+            explain=True,
         )
         return built, ""
     except ApplicationError as exc:
         return None, service_message(exc)
     except Http404:
         return None, _("not found")
+
+
+# Warnings about what the context holds less of than it could: shown as "left out and why".
+LEFT_OUT = {"budget_exceeded", "summarized", "stale_excluded", "nothing_relevant"}
+
+
+def access_words(user) -> list[str]:
+    """The reader's access groups in plain words ("you", "Sales department", "members of
+    #sales"), widest first."""
+    keys = user_group_keys(user)
+    return labels_ordered(group_labels(user=user, keys=keys), keys)
+
+
+def preview_blocks(result: dict) -> list[dict]:
+    """The blocks as the preview lists them: each item with its tokens (as the budget
+    counts text) and, for a wiki page, the slug its link opens."""
+    return [
+        {
+            "kind": block["kind"],
+            "tokens": block["tokens"],
+            "items": [
+                {
+                    **item,
+                    "tokens": count_tokens(item["text"]),
+                    "slug": item["id"] if block["kind"] == "wiki" else "",
+                }
+                for item in block["items"]
+            ],
+        }
+        for block in result["blocks"]
+        if block["items"]
+    ]
 
 
 def context_max_tokens(raw: str | None) -> tuple[int, str]:
