@@ -13,10 +13,14 @@ import re
 import unicodedata
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 
 from almanac.buffer import WriteBuffer
 from almanac.models import Tenant
+from memories.models import ConversationSession
 from metrics.models import ContextCall
+
+User = get_user_model()
 
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
 FIELDS = (
@@ -50,10 +54,23 @@ def call_row(values: dict) -> ContextCall:
     return ContextCall(**{**values, "task": task, "task_digest": task_digest(task)})
 
 
+def still_there(batch: list[dict]) -> list[dict]:
+    """The records whose user still exists, without a session deleted since (one INSERT
+    must not fail for the whole batch because of a row deleted meanwhile)."""
+    users = set(User.objects.filter(pk__in={v["user_id"] for v in batch}).values_list("pk", flat=True))
+    sessions = {v["session_id"] for v in batch if v["session_id"] is not None}
+    sessions = set(ConversationSession.objects.filter(pk__in=sessions).values_list("pk", flat=True))
+    return [
+        {**values, "session_id": values["session_id"] if values["session_id"] in sessions else None}
+        for values in batch
+        if values["user_id"] in users
+    ]
+
+
 def _write(batch: list[dict]) -> int:
     from metrics.instruments import CONTEXT_CALLS, CONTEXT_LATENCY
 
-    rows = ContextCall.objects.bulk_create([call_row(values) for values in batch])
+    rows = ContextCall.objects.bulk_create([call_row(values) for values in still_there(batch)])
     slugs = dict(Tenant.objects.filter(pk__in={r.tenant_id for r in rows}).values_list("pk", "slug"))
     for row in rows:
         CONTEXT_CALLS.labels(tenant=slugs.get(row.tenant_id, ""), via=row.via).inc()

@@ -149,3 +149,13 @@ def test_growth_lifecycle_and_preview_calls(api, client, tenant, alice, facts):
     assert preview.via == ContextCall.Via.PREVIEW and preview.agent_key_id is None
     assert day_figure(tenant, "context_calls", "preview") == 1
     assert day_figure(tenant, "questions") == 0  # the preview is nobody's question
+
+
+def test_a_session_deleted_before_the_flush_keeps_the_record(api, tenant, alice, facts):
+    from memories.models import ConversationSession
+
+    first = session(api)
+    context(api, "Acme renewal price", session_id=first)
+    ConversationSession.objects.filter(pk=first).delete()
+    assert recorder.flush() == 1
+    assert ContextCall.objects.get().session_id is None
