@@ -226,3 +226,34 @@ def test_the_card_actions_need_a_session(client, alice):
     part = client.post(f"/memories/{memory.pk}/feedback", {"signal": "useful"}, **HTMX)
     assert "HX-Redirect" in part.headers
     assert Memory.objects.filter(pk=memory.pk).exists() and not Feedback.objects.exists()
+
+
+def test_the_right_on_one_shared_memory_shows_its_edit_and_lets_it_be_edited(client, alice, bob):
+    from guardian.shortcuts import assign_perm
+
+    granted = remember(alice, "Apollo launch moved to June", scope="project", scope_key="Apollo")
+    other = remember(alice, "Apollo demo is on Friday", scope="project", scope_key="Apollo")
+    assign_perm("memories.change_memory", bob, granted)
+    body = login(client, bob).get("/memories/").content.decode()
+    assert f"/memories/{granted.pk}/edit" in body and f"/memories/{other.pk}/edit" not in body
+    client.post(f"/memories/{granted.pk}/edit", {"content": "Apollo launch moved to July", "confirm": "1"})
+    assert Memory.objects.get(pk=granted.pk).content == "Apollo launch moved to July"
+
+
+def test_a_page_of_cards_costs_the_same_queries_whatever_its_length(client, alice, bob):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> int:
+        client.get("/memories/")  # sessions, caches
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get("/memories/").status_code == 200
+        return len(captured.captured_queries)
+
+    login(client, bob)
+    for n in range(3):
+        remember(alice, f"Apollo milestone {n} is owned by team {n * 7}", scope="project", scope_key="Apollo")
+    few = queries()
+    for n in range(3, 12):
+        remember(alice, f"Apollo milestone {n} is owned by team {n * 7}", scope="project", scope_key="Apollo")
+    assert queries() == few

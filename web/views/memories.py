@@ -26,7 +26,7 @@ from almanac.models import Department, Project
 from documents.selectors import document_list
 from documents.services.documents import document_upload
 from memories.models import Feedback, Memory
-from memories.permissions import can_modify
+from memories.permissions import can_modify, modifiable_ids
 from memories.selectors import memory_get_for_user, memory_list
 from memories.services.deleted import memory_restore_deleted
 from memories.services.feedback import memory_feedback
@@ -116,7 +116,7 @@ ORIGINS = {
 
 
 def cards(memories, *, user) -> list[Card]:
-    """Cards for `memories` (a page of them): four queries whatever their number."""
+    """Cards for `memories` (a page of them): a fixed number of queries whatever their number."""
     memories = list(memories)
     ids = [m.pk for m in memories]
     created = dict(
@@ -133,6 +133,8 @@ def cards(memories, *, user) -> list[Card]:
     )
     by_signal = {signal: name for name, signal in SIGNALS.items()}
     names = _unit_names(user)
+    changeable = modifiable_ids(user=user, memories=memories, perm="change_memory")
+    deletable = modifiable_ids(user=user, memories=memories, perm="delete_memory")
     return [
         Card(
             memory=m,
@@ -140,8 +142,8 @@ def cards(memories, *, user) -> list[Card]:
             visible_to=visible_to(m, user=user, names=names),
             origin=_origin(m, created.get(m.pk) or ""),
             shared=m.scope != Memory.Scope.USER,
-            can_change=can_modify(user=user, memory=m, perm="change_memory"),
-            can_delete=can_modify(user=user, memory=m, perm="delete_memory"),
+            can_change=m.pk in changeable,
+            can_delete=m.pk in deletable,
             signal=by_signal.get(mine.get(m.pk), ""),
         )
         for m in memories
