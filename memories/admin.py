@@ -17,6 +17,9 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.http import HttpResponse
 from django.template.response import TemplateResponse
+from django.utils.html import format_html
+from django.utils.text import Truncator
+from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
 from almanac.admin_mixins import ScopedHistoryAdminMixin, TenantScopedAdminMixin, units_filter
@@ -24,6 +27,7 @@ from almanac.errors import ApplicationError
 from almanac.permissions import sees_everything
 from almanac.services.audit import audit_record
 from almanac.services.users import user_name
+from memories.admin_deleted import DeletedMemoriesAdminMixin
 from memories.models import ConversationSession, Feedback, Memory, MemoryLink, SessionChunk, Turn
 from memories.selectors import SEARCH_FIELDS
 from memories.services.attribution import memories_mark_reviewed
@@ -145,10 +149,21 @@ class MemoryAdminForm(forms.ModelForm):
 
 
 @admin.register(Memory)
-class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin):
+class MemoryAdmin(
+    DeletedMemoriesAdminMixin, ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistoryAdmin
+):
     history_acl = True
-    list_display = ["id", "short_content", "owner", "memory_type", "kind", "scope", "scope_key", "status",
-                    "importance", "quality", "access_count", "last_access", "created_at"]  # fmt: skip
+    # Readable at 1280 px: the text cut short (whole on hover), scope and key in one column.
+    list_display = [
+        "id",
+        "short_content",
+        "owner",
+        "kind",
+        "scope_label",
+        "status",
+        "importance",
+        "created_at",
+    ]
     list_filter = ["memory_type", "kind", "scope", "status", "needs_review", "tenant", "created_at",
                    ("owner", admin.RelatedOnlyFieldListFilter)]  # fmt: skip
     search_fields = ["content", "owner__username", "owner__email", "scope_key"]
@@ -173,9 +188,13 @@ class MemoryAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHistory
         # the list filters and the owner choices.
         return _visible_memories(request).select_related("owner").defer(*SEARCH_FIELDS)
 
-    @admin.display(description="content")
+    @admin.display(description=_("content"))
     def short_content(self, obj: Memory) -> str:
-        return obj.content[:80] + ("…" if len(obj.content) > 80 else "")
+        return format_html('<span title="{}">{}</span>', obj.content[:1000], Truncator(obj.content).chars(60))
+
+    @admin.display(description=_("scope"), ordering="scope")
+    def scope_label(self, obj: Memory) -> str:
+        return f"{obj.scope}:{obj.scope_key}" if obj.scope_key else obj.scope
 
     form = MemoryAdminForm
 

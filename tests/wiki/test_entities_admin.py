@@ -191,3 +191,22 @@ def test_merge_refuses_to_show_a_name_to_readers_never_shown_it(tenant, push, al
     with pytest.raises(ApplicationError, match="never shown the name"):
         entity_merge(survivor=private, merged=public, actor=alice)  # its title to all
     assert Entity.objects.filter(pk__in=[public.pk, private.pk]).count() == 2
+
+
+def test_a_domain_learn_task_whose_customer_was_merged_away_has_nothing_to_do(tenant, monkeypatch, caplog):
+    """The evidence names an entity a merge deleted meanwhile (read through a matcher from
+    before the merge): the task logs it and learns nothing, with no traceback."""
+    import logging
+
+    from wiki import tasks
+    from wiki.services import entities
+
+    gone = entity_create(tenant=tenant, kind="customer", name="Globex Labs")
+    gone_id = gone.pk
+    gone.delete()
+    monkeypatch.setattr(
+        entities, "_domain_evidence", lambda **kw: {"globex.io": {"t1": {gone_id}, "t2": {gone_id}}}
+    )
+    with caplog.at_level(logging.INFO, logger="wiki.services.entities"):
+        assert tasks.domains_learn_task(tenant.pk, ["globex.io"]) == []
+    assert "merged away" in caplog.text

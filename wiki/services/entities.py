@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from django.contrib.auth import get_user_model
@@ -17,6 +18,8 @@ from almanac.models import Tenant
 from almanac.search.text import add_words
 from wiki import folding
 from wiki.models import Entity, Page
+
+log = logging.getLogger(__name__)
 
 User = get_user_model()
 
@@ -372,7 +375,12 @@ def domains_learn(
         customers = set().union(*threads.values())
         if len(customers) != 1 or sum(1 for named in threads.values() if named) < min_threads:
             continue
-        entity = Entity.objects.select_for_update().get(pk=customers.pop())  # aliases read, then written
+        # Aliases read, then written. None: merged away since the evidence was read (a
+        # matcher read before the merge); its survivor's threads are relinked by the merge.
+        entity = Entity.objects.select_for_update().filter(pk=customers.pop()).first()
+        if entity is None:
+            log.info("domain %s: its customer was merged away meanwhile, nothing to learn", domain)
+            continue
         alias = f"@{domain}"
         if (
             alias in entity.aliases
