@@ -361,6 +361,12 @@ LLM_BACKOFF = envfloat("LLM_BACKOFF", 0.5)
 LLM_RESPONSE_FORMAT = envchoice("LLM_RESPONSE_FORMAT", "json_object", ("json_schema", "json_object", "none"))
 # Cap on the max_tokens a skill asks the server for (keep prompt + output within the context).
 LLM_MAX_OUTPUT_TOKENS = envint("LLM_MAX_OUTPUT_TOKENS", 4096)
+# Recall rewrites a dialogue's latest turn as a standalone query through the LLM (skills.rewrite):
+# on when an LLM is configured, each rewrite bounded by SEARCH_REWRITE_TIMEOUT seconds with no
+# retry, and none tried for SEARCH_REWRITE_PAUSE seconds after one failed.
+SEARCH_REWRITE = envbool("SEARCH_REWRITE", True)
+SEARCH_REWRITE_TIMEOUT = envfloat("SEARCH_REWRITE_TIMEOUT", 2.0)
+SEARCH_REWRITE_PAUSE = envfloat("SEARCH_REWRITE_PAUSE", 30.0)
 # SkillRun rows older than this are deleted by the daily purge job.
 SKILL_RUN_RETENTION_DAYS = envint("SKILL_RUN_RETENTION_DAYS", 90)
 # Inputs larger than this (characters of JSON) are stored truncated in SkillRun.input.

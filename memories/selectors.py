@@ -25,6 +25,7 @@ from almanac.search.rows import instance, select_list
 from almanac.search.text import is_cjk, is_id, segment
 from almanac.selectors import access_snapshot, int_array, text_array, user_access, where_sql
 from memories.models import CORPUS, ConversationSession, Memory, Turn
+from skills.rewrite import standalone_query
 
 SEARCH_TYPES = ("semantic", "episodic", "working")
 # Index columns no reader of a memory needs (the embedding alone is 512 floats to parse).
@@ -212,7 +213,7 @@ def memory_search(
         size = max(settings.MEMORY_RECALL_LANE_SIZE, top_k)
         lanes = []
         noise = None  # the whole query (the first form) reads as no meaning: words only
-        for form in query_forms(query):
+        for form in query_forms(query, rewrite=standalone_query):
             kq = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=form)
             vector = embed_query(form)
             noisy = is_noise(vector)

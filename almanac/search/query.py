@@ -9,6 +9,8 @@ the lanes run on each form and everything is fused together.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from almanac.search.text import NON_USER_ROLES, ROLE_PREFIX
 
 # A text at least this long (characters), or one of at least two speaker turns, also gets
@@ -35,13 +37,18 @@ def turns(text: str) -> list[tuple[str, str]]:
     return [(role, said) for role, said in out if said]
 
 
+def conversational(text: str) -> bool:
+    """A dialogue (two speaker turns or more) or a long text: what gets its latest turn
+    searched apart, and rewritten standalone when an LLM is configured."""
+    return sum(1 for role, _ in turns(text) if role) >= 2 or len(text) >= LONG_QUERY_CHARS
+
+
 def latest_turn(text: str) -> str | None:
     """The last thing the user said (with what came just before when it is short), or None
     for a text that is neither a dialogue nor long."""
-    lines = turns(text)
-    labelled = sum(1 for role, _ in lines if role)
-    if labelled < 2 and len(text) < LONG_QUERY_CHARS:
+    if not conversational(text):
         return None
+    lines = turns(text)
     users = [i for i, (role, _) in enumerate(lines) if role not in NON_USER_ROLES]
     if not users:
         return None
@@ -54,10 +61,11 @@ def latest_turn(text: str) -> str | None:
     return latest if latest != " ".join(said for _, said in lines) else None
 
 
-def query_forms(text: str) -> list[str]:
+def query_forms(text: str, rewrite: Callable[[str], str | None] | None = None) -> list[str]:
     """The query itself, then its latest turn when it has one worth searching apart, each
     stripped and cut at MAX_QUERY_CHARS (the latest turn is taken from the whole text, so a
-    long dialogue keeps its end); none for a blank query."""
+    long dialogue keeps its end); none for a blank query. `rewrite` (the LLM's standalone
+    form of the latest turn, or None) adds one more form when it gives a new text."""
     text = (text or "").strip()
     if not text:
         return []
@@ -69,4 +77,7 @@ def query_forms(text: str) -> list[str]:
     forms = [whole[:MAX_QUERY_CHARS].strip()]
     if latest and latest[:MAX_QUERY_CHARS] != forms[0]:
         forms.append(latest[:MAX_QUERY_CHARS].strip())
+    standalone = rewrite(text) if rewrite is not None and conversational(text) else None
+    if standalone and standalone[:MAX_QUERY_CHARS].strip() not in forms:
+        forms.append(standalone[:MAX_QUERY_CHARS].strip())
     return forms
