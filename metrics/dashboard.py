@@ -2,7 +2,8 @@
 
 Read from the rollup's `DailyFigure` rows (a few per tenant and day) and, for the tables of
 agent keys and users, from the period's `ContextCall` rows. A superuser sees every tenant
-summed and the installation's queue; any other staff user only their own tenant's rows.
+summed and the installation's queue; a tenant's admin only their own tenant's rows; a
+department admin none (the figures are per tenant, wider than their departments).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
-from almanac.admin_mixins import staff_tenant_id
+from almanac.admin_mixins import staff_tenant_id, staff_units
 from almanac.permissions import runs_installation, sees_everything
 from metrics.charts import line_chart
 from metrics.models import ContextCall, DailyFigure
@@ -82,6 +83,8 @@ def dashboard(request) -> dict:
     """The template's context: panels, tables and the period."""
     user = request.user
     everything = sees_everything(user)
+    if not everything and staff_units(request) is not None:
+        return {"panels": []}  # a department admin: the figures are the whole tenant's
     tenant_id = None if everything else staff_tenant_id(request)
     today = timezone.localdate()
     days = [today - timedelta(days=n) for n in range(settings.METRICS_DASHBOARD_DAYS - 1, -1, -1)]

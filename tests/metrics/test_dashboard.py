@@ -96,3 +96,16 @@ def test_labels_in_chinese(client, tenant, both_tenants):
     client.force_login(admin)
     html = client.get("/admin/", headers={"Accept-Language": "zh-hans"}).content.decode()
     assert "上下文调用" in html and "记忆命中率" in html
+
+
+def test_a_department_admin_sees_no_tenant_figures(client, tenant, both_tenants):
+    from almanac.models import AdminScope, Department
+
+    dana = make_staff(
+        user_create(tenant=tenant, username="dana", departments=["Sales"]), "metrics.view_contextcall"
+    )
+    AdminScope.objects.create(user=dana).departments.add(Department.objects.get(tenant=tenant, name="Sales"))
+    client.force_login(dana)
+    html = client.get("/admin/").content.decode()
+    assert 'id="metrics-dashboard"' not in html
+    assert client.get("/admin/metrics/contextcall/").status_code == 403  # no unit rule: closed to them
