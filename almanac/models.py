@@ -21,6 +21,10 @@ class Tenant(models.Model):
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        verbose_name = _("tenant")
+        verbose_name_plural = _("tenants")
+
     def __str__(self) -> str:
         return self.slug
 
@@ -35,6 +39,8 @@ class Department(models.Model):
     key = models.CharField(max_length=200)
 
     class Meta:
+        verbose_name = _("department")
+        verbose_name_plural = _("departments")
         constraints = [
             models.UniqueConstraint(fields=["tenant", "key"], name="%(app_label)s_%(class)s_unique_key"),
         ]
@@ -53,6 +59,8 @@ class Project(models.Model):
     key = models.CharField(max_length=200)
 
     class Meta:
+        verbose_name = _("project")
+        verbose_name_plural = _("projects")
         constraints = [
             models.UniqueConstraint(fields=["tenant", "key"], name="%(app_label)s_%(class)s_unique_key"),
         ]
@@ -82,6 +90,8 @@ class UserProfile(models.Model):
     display_name = models.CharField(max_length=200, blank=True)
 
     class Meta:
+        verbose_name = _("user profile")
+        verbose_name_plural = _("user profiles")
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "username"], name="%(app_label)s_%(class)s_unique_username"
@@ -112,6 +122,8 @@ class AccessGroup(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("access group")
+        verbose_name_plural = _("access groups")
         constraints = [
             models.UniqueConstraint(fields=["tenant", "key"], name="%(app_label)s_%(class)s_unique_key"),
         ]
@@ -132,6 +144,8 @@ class GroupMembership(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("group membership")
+        verbose_name_plural = _("group memberships")
         constraints = [
             models.UniqueConstraint(fields=["user", "group"], name="%(app_label)s_%(class)s_unique_member"),
         ]
@@ -170,6 +184,8 @@ class AgentKey(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("agent key")
+        verbose_name_plural = _("agent keys")
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "name"],
@@ -200,6 +216,8 @@ class TermStat(models.Model):
     df = models.IntegerField(default=0)
 
     class Meta:
+        verbose_name = _("term statistic")
+        verbose_name_plural = _("term statistics")
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "corpus", "term"], name="%(app_label)s_%(class)s_unique_term"
@@ -219,6 +237,8 @@ class CorpusStat(models.Model):
     total_len = models.BigIntegerField(default=0)
 
     class Meta:
+        verbose_name = _("corpus statistic")
+        verbose_name_plural = _("corpus statistics")
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "corpus"], name="%(app_label)s_%(class)s_unique_corpus"
@@ -258,6 +278,8 @@ class AuditEvent(models.Model):
     digest = models.CharField(max_length=64, db_default="", editable=False)
 
     class Meta:
+        verbose_name = _("audit event")
+        verbose_name_plural = _("audit events")
         indexes = [models.Index(fields=["tenant", "-created_at"], name="almanac_audit_recent_idx")]
         constraints = [
             # One row per position of a chain; also the index the trigger reads the head from.
@@ -280,6 +302,10 @@ class QueuedTask(models.Model):
     queued_at = models.DateTimeField()
     running = models.BooleanField(default=False)
     again = models.BooleanField(default=False, help_text="asked for while it ran: it runs once more")
+
+    class Meta:
+        verbose_name = _("queued task")
+        verbose_name_plural = _("queued tasks")
 
     def __str__(self) -> str:
         return self.key

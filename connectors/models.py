@@ -67,6 +67,8 @@ class Source(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("source")
+        verbose_name_plural = _("sources")
         constraints = [
             models.UniqueConstraint(fields=["tenant", "name"], name="%(app_label)s_%(class)s_unique_name"),
         ]
@@ -83,6 +85,10 @@ class SyncCursor(models.Model):
     backoff_until = models.DateTimeField(null=True, blank=True)
     consecutive_failures = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name = _("sync cursor")
+        verbose_name_plural = _("sync cursors")
 
     def __str__(self) -> str:
         return f"cursor of {self.source}"
@@ -104,6 +110,8 @@ class ExternalIdentity(models.Model):
     )
 
     class Meta:
+        verbose_name = _("external identity")
+        verbose_name_plural = _("external identities")
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "source_kind", "handle"], name="%(app_label)s_%(class)s_unique_handle"
@@ -162,6 +170,8 @@ class Event(models.Model):
     error = models.TextField(blank=True)
 
     class Meta:
+        verbose_name = _("event")
+        verbose_name_plural = _("events")
         constraints = [
             models.UniqueConstraint(
                 fields=["source", "external_id", "version"], name="%(app_label)s_%(class)s_unique_version"
@@ -206,6 +216,8 @@ class MembershipClock(models.Model):
     members_digest = models.CharField(max_length=32, blank=True, help_text="of the member list applied")
 
     class Meta:
+        verbose_name = _("membership clock")
+        verbose_name_plural = _("membership clocks")
         constraints = [
             models.UniqueConstraint(
                 fields=["group", "origin", "user"],

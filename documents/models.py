@@ -8,6 +8,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from almanac.models import Tenant
@@ -59,6 +60,8 @@ class Document(models.Model):
     objects = DocumentQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("document")
+        verbose_name_plural = _("documents")
         ordering = ["-created_at", "-id"]
         indexes = [
             GinIndex(fields=["acl"], name="documents_document_acl_gin"),

@@ -115,7 +115,8 @@ class Memory(models.Model):
     objects = MemoryQuerySet.as_manager()
 
     class Meta:
-        verbose_name_plural = "memories"
+        verbose_name = _("memory")
+        verbose_name_plural = _("memories")
         indexes = [
             HnswIndex(
                 name="memories_memory_embedding_hnsw",
@@ -221,6 +222,8 @@ class MemoryLink(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("memory link")
+        verbose_name_plural = _("memory links")
         constraints = [
             models.UniqueConstraint(
                 fields=["source", "target", "kind"], name="%(app_label)s_%(class)s_unique_link"
@@ -250,7 +253,8 @@ class Feedback(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        verbose_name_plural = "feedback"
+        verbose_name = _("feedback")
+        verbose_name_plural = _("feedback")
         indexes = [models.Index(fields=["memory", "-created_at"], name="memories_feedback_memory")]
         constraints = [
             models.CheckConstraint(
@@ -283,6 +287,8 @@ class ConversationSession(models.Model):
     objects = SessionQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("conversation session")
+        verbose_name_plural = _("conversation sessions")
         indexes = [models.Index(fields=["user", "-started_at"], name="memories_session_user_started")]
         constraints = [
             models.CheckConstraint(
@@ -311,6 +317,8 @@ class Turn(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("turn")
+        verbose_name_plural = _("turns")
         ordering = ["session", "order"]
         indexes = [
             models.Index(
@@ -345,6 +353,8 @@ class SessionChunk(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("session chunk")
+        verbose_name_plural = _("session chunks")
         constraints = [
             models.UniqueConstraint(
                 fields=["session", "digest"], name="%(app_label)s_%(class)s_unique_digest"
@@ -373,6 +383,8 @@ class MemoryAuditText(models.Model):
     after = models.TextField(blank=True, default="")
 
     class Meta:
+        verbose_name = _("memory audit text")
+        verbose_name_plural = _("memory audit texts")
         indexes = [models.Index(fields=["tenant", "memory_id"], name="memories_audittext_memory")]
 
     def __str__(self) -> str:
@@ -387,6 +399,10 @@ class RecallWindow(models.Model):
     memory = models.OneToOneField(Memory, primary_key=True, on_delete=models.CASCADE, related_name="+")
     window_start = models.DateTimeField()
     recalls = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("recall window")
+        verbose_name_plural = _("recall windows")
 
     def __str__(self) -> str:
         return f"memory {self.memory_id}: {self.recalls} since {self.window_start}"

@@ -65,6 +65,8 @@ class Skill(models.Model):
     history = HistoricalRecords()
 
     class Meta:
+        verbose_name = _("skill")
+        verbose_name_plural = _("skills")
         ordering = ["name"]
 
     def __str__(self) -> str:
@@ -104,6 +106,8 @@ class SkillRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("skill run")
+        verbose_name_plural = _("skill runs")
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["skill_name", "-created_at"], name="skills_run_skill_created"),
@@ -129,6 +133,8 @@ class SkillOptIn(models.Model):
     last_run_at = models.DateTimeField(null=True, blank=True, help_text="when the schedule last ran it")
 
     class Meta:
+        verbose_name = _("skill opt-in")
+        verbose_name_plural = _("skill opt-ins")
         constraints = [
             models.UniqueConstraint(fields=["user", "skill_name"], name="skills_optin_unique_user_skill"),
         ]

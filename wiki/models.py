@@ -15,6 +15,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex
 from simple_history.models import HistoricalRecords
 
@@ -65,7 +66,8 @@ class Entity(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        verbose_name_plural = "entities"
+        verbose_name = _("entity")
+        verbose_name_plural = _("entities")
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "kind", "key"], name="%(app_label)s_%(class)s_unique_key"
@@ -111,6 +113,8 @@ class Page(models.Model):
     history = HistoricalRecords()
 
     class Meta:
+        verbose_name = _("page")
+        verbose_name_plural = _("pages")
         constraints = [
             models.UniqueConstraint(fields=["tenant", "slug"], name="%(app_label)s_%(class)s_unique_slug"),
         ]
@@ -186,6 +190,8 @@ class PageSection(models.Model):
     objects = PageSectionQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("page section")
+        verbose_name_plural = _("page sections")
         constraints = [
             models.UniqueConstraint(
                 fields=["page", "thread_key", "container_key"], name="%(app_label)s_%(class)s_unique_thread"
@@ -270,6 +276,8 @@ class PageSummary(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("page summary")
+        verbose_name_plural = _("page summaries")
         constraints = [
             models.UniqueConstraint(
                 fields=["page", "sections_key"], name="%(app_label)s_%(class)s_unique_key"
@@ -296,6 +304,8 @@ class Steward(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("steward")
+        verbose_name_plural = _("stewards")
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "user", "container_key"], name="%(app_label)s_%(class)s_unique_steward"
@@ -334,6 +344,8 @@ class Rebuild(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("rebuild")
+        verbose_name_plural = _("rebuilds")
         indexes = [models.Index(fields=["tenant", "created_at"], name="wiki_rebuild_tenant_idx")]
 
     def __str__(self) -> str:
