@@ -105,6 +105,7 @@ UNIT_RULES: dict[str, Callable[[UnitScope], Q]] = {
     "memories.memory": lambda s: Q(acl__overlap=list(s.group_keys)) | Q(owner_id__in=s.user_ids),
     "memories.conversationsession": lambda s: Q(user_id__in=s.user_ids),
     "connectors.source": lambda s: Q(departments__in=s.department_ids) | Q(projects__in=s.project_ids),
+    "metrics.contextcall": lambda s: Q(user_id__in=s.user_ids),
 }
 
 

@@ -109,3 +109,18 @@ def test_the_scope_follows_the_department_s_members(client, tenant, sales_admin,
     assert charlie.pk not in _listed(client, "/admin/auth/user/")
     charlie.profile.departments.add(Department.objects.get(tenant=tenant, name="Sales"))
     assert charlie.pk in _listed(client, "/admin/auth/user/")
+
+
+def test_a_department_admin_sees_only_their_scope_s_agent_calls(client, tenant, sales_admin, alice, charlie):
+    from django.utils import timezone
+
+    from metrics.models import ContextCall
+
+    calls = {
+        user: ContextCall.objects.create(
+            tenant=tenant, user=user, at=timezone.now(), task="renewal", task_digest="renewal", latency_ms=9
+        )
+        for user in (alice, charlie)
+    }
+    client.force_login(make_staff(sales_admin, "metrics.view_contextcall"))
+    assert _listed(client, "/admin/metrics/contextcall/") == {calls[alice].pk}
