@@ -24,6 +24,7 @@ from django.utils.translation import ngettext
 
 from almanac.admin_actions import confirmation_page
 from almanac.admin_audit import AuditedAdminMixin, audit_object_url
+from almanac.admin_labels import field_labels_translate
 from almanac.admin_mixins import (
     OwnRowsValuesFilter,
     ReadOnlyAdminMixin,
@@ -57,6 +58,7 @@ User = get_user_model()
 admin.site.site_header = _("Almanac")
 admin.site.site_title = _("Almanac")
 admin.site.index_title = _("Administration")
+field_labels_translate()  # every model is loaded when the admin is (almanac.admin_labels)
 
 
 @admin.register(Tenant)
@@ -83,7 +85,9 @@ class _UserProfileForm(forms.ModelForm):
             name = user_name(user)
             taken = UserProfile.objects.filter(tenant=tenant, username=name).exclude(pk=self.instance.pk)
             if taken.exists():
-                raise ValidationError(f"{tenant.slug} already has a user called {name!r}")
+                raise ValidationError(
+                    _("%(tenant)s already has a user called %(name)s") % {"tenant": tenant.slug, "name": name}
+                )
         return cleaned
 
 
@@ -411,13 +415,13 @@ class _PersonalKeyCheck:
         if self.instance.pk and username == self.instance.username:
             return username  # unchanged: nothing moves
         if User.objects.exclude(pk=self.instance.pk).filter(username__iexact=username).exists():
-            raise ValidationError("A user with that username already exists.")
+            raise ValidationError(_("A user with that username already exists."))
         tenant_id = (
             UserProfile.objects.filter(user_id=self.instance.pk).values_list("tenant", flat=True).first()
         )
         taken = UserProfile.objects.filter(tenant_id=tenant_id, username=username.rpartition(":")[2])
         if tenant_id is not None and taken.exclude(user_id=self.instance.pk).exists():
-            raise ValidationError("Another user of this tenant already has that name.")
+            raise ValidationError(_("Another user of this tenant already has that name."))
         problem = personal_key_problem(user=self.instance, username=username)
         if problem:
             raise ValidationError(problem)

@@ -70,7 +70,7 @@ class SourceForm(forms.ModelForm):
     new_credentials = forms.CharField(
         required=False,
         widget=forms.PasswordInput(render_value=False),
-        help_text="token/password, a JSON object, or env:VAR_NAME; leave empty to keep the stored one",
+        help_text=_("token/password, a JSON object, or env:VAR_NAME; leave empty to keep the stored one"),
     )
 
     class Meta:
@@ -93,7 +93,7 @@ class SourceForm(forms.ModelForm):
     def clean_config(self):
         config = self.cleaned_data.get("config")
         if not isinstance(config, dict):
-            raise forms.ValidationError("config must be a JSON object")
+            raise forms.ValidationError(_("config must be a JSON object"))
         before = (self.instance.config if self.instance.pk else None) or {}
         changed = [key for key in ENDPOINT_KEYS if config.get(key) != before.get(key)]
         if changed and not configures_endpoints(self.user):
@@ -120,7 +120,11 @@ class SourceForm(forms.ModelForm):
                     else {f"config__{field}": value}
                 )
                 if others.filter(**lookup).exists():
-                    self.add_error("config", f"{value!r} is claimed by another tenant's {kind} source")
+                    self.add_error(
+                        "config",
+                        _("%(value)r is claimed by another tenant's %(kind)s source")
+                        % {"value": value, "kind": kind},
+                    )
         return data
 
     def save(self, commit=True):
@@ -153,11 +157,11 @@ class SourceAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
         form = super().get_form(request, obj, change=change, **kwargs)
         return type(form.__name__, (form,), {"user": request.user})
 
-    @admin.display(description="stored credentials")
+    @admin.display(description=_("stored credentials"))
     def credentials_kind(self, obj):
         if not obj.credentials:
-            return "none"
-        return obj.credentials if obj.credentials.startswith(ENV_PREFIX) else "encrypted"
+            return _("none")
+        return obj.credentials if obj.credentials.startswith(ENV_PREFIX) else _("encrypted")
 
     @staticmethod
     def _cursor(obj):
@@ -223,7 +227,7 @@ class SourceAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
         ]  # fmt: skip
         return format_html("<table>{}</table>", format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", rows))
 
-    @admin.action(description="Poll now")
+    @admin.action(description=_("Poll now"))
     def poll_now(self, request, queryset):
         from django_q.tasks import async_task
 
@@ -232,17 +236,22 @@ class SourceAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
             async_task("connectors.tasks.source_poll_task", source.id, True)
         skipped = [s.name for s in queryset if s not in sources]
         note = (
-            f"; not polled (disabled, or nothing to poll: no token, folder, URL…): {', '.join(skipped)}"
+            _("; not polled (disabled, or nothing to poll: no token, folder, URL…): %(names)s")
+            % {"names": ", ".join(skipped)}
             if skipped
             else ""
         )
-        self.message_user(request, f"poll queued for {len(sources)} source(s){note}", messages.SUCCESS)
+        self.message_user(
+            request, _("poll queued for %(n)d source(s)") % {"n": len(sources)} + note, messages.SUCCESS
+        )
 
-    @admin.action(description="Reset backoff")
+    @admin.action(description=_("Reset backoff"))
     def reset_backoff(self, request, queryset):
         reset = sum(source_reset_backoff(source=source) for source in queryset)
         self.message_user(
-            request, f"backoff reset for {reset} of {queryset.count()} source(s)", messages.SUCCESS
+            request,
+            _("backoff reset for %(n)d of %(total)d source(s)") % {"n": reset, "total": queryset.count()},
+            messages.SUCCESS,
         )
 
 
@@ -321,6 +330,6 @@ class EventAdmin(
         exclude = list(super().get_exclude(request, obj) or [])
         return exclude if reads_item_contents(request.user) else [*exclude, *self.content_fields]
 
-    @admin.display(description="versions of this item")
+    @admin.display(description=_("versions of this item"))
     def item_versions(self, obj):
         return ", ".join(f"v{e.version} {e.kind}" for e in selectors.event_item_history(event=obj))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 from almanac.admin_mixins import TenantScopedAdminMixin
 from almanac.errors import ApplicationError
@@ -26,7 +27,7 @@ class DocumentUploadForm(forms.ModelForm):
     class Meta:
         model = Document
         fields = ["owner", "scope", "scope_key"]
-        labels = {"owner": "uploaded for (user)"}
+        labels = {"owner": _("uploaded for (user)")}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

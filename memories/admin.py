@@ -114,7 +114,7 @@ class MemoryAdminForm(forms.ModelForm):
         if meta in (None, ""):
             return {}
         if not isinstance(meta, dict):
-            raise forms.ValidationError("meta must be a JSON object")
+            raise forms.ValidationError(_("meta must be a JSON object"))
         return meta
 
     def _post_clean(self):
@@ -213,12 +213,12 @@ class MemoryAdmin(
         for memory in queryset:
             memory_delete(memory=memory, user=request.user, reason="admin")
 
-    @admin.action(description="Mark reviewed (scope checked)")
+    @admin.action(description=_("Mark reviewed (scope checked)"))
     def mark_reviewed(self, request, queryset):
         done = memories_mark_reviewed(memories=queryset, user=request.user)
-        self.message_user(request, f"{done} memories marked reviewed")
+        self.message_user(request, _("%(n)d memories marked reviewed") % {"n": done})
 
-    @admin.action(description="Export selected as JSON")
+    @admin.action(description=_("Export selected as JSON"))
     def export_json(self, request, queryset):
         rows = [_row(m) for m in queryset.select_related("owner")]
         _export_audit(request, queryset, "json")
@@ -228,7 +228,7 @@ class MemoryAdmin(
         response["Content-Disposition"] = 'attachment; filename="memories.json"'
         return response
 
-    @admin.action(description="Export selected as CSV")
+    @admin.action(description=_("Export selected as CSV"))
     def export_csv(self, request, queryset):
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="memories.csv"'
@@ -240,24 +240,24 @@ class MemoryAdmin(
         _export_audit(request, queryset, "csv")
         return response
 
-    @admin.action(description="Archive selected (kept, not retrieved)")
+    @admin.action(description=_("Archive selected (kept, not retrieved)"))
     def archive(self, request, queryset):
         n = memory_set_status(memories=queryset, status="archived", user=request.user, reason="admin:archive")
-        self.message_user(request, f"{n} memories archived")
+        self.message_user(request, _("%(n)d memories archived") % {"n": n})
 
-    @admin.action(description="Reactivate selected")
+    @admin.action(description=_("Reactivate selected"))
     def reactivate(self, request, queryset):
         n = memory_set_status(
             memories=queryset, status="active", user=request.user, reason="admin:reactivate"
         )
-        self.message_user(request, f"{n} memories reactivated")
+        self.message_user(request, _("%(n)d memories reactivated") % {"n": n})
 
-    @admin.action(description="Restore compressed (a summary left without originals is archived)")
+    @admin.action(description=_("Restore compressed (a summary left without originals is archived)"))
     def restore(self, request, queryset):
         n = memory_restore(memories=queryset, user=request.user)
-        self.message_user(request, f"{n} memories restored")
+        self.message_user(request, _("%(n)d memories restored") % {"n": n})
 
-    @admin.action(description="Purge selected (delete and remove the text from history and skill runs)")
+    @admin.action(description=_("Purge selected (delete and remove the text from history and skill runs)"))
     def purge(self, request, queryset):
         if request.POST.get("post") != "yes":  # a purge cannot be undone: ask first
             return TemplateResponse(
@@ -278,7 +278,11 @@ class MemoryAdmin(
             except ApplicationError as exc:
                 failed += 1
                 self.message_user(request, f"memory {memory.pk}: {exc.message}", messages.ERROR)
-        self.message_user(request, f"{done} memories purged" + (f", {failed} refused" if failed else ""))
+        self.message_user(
+            request,
+            _("%(n)d memories purged") % {"n": done}
+            + (_(", %(n)d refused") % {"n": failed} if failed else ""),
+        )
 
 
 class TurnInline(admin.TabularInline):

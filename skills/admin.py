@@ -98,16 +98,21 @@ class SkillForm(forms.ModelForm):
         try:
             jsonschema.Draft202012Validator.check_schema(value)
         except jsonschema.SchemaError as exc:
-            raise forms.ValidationError(f"not a valid JSON schema: {exc.message}") from exc
+            raise forms.ValidationError(
+                _("not a valid JSON schema: %(error)s") % {"error": exc.message}
+            ) from exc
         return value
 
     def clean_events(self):
         events = self.cleaned_data.get("events") or []
         if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
-            raise forms.ValidationError('a JSON list of event names, e.g. ["document.uploaded"]')
+            raise forms.ValidationError(_('a JSON list of event names, e.g. ["document.uploaded"]'))
         unknown = sorted(set(events) - set(bus.EVENTS))
         if unknown:
-            raise forms.ValidationError(f"unknown events {unknown}; known: {list(bus.EVENTS)}")
+            raise forms.ValidationError(
+                _("unknown events %(unknown)s; known: %(known)s")
+                % {"unknown": unknown, "known": list(bus.EVENTS)}
+            )
         return events
 
     def clean_output_scope(self):
@@ -121,7 +126,7 @@ class SkillForm(forms.ModelForm):
     def clean(self):
         data = super().clean()
         if not (self.instance and self.instance.builtin) and not (data.get("prompt") or "").strip():
-            self.add_error("prompt", "a prompt-only skill needs a prompt")
+            self.add_error("prompt", _("a prompt-only skill needs a prompt"))
         if data.get("output_to", Skill.OutputTo.NONE) != Skill.OutputTo.NONE:
             self._check_output(data)
         return data
@@ -264,16 +269,16 @@ class SkillAdmin(AuditedAdminMixin, SuperuserOnlyAdminMixin, ScopedHistoryAdminM
     def has_delete_permission(self, request, obj=None):
         return super().has_delete_permission(request, obj) and not (obj and obj.builtin)
 
-    @admin.display(description="runs")
+    @admin.display(description=_("runs"))
     def runs(self, obj):
         url = reverse("admin:skills_skillrun_changelist") + f"?skill_name={obj.name}"
-        return format_html('<a href="{}">runs</a>', url)
+        return format_html('<a href="{}">{}</a>', url, _("runs"))
 
-    @admin.action(description="Enable selected skills")
+    @admin.action(description=_("Enable selected skills"))
     def enable(self, request, queryset):
         self._set_enabled(request, queryset, True)
 
-    @admin.action(description="Disable selected skills")
+    @admin.action(description=_("Disable selected skills"))
     def disable(self, request, queryset):
         self._set_enabled(request, queryset, False)
 
@@ -286,17 +291,18 @@ class SkillAdmin(AuditedAdminMixin, SuperuserOnlyAdminMixin, ScopedHistoryAdminM
                 action="admin.change", actor=request.user.get_username(), object_type="skills.skill",
                 object_id=skill.pk, detail={"object": skill.name, "changes": {"enabled": [not value, value]}},
             )  # fmt: skip
-        messages.success(request, f"{'Enabled' if value else 'Disabled'} {queryset.count()} skill(s).")
+        done = _("Enabled %(n)d skill(s).") if value else _("Disabled %(n)d skill(s).")
+        messages.success(request, done % {"n": queryset.count()})
 
-    @admin.action(description="Re-sync built-in skills from code")
+    @admin.action(description=_("Re-sync built-in skills from code"))
     def sync_builtins(self, request, queryset):
-        messages.success(request, f"Synced {len(skill_sync_builtins())} built-in skill(s).")
+        messages.success(request, _("Synced %(n)d built-in skill(s).") % {"n": len(skill_sync_builtins())})
 
 
 class TriggerKindFilter(admin.SimpleListFilter):
     """Triggers carry ids ("session:42", "event:session.ended"): filter by the part before ":"."""
 
-    title = "trigger"
+    title = _("trigger")
     parameter_name = "trigger_kind"
 
     def lookups(self, request, model_admin):
@@ -315,7 +321,7 @@ class TriggerKindFilter(admin.SimpleListFilter):
 class EventFilter(admin.SimpleListFilter):
     """Runs an event made (trigger `event:<name>`), by event."""
 
-    title = "event"
+    title = _("event")
     parameter_name = "event"
 
     def lookups(self, request, model_admin):
@@ -382,11 +388,11 @@ class SkillRunAdmin(HiddenFieldsAdminMixin, TenantScopedAdminMixin, admin.ModelA
             else [f for f in fields if f not in self.content_fields]
         )
 
-    @admin.display(description="input")
+    @admin.display(description=_("input"))
     def input_pretty(self, obj):
         return _pretty(obj.input)
 
-    @admin.display(description="output")
+    @admin.display(description=_("output"))
     def output_pretty(self, obj):
         return _pretty(obj.output)
 

@@ -80,9 +80,13 @@ class EntityAdminForm(forms.ModelForm):
             tenant, kind = self.instance.tenant, self.instance.kind
         if tenant and kind and name:
             if not folding.fold(name):
-                self.add_error("name", "This name is empty once folded (punctuation, legal suffixes).")
+                self.add_error("name", _("This name is empty once folded (punctuation, legal suffixes)."))
             elif entity_key_taken(tenant_id=tenant.pk, kind=kind, name=name, exclude_pk=self.instance.pk):
-                self.add_error("name", f"A {kind} with this name already exists (names are compared folded).")
+                self.add_error(
+                    "name",
+                    _("A %(kind)s with this name already exists (names are compared folded).")
+                    % {"kind": kind},
+                )
         return data
 
 
@@ -260,28 +264,28 @@ class PageAdmin(
     def _mark(self, request, queryset, status: str) -> None:
         for page in queryset:
             page_status_mark(page=page, status=status, user=request.user)
-        self.message_user(request, f"{queryset.count()} page(s) marked.", messages.SUCCESS)
+        self.message_user(request, _("%(n)d page(s) marked.") % {"n": queryset.count()}, messages.SUCCESS)
 
-    @admin.action(description="Mark closed (until an issue or PR changes)")
+    @admin.action(description=_("Mark closed (until an issue or PR changes)"))
     def mark_closed(self, request, queryset):
         self._mark(request, queryset, Page.Status.CLOSED)
 
-    @admin.action(description="Mark open (until an issue or PR changes)")
+    @admin.action(description=_("Mark open (until an issue or PR changes)"))
     def mark_open(self, request, queryset):
         self._mark(request, queryset, Page.Status.OPEN)
 
-    @admin.action(description="Status from the facts again (clear the mark)")
+    @admin.action(description=_("Status from the facts again (clear the mark)"))
     def mark_from_facts(self, request, queryset):
         self._mark(request, queryset, "")
 
-    @admin.display(description="summary")
+    @admin.display(description=_("summary"))
     def reader_summary(self, obj) -> str:
         # Set by get_object for this reader; a historical version has none: nothing shown.
         return getattr(obj, "summary_for_reader", "")
 
 
 class ConfirmActionForm(ActionForm):
-    reason = forms.CharField(required=False, max_length=500, help_text="why a recalled section stands")
+    reason = forms.CharField(required=False, max_length=500, help_text=_("why a recalled section stands"))
 
 
 @admin.register(PageSection)
@@ -313,11 +317,11 @@ class PageSectionAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHi
         # the list filters.
         return _visible_sections(request).select_related("page")
 
-    @admin.action(description="Confirm stale sections (make them current again)")
+    @admin.action(description=_("Confirm stale sections (make them current again)"))
     def confirm_stale_sections(self, request, queryset):
         reason = request.POST.get("reason", "").strip()
         if not reason:
-            self.message_user(request, "Give a reason to confirm recalled sections.", messages.ERROR)
+            self.message_user(request, _("Give a reason to confirm recalled sections."), messages.ERROR)
             return
         confirmed = 0
         for page_id in sorted(set(queryset.filter(stale=True).values_list("page_id", flat=True))):
@@ -332,7 +336,7 @@ class PageSectionAdmin(ScopedHistoryAdminMixin, TenantScopedAdminMixin, SimpleHi
                     as_admin=sees_everything(request.user),
                 )
             )
-        self.message_user(request, f"{confirmed} section(s) confirmed.", messages.SUCCESS)
+        self.message_user(request, _("%(n)d section(s) confirmed.") % {"n": confirmed}, messages.SUCCESS)
 
 
 @admin.register(Steward)
@@ -354,7 +358,9 @@ class RebuildAdminForm(forms.ModelForm):
         data = super().clean()
         tenant, slug = data.get("tenant"), data.get("page_slug")
         if tenant and slug and not Page.objects.filter(tenant=tenant, slug=slug).exists():
-            raise forms.ValidationError({"page_slug": f"no page {slug!r} in {tenant.slug}"})
+            raise forms.ValidationError(
+                {"page_slug": _("no page %(slug)r in %(tenant)s") % {"slug": slug, "tenant": tenant.slug}}
+            )
         return data
 
 
@@ -394,11 +400,11 @@ class RebuildAdmin(AuditedAdminMixin, admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return runs_installation(request.user) and (obj is None or obj.state != obj.State.RUNNING)
 
-    @admin.display(description="scope")
+    @admin.display(description=_("scope"))
     def scope(self, obj: Rebuild) -> str:
-        return obj.page_slug or "all pages"
+        return obj.page_slug or _("all pages")
 
-    @admin.display(description="progress")
+    @admin.display(description=_("progress"))
     def progress(self, obj: Rebuild) -> str:
         share = f" ({100 * obj.events_done // obj.events_total}%)" if obj.events_total else ""
         return f"events {obj.events_done}/{obj.events_total}{share}, threads {obj.threads_done}/{obj.threads_total}"
