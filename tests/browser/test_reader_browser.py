@@ -52,6 +52,10 @@ def test_a_wiki_page_says_who_can_see_each_section(page_for, vercel, bob, lang, 
     assert private.locator("strong", has_text="discount ceiling").count() == 1  # Markdown rendered
     assert public.locator(".badge.restricted").count() == 0
     assert words["everyone"] in public.locator(".badge.visible-to").inner_text()
+    # The page's own styles apply: the restricted mark stands out from an ordinary badge.
+    look = "e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).borderTopStyle]"
+    restricted = private.locator(".badge.restricted").evaluate(look)
+    assert restricted[0] != public.locator(".badge.visible-to").evaluate(look)[0] and restricted[1] == "solid"
     assert page.locator(".page-updated").is_visible()
     summary = page.locator(".card.summary").bounding_box()
     assert summary["y"] < private.bounding_box()["y"]
