@@ -12,6 +12,7 @@ import ast
 import subprocess
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 from django.utils.translation.template import templatize
 
@@ -92,3 +93,22 @@ def test_every_msgid_of_our_apps_is_translated_to_chinese(tmp_path):
 
 def test_the_catalogue_compiles():
     subprocess.run(["msgfmt", "--check", "-o", "/dev/null", str(CATALOGUE)], check=True)
+
+
+@pytest.mark.django_db
+def test_the_admin_speaks_chinese_to_a_chinese_reader(admin_client, alice):
+    from memories.services.memories import memory_create
+
+    memory_create(owner=alice, content="我喜欢喝美式咖啡")  # the actions show over a non-empty list
+    headers = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    index = admin_client.get("/admin/", **headers).content.decode()
+    assert "<title>" in index and "Django" not in index.split("</title>")[0]
+    memories = admin_client.get("/admin/memories/memory/", **headers).content.decode()
+    assert "将所选导出为 JSON" in memories and "选择 记忆 来修改" in memories.replace(
+        "选择记忆", "选择 记忆 "
+    )
+    assert "Export selected as JSON" not in memories
+    sources = admin_client.get("/admin/connectors/source/add/", **headers).content.decode()
+    assert "拉取间隔（分钟）" in sources and "Poll minutes" not in sources  # a field label from its name
+    english = admin_client.get("/admin/memories/memory/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Export selected as JSON" in english and "Almanac" in english
