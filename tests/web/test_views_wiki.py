@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from connectors.services.ingest import event_ingest
 from tests.web.conftest import ZH, login, private_event, public_event
-from wiki.models import PageSection
+from wiki.models import Page, PageSection
 
 pytestmark = pytest.mark.django_db
 
@@ -77,6 +77,22 @@ def test_a_status_set_in_a_private_channel_shows_only_to_its_members(client, wik
     client.logout()
     login(client, bob)
     assert "closed" not in client.get("/wiki/vercel/").content.decode()
+
+
+def test_what_decides_the_status_is_said_in_the_reader_s_language(client, wiki, bob):
+    PageSection.objects.filter(container_key="slack:channel:CFIN").update(work_kind="issue", work_open=True)
+    body = login(client, bob).get("/wiki/vercel/", **ZH).content.decode()
+    detail = re.search(r'<p class="muted status-detail">([^<]*)</p>', body).group(1)
+    assert detail == "1 个未关闭的 issue"
+    PageSection.objects.filter(container_key="slack:channel:CFIN").update(work_kind="pull_request")
+    body = client.get("/wiki/vercel/").content.decode()
+    assert re.search(r'<p class="muted status-detail">([^<]*)</p>', body).group(1) == "1 open PR"
+    Page.objects.filter(slug="vercel").update(
+        status_manual="closed", status_manual_by="ann", status_manual_at=timezone.now()
+    )
+    body = client.get("/wiki/vercel/", **ZH).content.decode()
+    detail = re.search(r'<p class="muted status-detail">([^<]*)</p>', body).group(1)
+    assert detail == f"由 ann 于 {timezone.now():%Y-%m-%d} 标为已关闭"
 
 
 def _ingest(tenant, capture, *events):

@@ -9,18 +9,21 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from almanac.errors import ApplicationError
 from almanac.labels import acl_restricted, group_labels, labels_ordered
 from almanac.selectors import user_tenant
+from web.templatetags.web_tags import LABELS
 from web.views.common import PER_PAGE, service_message
 from wiki.models import PageSection
 from wiki.permissions import confirmable_stale_ids
 from wiki.selectors import page_get_for_user, page_list, page_sections_rendered
 from wiki.services.sections import section_confirm
 from wiki.services.summary import page_summary_for_reader
-from wiki.status import status_hidden
+from wiki.status import page_work_counts, status_hidden
 
 
 @login_required
@@ -50,6 +53,7 @@ def wiki_page(request, slug):
         "stale": stale,
         "summary": summary,
         "status_hidden": status_hidden(page=page),
+        "status_words": status_words(user=request.user, page=page),
         **page_times(sections),
     }
     return render(request, "web/wiki_page.html", context)
@@ -68,6 +72,49 @@ def section_rows(*, user, sections: list[PageSection]) -> list[dict]:
         }
         for s in sections
     ]
+
+
+def status_words(*, user, page) -> str:
+    """What decides the page's status, in the reader's language: who marked it, or what is
+    open among the sections they see ("2 open issues, 1 open PR"). The page's own
+    `status_detail` says the same in English for the agent API."""
+    if page.status_manual:
+        status = LABELS["page_status"].get(page.status_manual, page.status_manual)
+        words = {"status": status, "who": page.status_manual_by or _("an administrator")}
+        if page.status_manual_at:
+            words["date"] = page.status_manual_at.strftime("%Y-%m-%d")
+            return _("marked %(status)s by %(who)s on %(date)s") % words
+        return _("marked %(status)s by %(who)s") % words
+    counts = page_work_counts(user=user, page_ids=[page.pk]).get(page.pk, {})
+    phrases = []
+    if n := counts.get("issue_open"):
+        phrases.append(ngettext("%(n)s open issue", "%(n)s open issues", n) % {"n": n})
+    if n := counts.get("pull_request_open"):
+        phrases.append(ngettext("%(n)s open PR", "%(n)s open PRs", n) % {"n": n})
+    if counts.get("customer"):
+        phrases += _customer_words(counts)
+    elif not phrases and (counts.get("issue_closed") or counts.get("pull_request_closed")):
+        closed = counts.get("issue_closed", 0) + counts.get("pull_request_closed", 0)
+        phrases = [
+            ngettext("%(n)s issue or PR, all closed", "%(n)s issues and PRs, all closed", closed)
+            % {"n": closed}
+        ]
+    return _(", ").join(phrases)
+
+
+def _customer_words(counts: dict) -> list[str]:
+    """A customer page's other open items: threads awaiting our reply, meetings ahead, a renewal due."""
+    phrases = []
+    if n := counts.get("email_awaiting"):
+        phrases.append(
+            ngettext("%(n)s e-mail thread awaiting reply", "%(n)s e-mail threads awaiting reply", n)
+            % {"n": n}
+        )
+    if n := counts.get("meeting_upcoming"):
+        phrases.append(ngettext("%(n)s upcoming meeting", "%(n)s upcoming meetings", n) % {"n": n})
+    if due := counts.get("renewal_due"):
+        phrases.append(_("renewal due %(date)s") % {"date": due.strftime("%Y-%m-%d")})
+    return phrases
 
 
 def page_times(sections: list[PageSection]) -> dict:
