@@ -233,7 +233,7 @@ def task_pages(*, user, tenant, task: str, hits) -> tuple[list, list[int], list[
         # Not reported as the task's entities (it named none; their pages carry their
         # names), and not kept apart from look-alikes: a task about "renewals" may match
         # many customers' pages without being about one of them.
-        described, pages = described_pages(user=user, tenant_id=tenant.pk, ranked=hits)
+        described, pages = described_pages(user=user, tenant_id=tenant.pk, ranked=hits, task=task)
         return [], [pages[e.pk] for e in described], names
     return entities, [pages[e.pk] for e in entities], names
 

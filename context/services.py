@@ -26,7 +26,7 @@ from context.selection import Selection, select
 from memories.services.touches import memory_touch_later
 from wiki.models import PageSection
 from wiki.selectors import stale_section_count
-from wiki.services.summary import page_summary_text
+from wiki.services.summary import page_summary_text, task_words
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def context_for(
     lang = lang or detect_lang(task)
     seen = cursor_decode(token=cursor, user_id=user.pk, task=task) if cursor else Seen()
     selection = select(user=user, tenant=tenant, task=task, seen=seen, session_id=session_id)
-    summarize = page_summarizer(tenant=tenant, lang=lang, keep=selection.entities)
+    summarize = page_summarizer(tenant=tenant, lang=lang, keep=selection.entities, task=task)
     result = fit(selection.candidates, max_tokens=max_tokens, lang=lang, summarize=summarize)
     if touch:  # the web UI's preview shows what an agent would get: no agent used it
         touch_returned(result)
@@ -164,14 +164,16 @@ def summary_cache_key(item: Item, target: int, lang: str, keep: list[str]) -> st
     # rendering: a reader who sees other sections of the page gets another key, never
     # someone else's summary.
     digest = hashlib.sha256("\x1f".join([item.text, lang, *keep]).encode()).hexdigest()[:32]
-    return f"almanac:context:summary:v4:{item.refs.get('page')}:{item.digest}:{digest}:{target}"
+    return f"almanac:context:summary:v5:{item.refs.get('page')}:{item.digest}:{digest}:{target}"
 
 
-def page_summarizer(*, tenant, lang: str, keep: list[str]):
+def page_summarizer(*, tenant, lang: str, keep: list[str], task: str = ""):
     """summarize(item, target) for the fitter: the wiki's page summary, cached per page
-    version and reader."""
+    version and reader. Its fact lines are ranked by the task (those holding its telling
+    words first): at a small budget the prompt holds the statements that answer it."""
 
     keep = sorted(set(keep))[:50]
+    words = task_words(task)
 
     def summarize(item: Item, target: int) -> str | None:
         # Cache-friendly inputs: the target rounded down to a step (the summary still fits),
@@ -183,7 +185,9 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
         )
         text = f"{item.title}\n{item.text}".lower()
         present = [word for word in keep if word.lower() in text]
-        key = summary_cache_key(item, target, lang, present)
+        # Only the task's words the page holds change its summary: tasks that share them share it.
+        asked = [word for word in words if word in text]
+        key = summary_cache_key(item, target, lang, [*present, "\x1e", *asked])
         summary = _cached(key)
         if summary is not None:
             return summary
@@ -198,6 +202,7 @@ def page_summarizer(*, tenant, lang: str, keep: list[str]):
             keep=present,
             trigger="context",
             log_later=True,
+            task=" ".join(asked),
         )
         summary = (summary or "").strip()
         if not summary or count_tokens_by_line(summary) > target:  # by line: from the memos

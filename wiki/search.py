@@ -3,6 +3,7 @@ ranked by their sections' hits."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -275,44 +276,93 @@ def _page_search(*, user, query: str, top_k: int) -> list[dict]:
     return results
 
 
-# A task that names no entity but describes one (its industry, city, size, what happened to
-# it): the entities named in its best relevant hits, by rank. One leading by this factor is
-# the entity described; several close ones are candidates, each named.
+# A task that names no entity but describes one (its industry, city, size or what happened
+# to it): the customer or project whose page holds most of the task's words, over all its
+# sections (a profile says the industry and city, a kickoff the integration). One leading
+# by DESCRIBED_LEAD is the entity described; several close ones (at most DESCRIBED_MAX) are
+# candidates, each named; more than that, the task describes no one entity.
 DESCRIBED_HITS = 5
 DESCRIBED_LEAD = 1.5
+DESCRIBED_MAX = 3
+DESCRIBED_KINDS = ("customer", "project")
 
 
-def described_pages(*, user, tenant_id: int, ranked: list[RankedSection]) -> tuple[list, dict[int, int]]:
-    """(entities, {entity id: page id}) a task describes without naming: the entities the
-    text of its DESCRIBED_HITS best relevant sections names, weighted 1/rank, read through
-    the access filter. One entity when it leads the next by DESCRIBED_LEAD, else the close
-    candidates (those within that factor of the best), best first; none when no hit names one."""
-    hits = [r for r in ranked if relevant(r.breakdown)][:DESCRIBED_HITS]
-    if not hits:
-        return [], {}
-    texts = dict(
-        PageSection.objects.visible_to(user).filter(id__in=[r.id for r in hits]).values_list("id", "content")
-    )
-    matcher = entity_matcher(tenant_id)
-    weight: dict[int, float] = {}
-    entities = {}
-    for rank, hit in enumerate(hits, start=1):
-        for entity, _ in matcher.find_matches(texts.get(hit.id, "")):
-            if entity.kind != "person":
-                entities[entity.pk] = entity
-                weight[entity.pk] = weight.get(entity.pk, 0.0) + 1.0 / rank
+def described_pages(
+    *, user, tenant_id: int, ranked: list[RankedSection], task: str = ""
+) -> tuple[list, dict[int, int]]:
+    """(entities, {entity id: page id}) a task describes without naming, best first, read
+    through the access filter: those whose page holds the most of the task's weight in words
+    (`_described_by_words`), else those the text of its DESCRIBED_HITS best relevant
+    sections names, weighted 1/rank. One entity when it leads the next by DESCRIBED_LEAD,
+    else the close candidates (those within that factor of the best)."""
+    weight = _described_by_words(user=user, tenant_id=tenant_id, task=task) if task else {}
+    if not weight:
+        weight = _described_by_hits(user=user, tenant_id=tenant_id, ranked=ranked)
     order = sorted(weight, key=lambda pk: -weight[pk])
     if not order:
         return [], {}
-    best = weight[order[0]]
-    chosen = [pk for pk in order if weight[pk] * DESCRIBED_LEAD >= best]
+    chosen = [pk for pk in order if weight[pk] * DESCRIBED_LEAD >= weight[order[0]]]
+    if len(chosen) > DESCRIBED_MAX:
+        return [], {}
     shown = PageSection.objects.visible_to(user).filter(page_id=OuterRef("pk"))
     pages = dict(
         Page.objects.filter(tenant_id=tenant_id, entity__in=chosen)
         .filter(Exists(shown))
         .values_list("entity_id", "id")
     )
-    return [entities[pk] for pk in chosen if pk in pages], pages
+    entities = entity_matcher(tenant_id).entities
+    return [entities[pk] for pk in chosen if pk in pages and pk in entities], pages
+
+
+def _described_by_words(*, user, tenant_id: int, task: str) -> dict[int, float]:
+    """{entity id: share of the task's weight (IDF) its page's visible sections hold
+    together}, for the customers and projects among the pages of the task's BM25 top
+    sections that hold at least WIKI_MIN_KEYWORD_COVERAGE. The share is of the words some
+    section holds: a task's words nobody wrote ("which system do we…") describe no one."""
+    q = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=task)
+    if q.empty or len(q.terms) < 2:
+        return {}
+    rows = keyword.top(
+        PageSection.objects.visible_to(user), q, size=LANE_SIZE, extra=("page_id",), matched_terms=True
+    )
+    held: dict[int, set[str]] = {}
+    for _, _, page_id, terms in rows:
+        held.setdefault(page_id, set()).update(terms)
+    owners = dict(
+        Page.objects.filter(id__in=list(held), entity__kind__in=DESCRIBED_KINDS).values_list(
+            "id", "entity_id"
+        )
+    )
+    held = {pid: terms for pid, terms in held.items() if pid in owners}
+    # A word weighs its IDF, more when fewer of these pages hold it: what tells them apart.
+    pages = {t: sum(t in terms for terms in held.values()) for t in q.terms}
+    weigh = {t: q.idf[t] * math.log(1 + len(held) / pages[t]) for t in q.terms if pages[t]}
+    known = sum(weigh.values())
+    floor = settings.WIKI_MIN_KEYWORD_COVERAGE
+    weight: dict[int, float] = {}
+    for page_id, terms in held.items():
+        share = sum(weigh.get(t, 0.0) for t in terms) / known if known else 0.0
+        if share >= floor:
+            weight[owners[page_id]] = max(weight.get(owners[page_id], 0.0), share)
+    return weight
+
+
+def _described_by_hits(*, user, tenant_id: int, ranked: list[RankedSection]) -> dict[int, float]:
+    """{entity id: weight}: the non-person entities the text of the task's DESCRIBED_HITS
+    best relevant sections names, each hit weighing 1/its rank."""
+    hits = [r for r in ranked if relevant(r.breakdown)][:DESCRIBED_HITS]
+    if not hits:
+        return {}
+    texts = dict(
+        PageSection.objects.visible_to(user).filter(id__in=[r.id for r in hits]).values_list("id", "content")
+    )
+    matcher = entity_matcher(tenant_id)
+    weight: dict[int, float] = {}
+    for rank, hit in enumerate(hits, start=1):
+        for entity, _ in matcher.find_matches(texts.get(hit.id, "")):
+            if entity.kind != "person":
+                weight[entity.pk] = weight.get(entity.pk, 0.0) + 1.0 / rank
+    return weight
 
 
 def lookalike(first: str, second: str) -> bool:

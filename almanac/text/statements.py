@@ -24,6 +24,7 @@ from decimal import Decimal
 
 from almanac.text.amounts import PERCENT, spelled
 from almanac.text.amounts import amounts as read_amounts
+from almanac.text.durations import durations
 from almanac.text.roles import owner
 from almanac.text.stated import Stated
 
@@ -155,6 +156,34 @@ def _dates(sentence: str) -> list[Stated]:
     return out
 
 
+# A count of things: "750 seats", "82 warehouses", "610个席位", "约9,508名员工". The thing
+# counted is the attribute, so a new seat count replaces the old one.
+_EN_COUNT_OF = re.compile(r"(?<![\w.$€£¥#-])(?P<num>\d{1,3}(?:,\d{3})+|\d+)\s+(?P<noun>[a-z]{2,}s)\b", re.I)
+_ZH_COUNT_OF = re.compile(
+    r"(?<![\d.,])(?P<num>\d{1,3}(?:,\d{3})+|\d+)\s*(?:个|名|家|台|套|间|条|座|位)(?P<noun>[\u4e00-\u9fff]{2})"
+)
+_TIME_NOUN = re.compile(r"^(?:second|minute|hour|day|week|month|year|time|row)s$", re.I)
+
+
+def _counts(sentence: str) -> list[Stated]:
+    """Counts of things (the thing counted is the attribute) and durations ("119 days",
+    "79天": each its own fact, never replacing another: a pilot's length is no SLA's)."""
+    out = []
+    for pattern in (_EN_COUNT_OF, _ZH_COUNT_OF):
+        for match in pattern.finditer(sentence):
+            noun = match.group("noun").lower()
+            if _TIME_NOUN.match(noun) or noun[:1] in "年月日天周":
+                continue
+            value = match.group("num").replace(",", "")
+            out.append(_stated(f"count:{noun.rstrip('s')}", value, match.group(0)))
+    for duration in durations(sentence):
+        shown = sentence[duration.start : duration.end]
+        out.append(
+            _stated(_own_key("duration", sentence + shown), f"{duration.count}·{duration.unit}", shown)
+        )
+    return out
+
+
 def _people(sentence: str) -> list[Stated]:
     """The person in a role (`almanac.text.roles`): the role is the attribute, so the
     customer's contact and our owner are two facts, and only a new contact replaces a contact."""
@@ -184,7 +213,10 @@ def statements(sentence: str) -> list[Stated]:
 # same sentences, so what they state is remembered (Stated is immutable).
 @functools.lru_cache(maxsize=50_000)
 def _statements(text: str) -> tuple[Stated, ...]:
-    found = amounts(text) + _percents(text) + _terms(text) + _dates(text) + _people(text) + _states(text)
+    terms = _terms(text)
+    found = amounts(text) + _percents(text) + terms + _dates(text)
+    found += [s for s in _counts(text) if s.shown not in {t.shown for t in terms}]
+    found += _people(text) + _states(text)
     if not found and _DECISION.search(text):
         found.append(_stated(_own_key("decision", text), text.strip().lower(), text.strip()))
     return tuple(found)

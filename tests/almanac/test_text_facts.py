@@ -151,3 +151,24 @@ def test_other_roles_codes_or_names_are_other_facts(a, b):
 
 def test_a_lowercase_code_is_a_fact_and_an_english_word_is_not():
     assert codes("item ldecjucdkbr and xkcdq agreed for the travel") == {"ldecjucdkbr", "xkcdq"}
+
+
+def test_counts_and_durations_are_statements():
+    from almanac.text.statements import statements
+
+    (count,) = [s for s in statements("Vega 750 seats at $102 per seat.") if s.attribute.startswith("count:")]
+    assert count.attribute == "count:seat" and count.shown == "750 seats"
+    (zh,) = [s for s in statements("按照沟通：Vega 610个席位。") if s.attribute.startswith("count:")]
+    assert zh.attribute == "count:席位" and zh.shown == "610个席位"
+    (pilot,) = statements("The pilot runs 119 days.")
+    assert pilot.attribute.startswith("duration:") and pilot.shown == "119 days"
+    assert not [s for s in statements("Q4 numbers, 3 times") if s.attribute.startswith("count:")]
+
+
+def test_open_items_of_any_kind():
+    from almanac.text.open_items import is_open_item
+
+    for text in ["Open risk for Globex: SSO breaks.", "One open point on our side", "Still open.",
+                 "华源物流 的未决风险：VPN 断开", "我们这边还有一个未解决的问题", "待解决问题"]:  # fmt: skip
+        assert is_open_item(text), text
+    assert not is_open_item("We opened the office in May.")

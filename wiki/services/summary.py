@@ -26,7 +26,9 @@ was ("$172,000 per year (current, 2026-11-03, alice) — was $195k/yr (2026-10-0
 
 from __future__ import annotations
 
+import functools
 import logging
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -34,7 +36,7 @@ from django.conf import settings
 from django.db import transaction
 
 from almanac.queue import enqueue_once
-from almanac.search.text import is_cjk
+from almanac.search.text import is_cjk, segment
 from almanac.search.tokens import count_tokens
 from almanac.text.extractive import extractive_summary
 from almanac.text.sentences import split_sentences
@@ -195,12 +197,19 @@ def fact_line_text(line: FactLine, *, zh: bool) -> str:
     return head
 
 
-def facts_summary(*, title: str, contents: list[str], max_tokens: int, keep: list[str] | None = None) -> str:
+def facts_summary(
+    *, title: str, contents: list[str], max_tokens: int, keep: list[str] | None = None, task: str = ""
+) -> str:
     """Offline: the fact lines, newest first, as many as fit; the rest of the page, summarized
     extractively, in what is left (sentences naming a word of `keep` first: the context call
-    passes the task's entities)."""
+    passes the task's entities). With a `task` (the context call), the fact lines that share
+    its telling words go first (`by_task`), and the rest is read for them too."""
     lines, rest = page_facts(contents)
     zh = is_cjk(title + "".join(line.text for line in lines[:5]))
+    words = task_words(task)
+    if words:
+        lines = by_task(lines, words)
+        keep = [*(keep or []), *words]
     out, used = [], 0
     for line in lines:
         text = fact_line_text(line, zh=zh)
@@ -214,6 +223,31 @@ def facts_summary(*, title: str, contents: list[str], max_tokens: int, keep: lis
         if extra and count_tokens("\n".join([*out, extra])) <= max_tokens:
             out.append(extra)
     return "\n".join(out)
+
+
+@functools.lru_cache(maxsize=20_000)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(segment(text))
+
+
+def task_words(task: str) -> list[str]:
+    """The task's search terms (`almanac.search.text.segment`: stemmed, no stop words)."""
+    return sorted(_words(task)) if task else []
+
+
+def by_task(lines: list[FactLine], words: list[str]) -> list[FactLine]:
+    """The fact lines, those holding more of the task's telling words first (each word
+    weighed by how few of the page's lines hold it: the page's own name tells nothing);
+    newest first among equals."""
+    held = [_words(line.text) & set(words) for line in lines]
+    count = {word: sum(word in h for h in held) for word in words}
+    total = len(lines)
+
+    def score(index: int) -> float:
+        return sum(math.log(1 + total / count[word]) for word in held[index] if count[word] < total)
+
+    order = sorted(range(total), key=lambda i: -score(i))  # stable: newest first among equals
+    return [lines[i] for i in order]
 
 
 def _current_values(lines: list[FactLine], summary: str) -> list[Said]:
@@ -253,9 +287,11 @@ def page_summary_text(
     keep: list[str] | None = None,
     trigger: str = "wiki.page",
     log_later: bool = False,
+    task: str = "",
 ) -> str:
     """The summary of a page made of these section contents (see the module's steps 2–3);
-    `keep`: words whose sentences go first (the context call: the task's entities);
+    `keep`: words whose sentences go first (the context call: the task's entities); `task`:
+    the context call's task, whose fact lines go first (`by_task`);
     `trigger` and `log_later` go to the LLM's skill run (the context call logs it off the
     request path)."""
     return _summary_made(
@@ -266,12 +302,15 @@ def page_summary_text(
         keep=keep,
         trigger=trigger,
         log_later=log_later,
+        task=task,
     )[0]
 
 
-def _summary_made(*, tenant, title, contents, max_tokens, keep=None, trigger="wiki.page", log_later=False):
+def _summary_made(
+    *, tenant, title, contents, max_tokens, keep=None, trigger="wiki.page", log_later=False, task=""
+):
     """(`page_summary_text`, the method that made it: "llm" or "offline")."""
-    offline = facts_summary(title=title, contents=contents, max_tokens=max_tokens, keep=keep)
+    offline = facts_summary(title=title, contents=contents, max_tokens=max_tokens, keep=keep, task=task)
     if not settings.LLM_BASE_URL:
         return offline, PageSummary.Method.OFFLINE
     lines, _ = page_facts(contents)

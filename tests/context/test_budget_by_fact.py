@@ -1,0 +1,68 @@
+"""Budget by fact: at a small budget a summarized page keeps the fact lines that answer the
+task (ranked by its words), not just the newest ones, each with its date and author."""
+
+from __future__ import annotations
+
+from tests.context.conftest import SALES, push
+from tests.context.test_api import context
+from wiki.services.backlog import compile_pending
+
+
+def busy_page(tenant, n=30):
+    """A Vercel page of many dated facts, newest last; the one about seats is the oldest."""
+    push(
+        tenant,
+        container=SALES,
+        tags={"customer": "Vercel"},
+        thread_key="seats",
+        occurred_at="2026-09-01T10:00:00Z",
+        text="Vercel wants 750 seats on the Okta tenant for the first year.",
+        compile=False,
+    )
+    for i in range(n):
+        push(
+            tenant,
+            container=SALES,
+            tags={"customer": "Vercel"},
+            thread_key=f"shipment-{i}",
+            occurred_at=f"2026-10-{i % 28 + 1:02d}T10:00:00Z",
+            text=f"Vercel invoice batch {i} of ${1000 + 37 * i:,} was sent on 2026-10-{i % 28 + 1:02d}.",
+            compile=False,
+        )
+    compile_pending(tenant=tenant)
+
+
+def test_the_fact_that_answers_the_task_survives_800_tokens(api, tenant, alice):
+    busy_page(tenant)
+    data = context(api, task="How many seats does Vercel want on the Okta tenant?", max_tokens=800)
+    (vercel,) = [b for b in data["blocks"] if b["kind"] == "wiki"][0]["items"][:1]
+    assert vercel["title"] == "Vercel" and vercel["summarized"] is True
+    line = next(line for line in vercel["text"].splitlines() if "750 seats" in line)
+    assert "2026-09-01" in line and "alice" in line  # with its source's date and author
+    assert data["prompt"].index("750 seats") < data["prompt"].index("invoice batch")
+
+
+def test_in_chinese_too(api, tenant, alice):
+    push(
+        tenant,
+        container=SALES,
+        tags={"customer": "鼎川制造"},
+        thread_key="seats",
+        occurred_at="2026-09-01T10:00:00Z",
+        text="鼎川制造 需要 610个席位，接入 Okta 租户。",
+        compile=False,
+    )
+    for i in range(30):
+        push(
+            tenant,
+            container=SALES,
+            tags={"customer": "鼎川制造"},
+            thread_key=f"invoice-{i}",
+            occurred_at=f"2026-10-{i % 28 + 1:02d}T10:00:00Z",
+            text=f"鼎川制造 第{i}批发票 {10000 + 37 * i}元 已于 2026-10-{i % 28 + 1:02d} 寄出。",
+            compile=False,
+        )
+    compile_pending(tenant=tenant)
+    data = context(api, task="鼎川制造 的 Okta 租户需要多少个席位？", max_tokens=800)
+    assert "610个席位" in data["prompt"]
+    assert data["budget"]["used"] <= 800
