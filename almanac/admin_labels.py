@@ -1,4 +1,4 @@
-"""Field labels and help texts of our apps' models in the reader's language, in the admin.
+"""Field labels, help texts and choice labels of our apps' models in the reader's language, in the admin.
 
 Most fields take their label from their name (`created_at` → "created at"), and their help
 texts are plain strings: declaring each one with `gettext_lazy` would add a migration per
@@ -30,15 +30,21 @@ def _plain(value) -> bool:
     return isinstance(value, str) and bool(value.strip()) and not isinstance(value, Promise)
 
 
+def _choice_labels(field) -> list[str]:
+    choices = getattr(field, "_almanac_choices", None) or getattr(field, "choices", None) or []
+    return [label for _value, label in choices if _plain(label)]
+
+
 def field_label_msgids() -> set[str]:
-    """The labels and help texts of our models' fields as written (the text a lazy one
-    made by `field_labels_translate` stands for)."""
+    """The labels, help texts and choice labels of our models' fields as written (the text
+    a lazy one made by `field_labels_translate` stands for)."""
     msgids = set()
     for field in _our_fields():
         for attr in ("verbose_name", "help_text"):
             value = getattr(field, f"_almanac_{attr}", None) or getattr(field, attr, None)
             if _plain(value):
                 msgids.add(value)
+        msgids.update(_choice_labels(field))
     return msgids
 
 
@@ -52,3 +58,10 @@ def field_labels_translate() -> None:
             if _plain(value):
                 setattr(field, f"_almanac_{attr}", value)
                 setattr(field, attr, gettext_lazy(value))
+        choices = getattr(field, "choices", None)
+        # Flat choices only (ours are TextChoices): a lazy label equals the plain one.
+        if choices and all(isinstance(label, str) for _value, label in choices):
+            field._almanac_choices = list(choices)
+            field.choices = [
+                (value, gettext_lazy(label) if _plain(label) else label) for value, label in choices
+            ]
