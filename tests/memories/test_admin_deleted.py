@@ -84,3 +84,8 @@ def test_staff_see_only_deleted_memories_they_could_read(client, alice, bob, rem
     client.force_login(bob)
     page = client.get("/admin/memories/memory/deleted/").content.decode()
     assert "Apollo launch plan" in page and "window seat" not in page
+
+
+def test_the_memory_list_links_to_the_deleted_memories(root_client):
+    page = root_client.get("/admin/memories/memory/").content.decode()
+    assert 'href="/admin/memories/memory/deleted/"' in page
