@@ -75,6 +75,21 @@ def test_an_item_found_by_its_words_says_so(client, bob, alice):
     assert 'data-reason="keyword"' in card and "matches the task&#x27;s words" in card
 
 
+def test_sources_are_in_plain_words_and_named_once(client, wiki, bob):
+    memory_create(
+        owner=bob,
+        content="The escrow agent is Ironclad Trust.",
+        memory_type="semantic",
+        meta={"source": "session"},
+    )
+    login(client, bob)
+    body = client.post("/context/", {"task": "Vercel escrow agent"}, **ZH).content.decode()
+    memory = next(card for card in _cards(body) if "Ironclad" in card)
+    assert '数据源: <span class="src">一次对话（会话）</span>' in memory and ">session<" not in memory
+    vercel = next(card for card in _cards(body) if 'href="/wiki/vercel/"' in card)
+    assert vercel.count("#finance-internal") == 1 and vercel.count("#general") == 1
+
+
 def test_the_preview_names_access_groups_in_plain_words(client, wiki, bob):
     body = login(client, bob).get("/context/").content.decode()
     assert "Finance department" in body and "everyone at Acme" in body and "you" in body

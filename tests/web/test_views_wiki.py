@@ -36,6 +36,19 @@ def test_an_http_source_url_is_a_link_that_does_not_leak_the_opener(client, wiki
     )
 
 
+def test_a_section_s_sources_are_named_once_with_each_link(client, wiki, charlie):
+    one, two = "https://chat.example/archives/p1", "https://chat.example/archives/p2"
+    PageSection.objects.update(
+        source_list=[{"source": "slack", "url": url, "occurred_at": None} for url in (one, two, "", two)]
+    )
+    body = login(client, charlie).get("/wiki/vercel/", **ZH).content.decode()
+    source = re.search(r'<span class="source">(.*?)</span>\s*<span class="container">', body, re.S).group(1)
+    assert source.count("slack") == 2  # the name once, and in the second link's label
+    assert f'<a href="{one}" rel="noopener noreferrer">slack</a>' in source
+    assert f'<a href="{two}" rel="noopener noreferrer" aria-label="slack，链接 2">[2]</a>' in source
+    assert "×4" in source and 'title="4 条"' in source
+
+
 def test_wiki_list_is_paged_with_the_kind_kept(
     client, wiki, tenant, bob, monkeypatch, django_capture_on_commit_callbacks
 ):

@@ -84,6 +84,22 @@ def safe_url(value) -> str:
 
 
 @register.filter
+def source_groups(sources) -> list[dict]:
+    """Sources as a reader lists them: each source (and container, when named) once, in
+    order, with how many of its messages there are and their safe links ("slack #sales (3)"
+    rather than "slack #sales, slack #sales, slack #sales")."""
+    groups: dict[tuple[str, str], dict] = {}
+    for src in sources or []:
+        key = (str(src.get("source") or ""), str(src.get("name") or ""))
+        group = groups.setdefault(key, {"source": key[0], "name": key[1], "count": 0, "urls": []})
+        group["count"] += 1
+        url = safe_url(src.get("url"))
+        if url and url not in group["urls"]:
+            group["urls"].append(url)
+    return list(groups.values())
+
+
+@register.filter
 def highlight(passage: Passage | None) -> str:
     """A passage with the query's words in `<mark>`: each piece is escaped first, then the
     marked ones wrapped (a section's text is connector input); "…" where the text goes on."""

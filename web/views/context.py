@@ -16,6 +16,7 @@ from almanac.search.tokens import count_tokens
 from almanac.selectors import user_group_keys, user_tenant
 from context.services import context_build
 from web.views.common import service_message
+from web.views.memories import ORIGINS
 
 
 @login_required
@@ -79,7 +80,8 @@ def access_words(user) -> list[str]:
 
 def preview_blocks(result: dict) -> list[dict]:
     """The blocks as the preview lists them: each item with its tokens (as the budget
-    counts text) and, for a wiki page, the slug its link opens."""
+    counts text) and, for a wiki page, the slug its link opens; a memory's source in the
+    words of its card ("a conversation (session)", "an import")."""
     return [
         {
             "kind": block["kind"],
@@ -89,6 +91,9 @@ def preview_blocks(result: dict) -> list[dict]:
                     **item,
                     "tokens": count_tokens(item["text"]),
                     "slug": item["id"] if block["kind"] == "wiki" else "",
+                    "sources": item["sources"]
+                    if block["kind"] == "wiki"
+                    else memory_sources(item["sources"]),
                 }
                 for item in block["items"]
             ],
@@ -96,6 +101,10 @@ def preview_blocks(result: dict) -> list[dict]:
         for block in result["blocks"]
         if block["items"]
     ]
+
+
+def memory_sources(sources: list[dict]) -> list[dict]:
+    return [{**src, "source": str(ORIGINS.get(src["source"], ORIGINS["other"]))} for src in sources]
 
 
 def context_max_tokens(raw: str | None) -> tuple[int, str]:
