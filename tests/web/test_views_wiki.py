@@ -141,6 +141,8 @@ def test_each_section_says_who_can_see_it_and_marks_the_restricted_one(client, w
 def test_the_summary_is_on_top_and_made_from_what_the_reader_sees(client, wiki, bob, charlie):
     body = login(client, bob).get("/wiki/vercel/").content.decode()
     assert body.index('class="card summary"') < body.index("<article")
+    summary = body.split('class="card summary"', 1)[1].split("</section>", 1)[0]
+    assert "<li>" in summary and "\n- " not in summary  # its list rendered, not shown as dashes
     client.logout()
     body = login(client, charlie).get("/wiki/vercel/").content.decode()
     assert 'class="card summary"' in body and "18%" not in body
