@@ -12,6 +12,7 @@ from django.urls import path
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from almanac.admin_audit import AuditedAdminMixin
 from almanac.admin_mixins import SuperuserOnlyAdminMixin, TenantScopedAdminMixin
 from almanac.models import AdminScope
 from governance.permissions import may_run_lifecycle
@@ -22,7 +23,7 @@ from memories.services.lifecycle import lifecycle_for
 
 
 @admin.register(LifecycleSettings)
-class LifecycleSettingsAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+class LifecycleSettingsAdmin(AuditedAdminMixin, TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["tenant", "decay_after_days", "decay_below_importance", "compress_min",
                     "compressed_keep_days", "in_effect"]  # fmt: skip
     change_form_template = "admin/governance/lifecycle_change_form.html"
@@ -87,9 +88,11 @@ class LifecycleSettingsAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(AdminScope)
-class AdminScopeAdmin(SuperuserOnlyAdminMixin, admin.ModelAdmin):
+class AdminScopeAdmin(AuditedAdminMixin, SuperuserOnlyAdminMixin, admin.ModelAdmin):
     """Who is a department admin of what: set by superusers (a tenant's staff cannot grant
     admin rights, nor widen their own scope)."""
+
+    tenant_field = "user__profile__tenant"  # where its audit events are chained
 
     list_display = ["user", "units"]
     filter_horizontal = ["departments", "projects"]

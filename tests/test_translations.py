@@ -112,3 +112,24 @@ def test_the_admin_speaks_chinese_to_a_chinese_reader(admin_client, alice):
     assert "拉取间隔（分钟）" in sources and "Poll minutes" not in sources  # a field label from its name
     english = admin_client.get("/admin/memories/memory/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "Export selected as JSON" in english and "Almanac" in english
+
+
+def test_every_model_of_our_apps_names_itself_in_the_readers_language():
+    from django.apps import apps
+    from django.utils.functional import Promise
+    from django.utils.translation import override
+
+    ours = [
+        m
+        for m in apps.get_models()
+        if m._meta.app_label in OUR_APPS and not m.__name__.startswith("Historical")
+    ]
+    unnamed = [m._meta.label for m in ours if not isinstance(m._meta.verbose_name_plural, Promise)]
+    assert not unnamed, f"models without a translatable name: {unnamed}"
+    with override("zh-hans"):
+        assert str(apps.get_model("connectors.ExternalIdentity")._meta.verbose_name_plural) == "外部身份"
+    with override("en"):
+        assert (
+            str(apps.get_model("connectors.ExternalIdentity")._meta.verbose_name_plural)
+            == "external identities"
+        )

@@ -164,3 +164,14 @@ def test_scoped_staff_export_only_their_tenant(client, bob, tenant, other_tenant
     client.force_login(bob)
     body = client.get("/admin/almanac/auditevent/export.csv").content.decode()
     assert "ours" in body and "theirs" not in body
+
+
+def test_making_someone_a_department_admin_is_audited(root_client, bob, tenant):
+    from almanac.models import Department
+
+    finance = Department.objects.get(tenant=tenant, name="Finance")
+    response = root_client.post("/admin/almanac/adminscope/add/", {"user": bob.pk, "departments": [finance.pk]})
+    assert response.status_code == 302
+    event = _last("almanac.adminscope")
+    assert (event.action, event.tenant_id) == ("admin.add", tenant.pk)
+    assert event.detail["changes"]["departments"] == {"added": ["Finance"], "removed": []}
