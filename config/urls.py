@@ -36,6 +36,7 @@ urlpatterns = [
 ]
 
 # Error pages in the reader's language, JSON on the agent API's paths (web.views.errors).
+handler400 = "web.views.errors.bad_request"
 handler403 = "web.views.errors.permission_denied"
 handler404 = "web.views.errors.page_not_found"
 handler500 = "web.views.errors.server_error"

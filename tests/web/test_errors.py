@@ -97,3 +97,24 @@ def test_a_form_without_its_csrf_token_gets_a_page_in_the_reader_s_language(alic
 def test_a_form_sent_without_the_cookie_says_to_allow_cookies(db):
     response = Client(enforce_csrf_checks=True).post("/accounts/login/", {"username": "x"}, **ZH)
     assert response.status_code == 403 and "允许本站的 Cookie" in response.content.decode()
+
+
+@pytest.mark.parametrize(("headers", "said"), [({}, "Not a page to open"), (ZH, "这个地址不能直接打开")])
+def test_a_form_s_address_opened_by_a_visit_is_a_page_not_a_blank(client, alice, headers, said):
+    response = login(client, alice).get("/memories/1/undo", **headers)
+    body = response.content.decode()
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert said in body and 'href="/wiki/"' in body
+
+
+@pytest.mark.parametrize(("headers", "said"), [({}, "could not be read"), (ZH, "无法处理这个请求")])
+def test_input_the_database_refuses_is_a_page_without_its_error(client, alice, headers, said):
+    response = login(client, alice).get("/wiki/%00/", **headers)
+    body = response.content.decode()
+    assert response.status_code == 400 and said in body
+    assert "PostgreSQL" not in body and "NUL" not in body and 'href="/wiki/"' in body
+
+
+def test_the_agent_api_keeps_its_json_refusals(client, alice):
+    response = login(client, alice).get("/api/v1/context")
+    assert response.status_code == 405 and response["Content-Type"].startswith("application/json")

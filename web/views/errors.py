@@ -1,4 +1,4 @@
-"""Error pages: 403, 404, 500 and a refused form (CSRF), in the reader's language, in every
+"""Error pages: 400, 403, 404, 405, 500 and a refused form (CSRF), in the reader's language, in every
 mode (Django's technical pages are never served: config/settings.py, DEBUG). The agent API's
 paths get its JSON errors instead (`{"detail": …}`)."""
 
@@ -13,6 +13,19 @@ API_PREFIXES = ("/api/", "/mcp")
 
 def _for_api(request) -> bool:
     return request.path.startswith(API_PREFIXES)
+
+
+def bad_request(request, exception=None):
+    """Input the site cannot use: a value the database refuses (config.middleware's
+    BadInputMiddleware), a request Django finds suspicious."""
+    if _for_api(request):
+        return JsonResponse({"detail": "bad request"}, status=400)
+    return render(request, "400.html", status=400)
+
+
+def method_not_allowed(request):
+    """A form's address opened as a page (a bookmark, a reload): said, not a blank page."""
+    return render(request, "405.html", status=405)
 
 
 def permission_denied(request, exception=None):
