@@ -126,3 +126,18 @@ def test_archive_restore_and_delete_everywhere(page_for, alice, lang, width):
     page.get_by_text("Deleted everywhere" if lang == "en" else "已彻底删除").wait_for()
     assert not Memory.objects.filter(pk=memory_id).exists()
     assert set(Memory.history.filter(id=memory_id).values_list("content", flat=True)) == {"[purged]"}
+
+
+@pytest.mark.parametrize(("lang", "width"), SIZES)
+def test_the_keyboard_stays_on_the_card_it_acted_on(page_for, alice, lang, width):
+    memory = remember(alice, "Weekly sync moved to Tuesday")
+    page = page_for(alice, lang=lang, width=width)
+    page.goto("/memories/")
+    in_card = f"document.activeElement.closest('#memory-{memory.pk}') !== null"
+    card(page, memory.pk).get_by_role("button", name="Useful" if lang == "en" else "有用").focus()
+    page.keyboard.press("Enter")
+    card(page, memory.pk).get_by_role("status").wait_for()
+    page.wait_for_function(in_card, timeout=3000)  # not thrown back to the top of the page
+    card(page, memory.pk).get_by_role("link", name="Edit" if lang == "en" else "编辑").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement.tagName === 'TEXTAREA'", timeout=3000)
