@@ -7,7 +7,7 @@ from django.db import transaction
 from almanac.selectors import user_group_keys
 from memories.models import Memory
 from memories.services.memories import memory_create
-from tests.web.conftest import login
+from tests.web.conftest import ZH, login
 
 pytestmark = pytest.mark.django_db
 
@@ -167,3 +167,14 @@ def test_htmx_requests_of_an_expired_session_or_a_gone_memory_get_whole_answers(
     gone = client.post(f"/memories/{memory.pk}/delete", **htmx, HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert gone.status_code == 404 and "这条记忆已不存在" in gone.content.decode()
     assert "<html" not in gone.content.decode()  # a fragment for the card, not a page
+
+
+@pytest.mark.parametrize(
+    ("path", "title"),
+    [("/wiki/", "知识库"), ("/memories/", "我的记忆"), ("/context/", "上下文预览"), ("/settings/", "设置"),
+     ("/search?q=Vercel", "Vercel · 搜索")],
+)  # fmt: skip
+def test_each_page_names_itself_in_its_title(client, alice, path, title):
+    body = login(client, alice).get(path, **ZH).content.decode()
+    assert f"<title>{title} · Almanac</title>" in body
+    assert '<link rel="icon" href="data:,">' in body  # no favicon request, and its 404, per page
