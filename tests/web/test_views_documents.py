@@ -38,7 +38,17 @@ def test_a_contract_uploaded_from_the_form_becomes_clause_memories(
     fee = Memory.objects.get(meta__document_id=document.pk, meta__clause="fee")
     assert fee.meta["amount"] == "500000·cny" and fee.kind == "clause"
     page = client.get(response["Location"], **ZH).content.decode()
-    assert "合同.pdf" in page and "已收到：正在读取。" in page and "2 页" in page
+    assert "合同.pdf" in page and "2 页" in page
+    # read already: said so, not "being read"; who may read it in plain words, not its key
+    assert "已收到。" in page and "正在读取" not in page
+    assert '<span class="tag visible-to">可见范围: Apollo 项目</span>' in page and "project:" not in page
+
+
+def test_a_document_being_read_says_so(client, alice):
+    login(client, alice)
+    response = client.post("/memories/documents", {"file": SimpleUploadedFile("a.pdf", pdf_bytes(EN_PAGES))})
+    page = client.get(response["Location"]).content.decode()  # its reading not run yet
+    assert "Received: it is being read." in page and "Visible to: you" in page
 
 
 def test_the_same_file_again_says_so(client, alice):

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from almanac.errors import ApplicationError
+from almanac.labels import group_labels, labels_ordered
 from almanac.models import Department, Project
 from documents.selectors import document_list
 from documents.services.documents import document_upload
@@ -42,6 +43,7 @@ DOCUMENT_STATUS = {
     "done": gettext_lazy("done"),
     "failed": gettext_lazy("failed"),
 }
+READING = ("pending", "read")  # a document's reading is under way
 # The card's two feedback buttons and the signal each sends (the API's `POST .../feedback`).
 SIGNALS = {"useful": Feedback.Signal.ADOPTED, "wrong": Feedback.Signal.CORRECTED}
 LISTED = ("active", "archived")
@@ -168,10 +170,7 @@ def memories_page(request, *, upload_error: str = "", status: int = 200):
     memories = Paginator(memories.select_related("owner__profile"), PER_PAGE).get_page(
         request.GET.get("page")
     )
-    documents = [
-        {"document": d, "status": DOCUMENT_STATUS.get(d.status, d.status)}
-        for d in document_list(user=request.user)[:RECENT_DOCUMENTS]
-    ]
+    documents = document_rows(request.user)
     uploaded = request.GET.get("uploaded", "")
     deleted = request.GET.get("deleted", "")
     context = {"memories": memories, "cards": cards(memories, user=request.user), "type": memory_type,
@@ -180,6 +179,22 @@ def memories_page(request, *, upload_error: str = "", status: int = 200):
                "deleted": int(deleted) if deleted.isdigit() else None, "purged": request.GET.get("purged") == "1",
                "again": request.GET.get("again") == "1", "upload_error": upload_error}  # fmt: skip
     return render(request, "web/memories.html", context, status=status)
+
+
+def document_rows(user) -> list[dict]:
+    """The reader's recent documents, each with where its reading stands and who may read
+    it in plain words ("Sales department", as a memory card says it)."""
+    documents = list(document_list(user=user)[:RECENT_DOCUMENTS])
+    labels = group_labels(user=user, keys={key for d in documents for key in d.acl})
+    return [
+        {
+            "document": d,
+            "status": DOCUMENT_STATUS.get(d.status, d.status),
+            "reading": d.status in READING,
+            "visible_to": ", ".join(labels_ordered(labels, d.acl)),
+        }
+        for d in documents
+    ]
 
 
 @login_required
