@@ -257,3 +257,9 @@ def test_a_page_of_cards_costs_the_same_queries_whatever_its_length(client, alic
     for n in range(3, 12):
         remember(alice, f"Apollo milestone {n} is owned by team {n * 7}", scope="project", scope_key="Apollo")
     assert queries() == few
+
+
+def test_the_cards_styles_are_in_the_head(client, alice):
+    body = login(client, alice).get("/memories/").content.decode()
+    head, main = body.split("</head>", 1)
+    assert ".facts {" in head and "<style>" not in main
