@@ -107,3 +107,18 @@ def test_the_user_menu_leads_to_password_change_and_the_new_password_works(page_
     _no_sideways_scroll(page)
     alice.refresh_from_db()
     assert alice.check_password("lantern-harbor-93")
+
+
+@pytest.mark.parametrize(("lang", "width"), SIZES)
+def test_escape_or_a_click_elsewhere_closes_the_user_menu(page_for, alice, lang, width):
+    page = page_for(alice, lang=lang, width=width)
+    page.goto("/wiki/")
+    menu = page.locator("#user-menu")
+    menu.locator("summary").click()
+    assert menu.get_attribute("open") is not None
+    page.keyboard.press("Escape")
+    assert menu.get_attribute("open") is None
+    assert page.evaluate("document.activeElement.closest('#user-menu') !== null")  # back on its button
+    menu.locator("summary").click()
+    page.mouse.click(5, page.viewport_size["height"] - 5)  # the page's bottom left, away from the menu
+    assert menu.get_attribute("open") is None
