@@ -9,7 +9,6 @@ from metrics.views import metrics_view
 
 urlpatterns = [
     path("admin/governance/", include("governance.urls")),  # before the admin's catch-all
-    path("admin/governance/", include("governance.urls")),  # before the admin's catch-all
     path("admin/", admin.site.urls),
     # ninja's own root view answers an HTML 404 outside the API's handlers: ours is JSON.
     path("api/v1/", no_such_endpoint, {"rest": "v1/"}),
