@@ -269,6 +269,9 @@ EMBEDDING_TIMEOUT = envfloat("EMBEDDING_TIMEOUT", 30.0)
 EMBEDDING_THREADS = envint("EMBEDDING_THREADS", 1, minimum=1)
 # A backlog of at least this many texts is embedded ahead in a child process (embed_ahead).
 EMBED_AHEAD_MIN_TEXTS = envint("EMBED_AHEAD_MIN_TEXTS", 2000, minimum=0)
+# "e5": English memories also get a multilingual-e5-small vector, searched as a lane of its
+# own for English queries (almanac.search.second; fill existing rows: reembed --second).
+SEARCH_SECOND_ENCODER = envchoice("SEARCH_SECOND_ENCODER", "", ("", "e5"))
 TIKTOKEN_CACHE_DIR = Path(env("TIKTOKEN_CACHE_DIR", str(DATA_DIR / "tiktoken")))
 
 # --- Memories -------------------------------------------------------------------------
@@ -344,6 +347,9 @@ CONTEXT_FRESHNESS_CACHE_SECONDS = envint("CONTEXT_FRESHNESS_CACHE_SECONDS", 10)
 # matched the task (up to CONTEXT_PAGE_MATCHED_SECTIONS); older ones are left out and reported.
 CONTEXT_PAGE_MAX_SECTIONS = envint("CONTEXT_PAGE_MAX_SECTIONS", 40)
 CONTEXT_PAGE_MATCHED_SECTIONS = envint("CONTEXT_PAGE_MATCHED_SECTIONS", 10)
+# Pages that must be summarized to fit share the budget by weight: a page the task names or
+# describes weighs this much, any other page 1 (context.budget.water_fill).
+CONTEXT_ENTITY_PAGE_WEIGHT = envfloat("CONTEXT_ENTITY_PAGE_WEIGHT", 4.0)
 
 # --- skills and LLM (docs/llm.md) -----------------------------------------------------
 # An OpenAI-compatible chat-completions server (vLLM, Ollama, llama.cpp server).

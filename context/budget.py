@@ -156,13 +156,16 @@ def _fill_recent(items: list[Item], allowance: int, lang: str):
     return list(items), []
 
 
-def water_fill(sizes: list[int], capacity: int) -> list[int]:
-    """Split `capacity` so small items get all they need and large ones share the rest equally."""
+def water_fill(sizes: list[int], capacity: int, weights: list[float] | None = None) -> list[int]:
+    """Split `capacity` so small items get all they need and large ones share the rest in
+    proportion to their weights (equally without)."""
+    weights = weights or [1.0] * len(sizes)
     gives = [0] * len(sizes)
     left = max(0, capacity)
-    order = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    # Those that need least for their weight first: what they leave goes to the others.
+    order = sorted(range(len(sizes)), key=lambda i: sizes[i] / weights[i])
     for rank, i in enumerate(order):
-        fair = left // (len(sizes) - rank)
+        fair = int(left * weights[i] / sum(weights[j] for j in order[rank:]))
         gives[i] = min(sizes[i], fair)
         left -= gives[i]
     return gives
@@ -182,7 +185,7 @@ def _page_plan(pages: list[Item], allowance: int, lang: str):
             return active, [None] * len(active), dropped
         # Label and joins, measured; one token of slack per page for joins that merge differently.
         overhead = max(0, whole - sum(sizes)) + len(active)
-        gives = water_fill(sizes, allowance - overhead)
+        gives = water_fill(sizes, allowance - overhead, [page.weight for page in active])
         targets = [
             None if give >= size else give - count_tokens_by_line(wiki_header(page, lang, compact=True)) - 1
             for page, size, give in zip(active, sizes, gives, strict=True)

@@ -37,6 +37,9 @@ class Item:
     # why selection chose it: "entity" (the task names it), "keyword" or "similarity" (how
     # its best relevant hit was found); only the web preview shows it
     reason: str = ""
+    # wiki: its weight when pages must be summarized to share the budget (budget.water_fill):
+    # a page the task names or describes holds its answer more often than a page its words hit
+    weight: float = 1.0
 
     @functools.cached_property
     def source_labels(self) -> list[str]:

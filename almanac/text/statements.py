@@ -53,6 +53,8 @@ _TOPICS = {
         ("floor", r"floor|minimum|lowest|walk[- ]?away|bottom line|底价|最低|底线"),
         ("discount", r"discount|rebate|折扣|优惠"),
         ("budget", r"budget|预算"),
+        ("renewal", r"renew|续约|续签"),  # a renewal's price is not the first quote's
+        ("total", r"\btotal\b|总价|总额|合计|总计"),  # nor is a total a unit price
         ("price", r""),  # an amount with no other cue on a customer page is its price
     ],
     "percent": [
@@ -113,13 +115,37 @@ def _own_key(kind: str, sentence: str) -> str:
     return f"{kind}:#{hashlib.sha1(sentence.encode()).hexdigest()[:10]}"
 
 
+# What an amount is per, when it is per something other than a period ("$102/seat", "per
+# user", "每席位669元"): a price per seat is another thing than a total.
+_PER_AFTER = re.compile(r"\s*(?:/|\bper\s+|\ba\s+)(?P<unit>[a-z]{3,})\b", re.I)
+_PER_BEFORE = re.compile(r"每(?:个|位|名)?(?P<unit>[\u4e00-\u9fff]{1,2})$")
+_NOT_UNIT = re.compile(r"^(?:year|yr|annum|month|mo|quarter|week|day|hour|时|年|月|季度?|周|天|日)", re.I)
+
+
+_RENEWAL = re.compile(r"renew|续约|续签", re.I)
+
+
+def _per(sentence: str, start: int, end: int) -> str:
+    """ "/seat" for "$102/seat" and "每席位669元" ("/席位"), "" for an amount per nothing or per
+    a period (the period is read with the amount)."""
+    after = _PER_AFTER.match(sentence, end)
+    before = _PER_BEFORE.search(sentence[max(0, start - 6) : start].rstrip())
+    unit = (after and after.group("unit").lower().rstrip("s")) or (before and before.group("unit")) or ""
+    return "" if not unit or _NOT_UNIT.match(unit) else f"/{unit}"
+
+
 def amounts(sentence: str) -> list[Stated]:
     out = []
     for amount in read_amounts(sentence):
         if not amount.currency:
             continue
         topic = _topic("amount", sentence, amount.start, amount.end)
-        key = f"amount:{amount.currency}/{amount.period or 'once'}:{topic}"
+        if topic == "price" and _RENEWAL.search(sentence):
+            topic = (
+                "renewal"  # what the whole sentence is about ("pushed back on the renewal; we are at $150")
+            )
+        per = _per(sentence, amount.start, amount.end)
+        key = f"amount:{amount.currency}/{amount.period or 'once'}{per}:{topic}"
         out.append(_stated(key, amount.fact, amount.shown))
     return out
 

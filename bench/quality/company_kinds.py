@@ -307,7 +307,10 @@ def _described(co, rng, by_name, pairs, ask) -> None:
     for c in co.customers:
         F = {k: v[1] for k, v in c.facts.items() if isinstance(v, tuple)}
         ind = c.facts["industry_en"]
-        who = rng.choice(c.facts["quote_readers"])
+        # Asked by someone who may read the kickoff and its notes (where the answer is); the
+        # draw is kept so that the questions after these keep theirs.
+        drawn = rng.choice(c.facts["quote_readers"])
+        who = drawn if drawn in set(c.facts["kickoff_attendees"]) & set(c.facts["notes_attendees"]) else c.am
         lang = gen._lang(co, who, rng)
         text = {"en": f"For our {ind.lower()} customer headquartered in {F['city']}: which system do we integrate with, and how long is their pilot?",
                 "zh": f"总部在{F['city']}的那家{KIND_ZH[ind]}客户：我们要对接哪个系统，试点期多长？"}[lang]  # fmt: skip

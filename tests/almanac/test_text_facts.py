@@ -172,3 +172,23 @@ def test_open_items_of_any_kind():
                  "华源物流 的未决风险：VPN 断开", "我们这边还有一个未解决的问题", "待解决问题"]:  # fmt: skip
         assert is_open_item(text), text
     assert not is_open_item("We opened the office in May.")
+
+
+def test_a_price_per_seat_a_total_and_a_renewal_are_other_things():
+    from almanac.text.statements import statements
+
+    def key(text):
+        (found,) = [s for s in statements(text) if s.attribute.startswith("amount:")]
+        return found.attribute
+
+    quote, total = key("750 seats of Vega at $102/seat."), key("Total for the first year: $678,060.")
+    renewal = key("For the renewal we propose $150/seat.")
+    assert len({quote, total, renewal}) == 3
+    assert key("For a two-year term we can offer $96/seat.") == quote  # a new quote replaces it
+    # A sentence about the renewal says so once, its amounts are the renewal's.
+    assert key("Acme pushed back on the renewal, we are now at $131/seat.") == renewal
+    zh_quote, zh_renewal = key("报价每席位728元（每年）。"), key("续约价最终定为每席位1009元。")
+    assert zh_quote != zh_renewal and key("签两年的话可以给到每席位669元。") == zh_quote
+    assert key("订单首年总价：678,060元。") != zh_quote
+    # A period is not a unit: "$195k/yr" and "$172,000 per year" are one price.
+    assert key("Globex quote: $195k/yr") == key("Globex agreed to $172,000 per year")

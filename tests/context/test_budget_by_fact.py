@@ -66,3 +66,53 @@ def test_in_chinese_too(api, tenant, alice):
     data = context(api, task="鼎川制造 的 Okta 租户需要多少个席位？", max_tokens=800)
     assert "610个席位" in data["prompt"]
     assert data["budget"]["used"] <= 800
+
+
+def kickoff_page(tenant, customer: str, kickoff: str, noise: str):
+    """A customer page whose answering sentence ("the Databricks integration") states no
+    value, among many dated facts."""
+    push(tenant, container=SALES, tags={"customer": customer}, thread_key="kickoff",
+         occurred_at="2026-09-01T10:00:00Z", text=kickoff, compile=False)  # fmt: skip
+    for i in range(30):
+        push(tenant, container=SALES, tags={"customer": customer}, thread_key=f"batch-{i}",
+             occurred_at=f"2026-10-{i % 28 + 1:02d}T10:00:00Z", text=noise.format(i=i, n=1000 + 37 * i),
+             compile=False)  # fmt: skip
+    compile_pending(tenant=tenant)
+
+
+def test_a_sentence_with_no_value_that_answers_the_task_survives_800_tokens(api, tenant, alice):
+    kickoff_page(tenant, "Vercel", "Vercel kickoff: scope, timeline, and the Databricks integration.",
+                 "Vercel invoice batch {i} of ${n:,} was sent.")  # fmt: skip
+    data = context(api, task="Which system do we integrate with for Vercel?", max_tokens=800)
+    assert "Databricks integration" in data["prompt"]
+    assert data["budget"]["used"] <= 800
+
+
+def test_a_chinese_sentence_with_no_value_too(api, tenant, alice):
+    kickoff_page(tenant, "鼎川制造", "鼎川制造 启动会：范围、时间表，以及与 Jira 的对接。",
+                 "鼎川制造 第{i}批发票 {n}元 已寄出。")  # fmt: skip
+    data = context(api, task="鼎川制造 我们要对接哪个系统？", max_tokens=800)
+    assert "Jira" in data["prompt"]
+
+
+def test_the_page_the_task_names_gets_the_larger_share(api, tenant, alice, settings):
+    """Pages summarized to share a small budget: the named page's share is
+    CONTEXT_ENTITY_PAGE_WEIGHT times another's, so its answer stays."""
+    busy_page(tenant)
+    for i in range(30):  # another page the task's words hit, as long as Vercel's
+        push(tenant, container=SALES, tags={"customer": "Globex"}, thread_key=f"globex-{i}",
+             occurred_at=f"2026-10-{i % 28 + 1:02d}T11:00:00Z",
+             text=f"Globex seats report {i}: {100 + i} seats active on the Okta tenant on 2026-10-{i % 28 + 1:02d}.",
+             compile=False)  # fmt: skip
+    compile_pending(tenant=tenant)
+
+    def shares():
+        data = context(api, task="How many seats does Vercel want on the Okta tenant?", max_tokens=800)
+        items = {i["title"]: i for i in [b for b in data["blocks"] if b["kind"] == "wiki"][0]["items"]}
+        return {title: len(item["text"]) for title, item in items.items()}, data["prompt"]
+
+    settings.CONTEXT_ENTITY_PAGE_WEIGHT = 1.0
+    even, _ = shares()
+    settings.CONTEXT_ENTITY_PAGE_WEIGHT = 4.0
+    weighted, prompt = shares()
+    assert weighted["Vercel"] > even["Vercel"] and "750 seats" in prompt

@@ -162,7 +162,7 @@ def test_a_summarized_page_keeps_the_newest_value_marked_current(api, company):
         tags={"customer": "Vercel"},
         thread_key="price-new",
         occurred_at="2026-11-03T10:00:00Z",
-        text="Vercel agreed to $172,000 per year for 3 years.",
+        text="Vercel agreed to renew at $172,000 per year for 3 years.",
     )
     data = context(api, task="Vercel renewal price", max_tokens=500)
     (vercel,) = [i for i in wiki_block(data)["items"] if i["title"] == "Vercel"]

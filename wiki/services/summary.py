@@ -208,7 +208,8 @@ def facts_summary(
     zh = is_cjk(title + "".join(line.text for line in lines[:5]))
     words = task_words(task)
     if words:
-        lines = by_task(lines, words)
+        answering, rest = task_sentences(rest, words, named=[title, *(keep or [])])
+        lines = by_task(sorted(lines + answering, key=lambda line: line.order, reverse=True), words)
         keep = [*(keep or []), *words]
     out, used = [], 0
     for line in lines:
@@ -233,6 +234,30 @@ def _words(text: str) -> frozenset[str]:
 def task_words(task: str) -> list[str]:
     """The task's search terms (`almanac.search.text.segment`: stemmed, no stop words)."""
     return sorted(_words(task)) if task else []
+
+
+def task_sentences(
+    rest: list[str], words: list[str], *, named: list[str]
+) -> tuple[list[FactLine], list[str]]:
+    """(the sentences of the page's other lines that hold a telling word of the task, as fact
+    lines with no value: "Kickoff: scope, and the Databricks integration" answers "which
+    system do we integrate with" without a typed value; the other lines without them). The
+    words of `named` (the page's title, the task's entities) tell nothing here: every line
+    of the page is about them."""
+    telling = set(words) - {word for name in named for word in _words(name)}
+    found: list[FactLine] = []
+    others: list[str] = []
+    for number, (date, author, text) in enumerate(item for line in rest for item in _items(line)):
+        kept = []
+        for position, sentence in enumerate(split_sentences(text)):
+            if _words(sentence) & telling:
+                found.append(FactLine(date, _who(author), _clip(sentence, []), (date, number, position)))
+            else:
+                kept.append(sentence)
+        if kept:
+            others.append(f"[{date}] {author}: " + " ".join(kept))
+    found.sort(key=lambda line: line.order, reverse=True)
+    return found, others
 
 
 def by_task(lines: list[FactLine], words: list[str]) -> list[FactLine]:
