@@ -2,7 +2,10 @@
 
 Migrations create `vector(512)` columns (the built-in model's size). `reembed` retypes them
 and re-embeds every row; on a fresh install with another EMBEDDING_DIM, `migrate` retypes
-the still empty columns itself (post_migrate), so the first write does not fail."""
+the still empty columns itself (post_migrate), so the first write does not fail.
+
+The second encoder's column (`embedding_e5`, fixed at its model's 384 dimensions) is filled
+by `second_fill`: after each write (a task) and by `reembed --second`."""
 
 from __future__ import annotations
 
@@ -91,3 +94,47 @@ def empty_columns_fit() -> list[str]:
             column_retype(model, dim)
             column_restore(model, field.null)
     return stale
+
+
+# --- The second encoder's column (almanac.search.second) ---------------------------------
+
+SECOND_FIELD = "embedding_e5"
+
+
+def second_models():
+    """Each model with a second-encoder vector column computed from its `content`."""
+    for model in apps.get_models():
+        names = {f.name for f in model._meta.fields}
+        if SECOND_FIELD in names and "content" in names:
+            yield model
+
+
+def second_missing(model) -> int:
+    return model.objects.filter(**{f"{SECOND_FIELD}__isnull": True}).count()
+
+
+def second_fill(model, *, batch: int = 64, on_batch=None) -> int:
+    """Embed the rows of `model` that have no second-encoder vector yet, `batch` at a time,
+    oldest first; returns how many were filled. Each batch commits on its own, so a run
+    stopped half-way resumes where it was (the rows still missing). A row whose text
+    changed while its batch was embedded is left for its own change's task.
+    `on_batch(done)` is told the running count after each batch."""
+    from almanac.search.second import embed_passages
+
+    table = connection.ops.quote_name(model._meta.db_table)
+    done = last = 0
+    while True:
+        missing = model.objects.filter(**{f"{SECOND_FIELD}__isnull": True, "pk__gt": last})
+        rows = list(missing.order_by("pk").values_list("pk", "content")[:batch])
+        if not rows:
+            return done
+        vectors = embed_passages([content for _, content in rows])
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.executemany(
+                f"UPDATE {table} SET {SECOND_FIELD} = %s::vector WHERE id = %s AND content = %s",
+                [(str(v.tolist()), pk, content) for (pk, content), v in zip(rows, vectors, strict=True)],
+            )
+        done += len(rows)
+        last = rows[-1][0]
+        if on_batch is not None:
+            on_batch(done)

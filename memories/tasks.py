@@ -6,6 +6,8 @@ from datetime import datetime
 
 from django.db import transaction
 
+from almanac.embedding_columns import second_fill
+from almanac.queue import coalesced
 from memories.models import Memory
 from memories.services.compression import compressed_expire, memories_compress
 from memories.services.decay import memories_decay
@@ -22,6 +24,13 @@ SCHEDULES = [
 
 def session_extract_task(session_id: int) -> dict:
     return session_extract(session_id=session_id)
+
+
+@coalesced
+def memory_second_fill_task() -> int:
+    """Fill the second encoder's vectors of the memories that have none (new or rewritten
+    ones); coalesced, so a burst of writes is one run."""
+    return second_fill(Memory)
 
 
 def memory_touch_task(memory_ids: list[int], at: str) -> int:

@@ -350,7 +350,7 @@ def memory_update_do(*, memory: Memory, user, changes: dict, reason: str) -> Non
     memory._change_reason = reason
     memory.save(update_fields=[*dict.fromkeys(changed), "updated_at"])
     # Which fields, never what they say (a purge could not take it back out of here).
-    fields = sorted(set(changed) - {"embedding", "tokens", "tf", "doc_len", "acl"})
+    fields = sorted(set(changed) - {"embedding", "embedding_e5", "tokens", "tf", "doc_len", "acl"})
     memory_audit(
         action="memory.update",
         memory=memory,

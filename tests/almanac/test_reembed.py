@@ -93,3 +93,45 @@ def test_another_dimension_needs_no_migration():
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.splitlines()[0] == "vector(768)"
     assert "No changes detected" in out.stdout
+
+
+def test_reembed_second_fills_with_progress_and_resumes(settings, alice, monkeypatch):
+    from almanac.search import second
+
+    for text in (
+        "Invoices for Vercel go out on the 5th",
+        "Standup moved to 9:30",
+        "The Q3 offsite is in Lisbon",
+    ):
+        memory_create(owner=alice, content=text)  # lane off: no second vectors yet
+    settings.SEARCH_SECOND_ENCODER = "e5"
+    real, calls = second.embed_passages, []
+
+    def failing_second_batch(texts):
+        calls.append(texts)
+        if len(calls) == 2:
+            raise RuntimeError("stopped")
+        return real(texts)
+
+    monkeypatch.setattr(second, "embed_passages", failing_second_batch)
+    out = StringIO()
+    with pytest.raises(RuntimeError):
+        call_command("reembed", "--second", "--batch", "1", stdout=out)
+    assert "memories.Memory: 3 rows to embed with e5" in out.getvalue()
+    assert "memories.Memory: 1 of 3" in out.getvalue()
+    assert Memory.objects.filter(embedding_e5__isnull=True).count() == 2
+
+    out = StringIO()
+    call_command("reembed", "--second", "--batch", "1", stdout=out)  # resumes with the two left
+    assert "2 rows to embed" in out.getvalue() and "memories.Memory: 2 of 2" in out.getvalue()
+    assert "memories.Memory: 2 rows embedded with e5" in out.getvalue()
+    assert not Memory.objects.filter(embedding_e5__isnull=True).exists()
+    hits = memory_search(user=alice, query="where is the offsite this quarter")
+    assert hits[0].memory.content == "The Q3 offsite is in Lisbon" and hits[0].breakdown["second_rank"] == 1
+
+
+def test_reembed_second_needs_the_setting():
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="SEARCH_SECOND_ENCODER"):
+        call_command("reembed", "--second", stdout=StringIO())
