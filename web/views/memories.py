@@ -176,7 +176,8 @@ def memories_page(request, *, upload_error: str = "", status: int = 200):
     context = {"memories": memories, "cards": cards(memories, user=request.user), "type": memory_type,
                "status": listed, "q": q, "documents": documents,
                "uploaded": int(uploaded) if uploaded.isdigit() else None,
-               "deleted": int(deleted) if deleted.isdigit() else None, "purged": request.GET.get("purged") == "1",
+               "deleted": int(deleted) if deleted.isdigit() else None, "undo_seconds": settings.MEMORY_UNDO_SECONDS,
+               "purged": request.GET.get("purged") == "1",
                "again": request.GET.get("again") == "1", "upload_error": upload_error}  # fmt: skip
     return render(request, "web/memories.html", context, status=status)
 
