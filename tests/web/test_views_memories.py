@@ -181,7 +181,9 @@ def test_a_delete_can_be_undone_for_a_short_time(client, alice, settings):
     assert page["Location"].endswith(f"/memories/?deleted={memory_id}")
     assert not Memory.objects.filter(pk=memory_id).exists()
     listing = client.get(page["Location"]).content.decode()
-    assert f'action="/memories/{memory_id}/undo"' in listing and "You can undo this for 60 seconds." in listing
+    assert (
+        f'action="/memories/{memory_id}/undo"' in listing and "You can undo this for 60 seconds." in listing
+    )
     zh = client.get(page["Location"], **ZH).content.decode()
     assert "60 秒内可以撤销。" in zh
     assert client.post(f"/memories/{memory_id}/undo").status_code == 302
