@@ -138,6 +138,28 @@ def test_each_section_says_who_can_see_it_and_marks_the_restricted_one(client, w
     assert "#finance-internal 的成员" in _article(zh, "discount ceiling")
 
 
+def test_who_can_see_a_section_is_listed_with_the_languages_separator(client, wiki, bob):
+    PageSection.objects.filter(content__contains="discount ceiling").update(
+        acl=["slack:channel:CFIN", "dept:finance"]
+    )
+    body = login(client, bob).get("/wiki/vercel/").content.decode()
+    assert "Visible to: Finance department, members of #finance-internal" in _article(
+        body, "discount ceiling"
+    )
+    zh = _article(client.get("/wiki/vercel/", **ZH).content.decode(), "discount ceiling")
+    assert "Finance 部门、#finance-internal 的成员" in zh and "，" not in zh.split("visible-to")[1]
+
+
+def test_a_sections_sources_are_listed_with_the_languages_separator(client, wiki, charlie):
+    PageSection.objects.update(
+        source_list=[{"source": name, "url": "", "occurred_at": None} for name in ("slack", "github")]
+    )
+    body = login(client, charlie).get("/wiki/vercel/").content.decode()
+    assert '<span class="src">slack</span>, <span class="src">github</span>' in body
+    zh = client.get("/wiki/vercel/", **ZH).content.decode()
+    assert '<span class="src">slack</span>、<span class="src">github</span>' in zh
+
+
 def test_the_summary_is_on_top_and_made_from_what_the_reader_sees(client, wiki, bob, charlie):
     body = login(client, bob).get("/wiki/vercel/").content.decode()
     assert body.index('class="card summary"') < body.index("<article")

@@ -1,5 +1,5 @@
-"""Template filters of the employee web UI: safe links, translated enum labels, marked
-passages and rendered Markdown."""
+"""Template filters of the employee web UI: safe links, translated enum labels, lists in
+the reader's language, marked passages and rendered Markdown."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext
 from markdown_it import MarkdownIt
 
 from almanac.text.passages import Passage
@@ -67,6 +68,20 @@ LABELS = {
 def label(value, group: str):
     """`{{ page.kind|label:"kind" }}`: the translated label, or the value itself if unknown."""
     return LABELS.get(group, {}).get(value, value)
+
+
+@register.simple_tag
+def list_separator() -> str:
+    """What goes between the names of a list in the reader's language: "、" in Chinese,
+    ", " in English (the catalogue says it, as it says any other word)."""
+    return pgettext("between the names of a list", ", ")
+
+
+@register.filter
+def listing(items) -> str:
+    """`{{ labels|listing }}`: the names joined with the language's list separator (each
+    escaped by the template, as any text)."""
+    return list_separator().join(str(item) for item in items or [])
 
 
 @register.filter

@@ -192,7 +192,7 @@ def document_rows(user) -> list[dict]:
             "document": d,
             "status": DOCUMENT_STATUS.get(d.status, d.status),
             "reading": d.status in READING,
-            "visible_to": ", ".join(labels_ordered(labels, d.acl)),
+            "visible_to": labels_ordered(labels, d.acl),
         }
         for d in documents
     ]
