@@ -1,5 +1,7 @@
 """The "Add a document" form of the memories page (web.views.memories.document_upload_view)."""
 
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -19,6 +21,47 @@ def test_the_memories_page_offers_the_form_in_the_readers_language(client, alice
     assert "Add a document" in english and 'name="file"' in english
 
 
+def _options(body):
+    form = body.split('<select name="audience">', 1)[1].split("</select>", 1)[0]
+    return re.findall(r'<option value="([^"]+)"(?: selected)?>([^<]+)</option>', form)
+
+
+def test_the_form_offers_the_readers_own_departments_and_projects(client, alice, bob, charlie):
+    body = login(client, alice).get("/memories/").content.decode()
+    assert _options(body) == [
+        ("user", "Only me"),
+        ("dept:sales", "Sales department"),
+        ("project:apollo", "Apollo project"),
+        ("tenant", "everyone at Acme"),
+    ]
+    assert '<option value="user" selected>' in body and 'type="text" name="scope_key"' not in body
+    zh = client.get("/memories/", **ZH).content.decode()
+    assert [words for _value, words in _options(zh)] == [
+        "仅自己",
+        "Sales 部门",
+        "Apollo 项目",
+        "Acme 全体成员",
+    ]
+
+
+def test_a_scope_the_reader_is_not_in_is_refused(client, alice, charlie):
+    login(client, alice)
+    file = SimpleUploadedFile("a.md", b"# Notes\nThe fee is 100 USD.")
+    response = client.post("/memories/documents", {"file": file, "audience": "dept:engineering"})
+    assert response.status_code == 403 and 'role="alert"' in response.content.decode()
+    assert not Document.objects.exists()
+    file = SimpleUploadedFile("a.md", b"# Notes\nThe fee is 100 USD.")
+    response = client.post("/memories/documents", {"file": file, "audience": "project:apollo"})
+    assert response.status_code == 302 and Document.objects.get().scope_key == "apollo"
+
+
+def test_a_refused_choice_keeps_what_was_chosen(client, alice):
+    login(client, alice)
+    response = client.post("/memories/documents", {"audience": "project:apollo"})
+    assert response.status_code == 422
+    assert '<option value="project:apollo" selected>' in response.content.decode()
+
+
 def test_a_contract_uploaded_from_the_form_becomes_clause_memories(
     client, alice, django_capture_on_commit_callbacks
 ):
@@ -28,8 +71,7 @@ def test_a_contract_uploaded_from_the_form_becomes_clause_memories(
             "/memories/documents",
             {
                 "file": SimpleUploadedFile("合同.pdf", pdf_bytes(ZH_PAGES)),
-                "scope": "project",
-                "scope_key": "Apollo",
+                "audience": "project:apollo",
             },
         )
     document = Document.objects.get()
@@ -41,7 +83,11 @@ def test_a_contract_uploaded_from_the_form_becomes_clause_memories(
     assert "合同.pdf" in page and "2 页" in page
     # read already: said so, not "being read"; who may read it in plain words, not its key
     assert "已收到。" in page and "正在读取" not in page
-    assert '<span class="tag visible-to">可见范围: Apollo 项目</span>' in page and "project:" not in page
+    documents = page.split("</form>")[-1]
+    assert (
+        '<span class="tag visible-to">可见范围: Apollo 项目</span>' in documents
+        and "project:" not in documents
+    )
 
 
 def test_a_document_being_read_says_so(client, alice):

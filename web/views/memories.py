@@ -22,9 +22,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from almanac.errors import ApplicationError
-from almanac.labels import group_labels, labels_ordered
 from almanac.models import Department, Project
-from documents.selectors import document_list
 from documents.services.documents import document_upload
 from memories.models import Feedback, Memory
 from memories.permissions import can_modify, modifiable_ids
@@ -34,16 +32,8 @@ from memories.services.feedback import memory_feedback
 from memories.services.memories import memory_delete, memory_update
 from memories.services.purge import memory_purge
 from web.views.common import PER_PAGE, login_required_htmx, service_message
+from web.views.documents import document_rows, upload_audiences, upload_scope
 
-RECENT_DOCUMENTS = 10
-# Where a document's reading stands, in the reader's language.
-DOCUMENT_STATUS = {
-    "pending": gettext_lazy("waiting to be read"),
-    "read": gettext_lazy("read; looking for clauses"),
-    "done": gettext_lazy("done"),
-    "failed": gettext_lazy("failed"),
-}
-READING = ("pending", "read")  # a document's reading is under way
 # The card's two feedback buttons and the signal each sends (the API's `POST .../feedback`).
 SIGNALS = {"useful": Feedback.Signal.ADOPTED, "wrong": Feedback.Signal.CORRECTED}
 LISTED = ("active", "archived")
@@ -178,24 +168,9 @@ def memories_page(request, *, upload_error: str = "", status: int = 200):
                "uploaded": int(uploaded) if uploaded.isdigit() else None,
                "deleted": int(deleted) if deleted.isdigit() else None, "undo_seconds": settings.MEMORY_UNDO_SECONDS,
                "purged": request.GET.get("purged") == "1",
-               "again": request.GET.get("again") == "1", "upload_error": upload_error}  # fmt: skip
+               "again": request.GET.get("again") == "1", "upload_error": upload_error,
+               "audiences": upload_audiences(request.user), "audience": request.POST.get("audience", "user")}  # fmt: skip
     return render(request, "web/memories.html", context, status=status)
-
-
-def document_rows(user) -> list[dict]:
-    """The reader's recent documents, each with where its reading stands and who may read
-    it in plain words ("Sales department", as a memory card says it)."""
-    documents = list(document_list(user=user)[:RECENT_DOCUMENTS])
-    labels = group_labels(user=user, keys={key for d in documents for key in d.acl})
-    return [
-        {
-            "document": d,
-            "status": DOCUMENT_STATUS.get(d.status, d.status),
-            "reading": d.status in READING,
-            "visible_to": labels_ordered(labels, d.acl),
-        }
-        for d in documents
-    ]
 
 
 @login_required
@@ -208,11 +183,15 @@ def document_upload_view(request):
     if upload.size > settings.DOCUMENT_MAX_BYTES:
         message = _("The file is larger than %(limit)s bytes.") % {"limit": settings.DOCUMENT_MAX_BYTES}
         return memories_page(request, upload_error=message, status=413)
+    scope, scope_key = upload_scope(request.POST.get("audience", "user"))
     try:
         document, created = document_upload(
-            user=request.user, data=upload.read(), filename=upload.name or "",
-            scope=request.POST.get("scope", "user"), scope_key=request.POST.get("scope_key", "").strip() or None,
-        )  # fmt: skip
+            user=request.user,
+            data=upload.read(),
+            filename=upload.name or "",
+            scope=scope,
+            scope_key=scope_key,
+        )
     except ApplicationError as exc:
         return memories_page(request, upload_error=service_message(exc), status=exc.status_code)
     query = urlencode({"uploaded": document.pk, **({} if created else {"again": 1})})
