@@ -35,11 +35,26 @@ def test_memories_are_paged_and_the_links_keep_the_filters(client, alice, five_m
     assert 'href="?q=renewal&amp;type=semantic&amp;page=2"' in last
 
 
-def test_memory_labels_are_translated(client, alice):
+def test_memory_kinds_are_in_plain_words_and_the_filter_keeps_working(client, alice):
     memory_create(owner=alice, content="I prefer one-page PDFs", memory_type="semantic")
+    memory_create(owner=alice, content="Met Vercel's CFO on May 3", memory_type="episodic")
     body = login(client, alice).get("/memories/", **ZH).content.decode()
-    assert '<span class="tag">语义记忆</span>' in body and ">semantic<" not in body
-    assert ">user<" not in body
+    assert '<span class="tag">事实或偏好</span>' in body and '<span class="tag">事件</span>' in body
+    assert "语义" not in body and "情景" not in body and ">semantic<" not in body and ">user<" not in body
+    english = client.get("/memories/").content.decode()
+    assert (
+        '<span class="tag">a fact or preference</span>' in english
+        and '<span class="tag">an event</span>' in english
+    )
+    assert "emantic" not in english.replace('value="semantic"', "").replace("type=semantic", "")
+    facts = client.get("/memories/", {"type": "semantic"}).content.decode()
+    assert (
+        "one-page PDFs" in facts and "Vercel" not in facts.split("</form>", 1)[1].split('id="documents"')[0]
+    )
+    assert '<option value="semantic" selected>Facts and preferences</option>' in facts
+    events = client.get("/memories/", {"type": "episodic"}, **ZH).content.decode()
+    assert "CFO" in events and "one-page PDFs" not in events
+    assert '<option value="episodic" selected>过往事件</option>' in events
 
 
 def test_a_card_says_owner_audience_origin_and_dates_in_plain_words(client, alice, bob):

@@ -32,10 +32,11 @@ LABELS = {
         "open": _("open"),
         "closed": _("closed"),
     },
+    # what kind of thing a memory holds, in an employee's words (not semantic / episodic)
     "memory_type": {
-        "working": _("working"),
-        "episodic": _("episodic"),
-        "semantic": _("semantic"),
+        "working": _("a working note"),
+        "episodic": _("an event"),
+        "semantic": _("a fact or preference"),
     },
     "scope": {
         "user": _("personal"),
