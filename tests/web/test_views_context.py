@@ -106,7 +106,33 @@ def test_what_was_left_out_is_listed_with_why(client, wiki, bob):
     assert "未选入的内容及原因" in zh
 
 
+def test_what_the_budget_left_out_is_said_in_plain_words(client, wiki, bob):
+    memory_create(
+        owner=bob, content="Vercel renewal: the escrow agent is Ironclad Trust.", memory_type="semantic"
+    )
+    login(client, bob)
+    body = client.post("/context/", {"task": "Vercel renewal escrow", "max_tokens": "5"}).content.decode()
+    (left,) = re.findall(
+        r'<div class="card warn left-out" data-code="budget_exceeded">(.*?)</div>', body, re.S
+    )
+    assert left.startswith("Left out to stay within the token budget you chose: ")
+    assert "Vercel" in left and "1 memory" in left
+    assert "max_tokens" not in left and "semantic" not in left and "wiki:" not in left
+    zh = client.post("/context/", {"task": "Vercel renewal escrow", "max_tokens": "5"}, **ZH).content.decode()
+    (left,) = re.findall(r'<div class="card warn left-out" data-code="budget_exceeded">(.*?)</div>', zh, re.S)
+    assert left.startswith("为控制在所选的 token 预算内而略去：") and "1 条记忆" in left and "、" in left
+    assert "max_tokens" not in left and "语义" not in left
+
+
 def test_the_api_answer_carries_no_reason(api, wiki, bob):
     answer = api.post("/context", {"user": "bob", "task": "Vercel renewal", "max_tokens": 800}).json()
     items = [item for block in answer["blocks"] for item in block["items"]]
     assert items and all("reason" not in item for item in items)
+
+
+def test_a_chosen_pages_older_sections_left_out_are_said_so(client, wiki, bob, settings):
+    settings.CONTEXT_PAGE_MAX_SECTIONS = 1
+    login(client, bob)
+    zh = client.post("/context/", {"task": "Vercel", "max_tokens": "800"}, **ZH).content.decode()
+    (left,) = re.findall(r'<div class="card warn left-out" data-code="budget_exceeded">(.*?)</div>', zh, re.S)
+    assert left == "为控制在所选的 token 预算内而略去：Vercel 的较早段落"

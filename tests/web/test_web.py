@@ -69,7 +69,7 @@ def test_context_preview_warnings_and_a_missing_page_in_chinese(client, wiki, bo
     body = client.get(
         "/context/", {"task": "Vercel renewal discount", "max_tokens": 60}, **zh
     ).content.decode()
-    assert "为不超过 max_tokens 而略去" in body and "left out to stay" not in body
+    assert "为控制在所选的 token 预算内而略去" in body and "为不超过 max_tokens" not in body
     assert "已摘要 为放入预算已摘要" not in body and "over budget" not in body  # the detail says it once
     missing = client.get("/wiki/no-such-page/", **zh)
     assert missing.status_code == 404

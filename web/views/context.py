@@ -9,6 +9,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from almanac.errors import ApplicationError
 from almanac.labels import group_labels, labels_ordered
@@ -17,6 +18,7 @@ from almanac.selectors import user_group_keys, user_tenant
 from context.services import context_build
 from web.views.common import service_message
 from web.views.memories import ORIGINS
+from wiki.selectors import page_list
 
 
 @login_required
@@ -33,7 +35,7 @@ def context_preview(request):
         "result": result,
         "sources": freshness_rows(result["freshness"]) if result else [],
         "blocks": preview_blocks(result) if result else [],
-        "left_out": [w for w in result["warnings"] if w["code"] in LEFT_OUT] if result else [],
+        "left_out": left_out_rows(result, user=request.user) if result else [],
         "notices": [w for w in result["warnings"] if w["code"] not in LEFT_OUT] if result else [],
         "error": error,
         "groups": access_words(request.user),
@@ -69,6 +71,46 @@ def context_preview_build(*, user, task: str, max_tokens: str | None) -> tuple[d
 
 # Warnings about what the context holds less of than it could: shown as "left out and why".
 LEFT_OUT = {"budget_exceeded", "summarized", "stale_excluded", "nothing_relevant"}
+
+
+def left_out_rows(result: dict, *, user) -> list[dict]:
+    """The "left out" warnings as the preview says them. `budget_exceeded` is said by the
+    template from its code, with what it names in plain words (`budget_names`): the
+    service's own text is written for agents (it names `max_tokens`, memory kinds, ids)."""
+    return [
+        {**w, "names": budget_names(result, items=w["items"], user=user)}
+        if w["code"] == "budget_exceeded"
+        else w
+        for w in result["warnings"]
+        if w["code"] in LEFT_OUT
+    ]
+
+
+def budget_names(result: dict, *, items: list[str], user) -> list[str]:
+    """What a `budget_exceeded` warning left out (its `items`, "<kind>:<id>"), in the
+    reader's words: a chosen page's older sections, each page left out by its title (read
+    through the reader's page filter), and how many memories."""
+    chosen = {
+        item["id"]: item["title"]
+        for block in result["blocks"]
+        if block["kind"] == "wiki"
+        for item in block["items"]
+    }
+    slugs = [key.partition(":")[2] for key in items if key.startswith("wiki:")]
+    titles = dict(
+        page_list(user=user)
+        .filter(slug__in=[s for s in slugs if s not in chosen])
+        .values_list("slug", "title")
+    )
+    names = [
+        _("older sections of %(title)s") % {"title": chosen[slug]} if slug in chosen else titles[slug]
+        for slug in slugs
+        if slug in chosen or slug in titles
+    ]
+    memories = sum(1 for key in items if not key.startswith("wiki:"))
+    if memories:
+        names.append(ngettext("%(count)s memory", "%(count)s memories", memories) % {"count": memories})
+    return names
 
 
 def access_words(user) -> list[str]:
