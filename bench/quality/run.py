@@ -42,8 +42,9 @@ import numpy as np  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
+from almanac.embedding_columns import second_fill  # noqa: E402
 from almanac.models import Tenant  # noqa: E402
-from almanac.search import keyword  # noqa: E402
+from almanac.search import keyword, second  # noqa: E402
 from almanac.search.embeddings import embed, embed_query  # noqa: E402
 from almanac.services.tenancy import tenant_create  # noqa: E402
 from almanac.services.users import user_create  # noqa: E402
@@ -159,6 +160,8 @@ def ensure_loaded(sets: str, reload: bool, data_a: dict, data_b: dict) -> dict:
     if "e" in sets and (reload or "e" not in manifest or crosslang.TENANT not in present):
         log("loading set (e): cross-language notes ...")
         manifest["e"] = crosslang.load(fresh_tenant, write_memories)
+    if second.enabled() and set(sets) & set("abe"):  # no task worker here: fill the second lane now
+        log(f"second encoder: {second_fill(Memory)} memories embedded")
     if time.perf_counter() - started > 1:
         log(f"loaded in {time.perf_counter() - started:.0f}s")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -200,12 +203,22 @@ class Lanes:
         order = np.argsort(-sims)[:k]
         return [int(self.ids[i]) for i in order], (float(sims[order[0]]) if len(order) else None)
 
+    def second(self, query: str, k: int = 10):
+        """The second encoder alone (SEARCH_SECOND_ENCODER), over every memory it has embedded."""
+        qs = self.qs.filter(embedding_e5__isnull=False)
+        top = nearest(qs, second.embed_query(query), k, tenant_id=self.tenant_id, field="embedding_e5")
+        return [pk for pk, _ in top], (1 - float(top[0][1]) if top else None)
+
     def pipeline(self, query: str, k: int = 10):
         hits = memory_search(user=self.user, query=query, top_k=k)
         return [h.memory.pk for h in hits], (float(hits[0].score) if hits else None)
 
 
-LANES = ("keyword", "vector", "exact", "pipeline")
+LANES = (
+    ("keyword", "vector", "exact", "second", "pipeline")
+    if second.enabled()
+    else ("keyword", "vector", "exact", "pipeline")
+)
 
 
 def rank_metrics(ranked: list[int], gold: set[int]) -> dict:
@@ -467,7 +480,7 @@ def table(name: str, result: dict) -> str:
             f"{r['floor'].get('auc', float('nan')):>9.3f}  {r['unanswerable_returned_mean']:>6.1f}"
         )
     cats = result["lanes"]["pipeline"]["by_category"]
-    lines.append("  by category, R@10 (keyword / vector / exact / pipeline):")
+    lines.append(f"  by category, R@10 ({' / '.join(LANES)}):")
     for c in cats:
         vals = " / ".join(f"{result['lanes'][lane]['by_category'][c]['r@10']:.3f}" for lane in LANES)
         lines.append(f"    {c:<14} {vals}   (n={cats[c]['n']})")
@@ -522,7 +535,7 @@ def keep_earlier(results: dict, path: Path, sets: str) -> None:
     `code_by_set` says which commit measured each."""
     old = json.loads(path.read_text()) if path.exists() else {}
     code_by_set = old.get("code_by_set") or {k: old.get("code") for k in "abc" if k in old}
-    for key in "abcde":
+    for key in "abcdef":
         if key in sets:
             code_by_set[key] = results["code"]
         elif key in old:
@@ -563,6 +576,8 @@ def main() -> None:
         if key in sets:
             started = time.perf_counter()
             results[key] = fn()
+            if key in "abe":  # memory recall: with or without the second vector lane
+                results[key]["second_encoder"] = settings.SEARCH_SECOND_ENCODER or "off"
             timings[key] = round(time.perf_counter() - started, 1)
     if set(sets) & set("abc"):
         results["nonsense"] = run_nonsense(sets)
