@@ -69,7 +69,7 @@ def test_a_card_says_owner_audience_origin_and_dates_in_plain_words(client, alic
     assert "<dd>a document</dd>" in body and "<dd>an agent</dd>" in body and "<dd>never</dd>" in body
     zh = client.get("/memories/", **ZH).content.decode()
     audiences = [part.split("</dd>")[0] for part in zh.split('<dd class="visible-to">')[1:]]
-    assert audiences == ["Acme 的所有人", "Apollo 项目", "Sales 部门", "你"]
+    assert audiences == ["Acme 全体成员", "Apollo 项目", "Sales 部门", "你"]
     assert "来源" in zh and "最近使用" in zh and "从未" in zh
 
 

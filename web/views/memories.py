@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from almanac.errors import ApplicationError
+from almanac.labels import group_label
 from almanac.models import Department, Project
 from documents.services.documents import document_upload
 from memories.models import Feedback, Memory
@@ -69,15 +70,14 @@ def _unit_names(user) -> dict[str, str]:
 
 
 def visible_to(memory: Memory, *, user, names: dict[str, str]) -> str:
-    """Who may read `memory`, in plain words: "you", "Sales department", "everyone at Acme"."""
+    """Who may read `memory`, in plain words: "you", "Sales department", "everyone at Acme"
+    (as the wiki and the documents say a group: `almanac.labels.group_label`)."""
     if memory.scope == Memory.Scope.USER:
         return _("you") if memory.owner_id == user.pk else _("its owner only")
-    if memory.scope == Memory.Scope.TENANT:
-        return _("everyone at %(company)s") % {"company": user.profile.tenant.name}
-    name = names.get(memory.acl[0], memory.scope_key)
-    if memory.scope == Memory.Scope.DEPT:
-        return _("%(name)s department") % {"name": name}
-    return _("%(name)s project") % {"name": name}
+    key = memory.acl[0]
+    tenant = memory.scope == Memory.Scope.TENANT
+    name = user.profile.tenant.name if tenant else names.get(key, memory.scope_key)
+    return group_label(key=key, kind=memory.scope, name=name)
 
 
 def _owner(memory: Memory, user) -> str:
