@@ -133,7 +133,7 @@ def _page_with_sections(page, score: float, taken: set[int], said: set[str], apa
         key = digest_key(section)
         if section.id in taken or key in seen_here:
             return False
-        if apart is not None and apart.other(section.content):
+        if apart is not None and apart.other(section.content, page.id):
             return False
         if key:
             seen_here.add(key)  # a person page may show two copies of one thread
@@ -189,14 +189,20 @@ def _page_item(page, group, score: float, omitted: bool = False) -> Item:
 class Apart:
     """Look-alikes kept apart: entities whose name shares most of its start with an entity
     the task names or describes (`wiki.search.lookalike`), and that the task does not name
-    itself. Their pages, and sections that name one of them but no task entity, are left out."""
+    itself. Their pages, and sections that name one of them but no task entity, are left out.
+    On a page that is not a task entity's own (a product's, a person's), a section about
+    another entity of a task entity's kind (another customer) and none of the task's is left
+    out too: "our quote to Norwick" is not answered by the Vega page's quotes to others."""
 
     matcher: object
     task: set[int]
     others: set[int]
+    strangers: set[int] = field(default_factory=set)
+    own_pages: dict[int, str] = field(default_factory=dict)  # {page id: its task entity's kind}
 
     @classmethod
-    def of(cls, tenant_id: int, entities: list) -> Apart | None:
+    def of(cls, tenant_id: int, entities: list, pages: dict[int, int] | None = None) -> Apart | None:
+        """`pages`: {entity id: page id} of the task's entities."""
         if not entities:
             return None
         matcher = entity_matcher(tenant_id)
@@ -207,19 +213,34 @@ class Apart:
             if pk not in task
             and any(other.kind == e.kind and lookalike(other.name, e.name) for e in entities)
         }
-        return cls(matcher, task, others) if others else None
+        kinds = {e.kind for e in entities} - {
+            "person"
+        }  # a task naming a person is about what others said too
+        strangers = {
+            pk for pk, other in matcher.entities.items() if pk not in task and other.kind in kinds
+        } - others
+        own = {(pages or {})[e.pk]: e.kind for e in entities if e.pk in (pages or {})}
+        return cls(matcher, task, others, strangers, own) if others or strangers else None
 
-    def other(self, text: str) -> bool:
-        """Does the text name a look-alike and no entity of the task?"""
-        named = {e.pk for e in self.matcher.find(text)}
-        return bool(named & self.others) and not named & self.task
+    def other(self, text: str, page_id: int | None = None) -> bool:
+        """Does the text name a look-alike and no entity of the task, or another entity of a
+        task entity's kind and none of the task's of that kind (except on the own page of a
+        task entity of that kind: a customer's page keeps what it holds)?"""
+        named = self.matcher.find(text)
+        ids = {e.pk for e in named}
+        if ids & self.others and not ids & self.task:
+            return True
+        asked = {e.kind for e in named if e.pk in self.task}
+        own = self.own_pages.get(page_id)
+        return any(e.pk in self.strangers and e.kind not in asked and e.kind != own for e in named)
 
     def pages(self, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
-        """The ranked pages without the look-alikes' own pages."""
+        """The ranked pages without the look-alikes' and the other same-kind entities' own
+        pages (a thread naming a task entity too is on that entity's page as well)."""
         theirs = set(
-            Page.objects.filter(id__in=[pid for pid, _ in ranked], entity__in=self.others).values_list(
-                "id", flat=True
-            )
+            Page.objects.filter(
+                id__in=[pid for pid, _ in ranked], entity__in=self.others | self.strangers
+            ).values_list("id", flat=True)
         )
         return [(pid, score) for pid, score in ranked if pid not in theirs]
 
@@ -245,7 +266,8 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     )
     entities, entity_page_ids, selection.entities = task_pages(user=user, tenant=tenant, task=task, hits=hits)
     ranked = rank_pages(hits, entity_page_ids, seen.pages)
-    apart = Apart.of(tenant.pk, entities)
+    # (a named entity's page id is at its index: `task_pages`)
+    apart = Apart.of(tenant.pk, entities, dict(zip([e.pk for e in entities], entity_page_ids, strict=False)))
     if apart is not None:
         ranked = apart.pages(ranked)
     selection.candidate_page_ids = [pid for pid, _ in ranked]

@@ -100,9 +100,9 @@ def test_the_page_the_task_names_gets_the_larger_share(api, tenant, alice, setti
     CONTEXT_ENTITY_PAGE_WEIGHT times another's, so its answer stays."""
     busy_page(tenant)
     for i in range(30):  # another page the task's words hit, as long as Vercel's
-        push(tenant, container=SALES, tags={"customer": "Globex"}, thread_key=f"globex-{i}",
+        push(tenant, container=SALES, tags={"project": "Okta rollout"}, thread_key=f"rollout-{i}",
              occurred_at=f"2026-10-{i % 28 + 1:02d}T11:00:00Z",
-             text=f"Globex seats report {i}: {100 + i} seats active on the Okta tenant on 2026-10-{i % 28 + 1:02d}.",
+             text=f"Okta rollout seats report {i}: {100 + i} seats active on the Okta tenant on 2026-10-{i % 28 + 1:02d}.",
              compile=False)  # fmt: skip
     compile_pending(tenant=tenant)
 

@@ -101,3 +101,32 @@ def test_a_described_customer_is_found(twins, alice, task, name, answer, other):
     assert answer in prompt
     headers = [line for line in prompt.splitlines() if line.startswith("## ")]
     assert headers and headers[0].startswith(f"## {name}")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("task", "answer", "other"),
+    [
+        ("What per-seat price did we quote Harbor Freight for the Vega rollout?", "$88/seat", "$71/seat"),
+        ("Vega 项目里我们给金泰物流的单价是多少？", "每席位512元", "每席位438元"),
+    ],
+)
+def test_a_page_mixing_customers_shows_only_the_named_ones(tenant, alice, task, answer, other):
+    """A page that is not a customer's (a project's) holds two customers' quotes: a task that
+    names one gets that one's, never the other's, though their names look nothing alike."""
+    for day, (customer, text) in enumerate(
+        [
+            ("Harbor Freight", "Harbor Freight: we quoted $88/seat for the Vega rollout."),
+            ("Pinecrest Retail", "Pinecrest Retail: we quoted $71/seat for the Vega rollout."),
+            ("金泰物流", "金泰物流：Vega 项目报价每席位512元。"),
+            ("远山零售", "远山零售：Vega 项目报价每席位438元。"),
+        ],
+        start=1,
+    ):
+        push(tenant, container=SALES, tags={"customer": customer, "project": "Vega rollout"}, text=text,
+             thread_key=f"quote-{day}", occurred_at=f"2026-11-0{day}T10:00:00Z")  # fmt: skip
+    for budget in (3000, 800):
+        prompt = _prompt(alice, tenant, task, budget)
+        assert answer in prompt and other not in prompt
+    both = _prompt(alice, tenant, "Compare our Vega quotes to Harbor Freight and Pinecrest Retail.", 1500)
+    assert "$88/seat" in both and "$71/seat" in both
