@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _t
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
-from almanac.admin_mixins import staff_tenant_id
+from almanac.admin_mixins import UNIT_RULES, staff_tenant_id, staff_units
 from almanac.errors import ApplicationError
 from almanac.permissions import sees_everything
 from almanac.selectors import acl_visible
@@ -29,17 +29,21 @@ from memories.services.rows import PURGED
 
 def deleted_memories(request):
     """The delete rows of memories gone now, deleted within MEMORY_RESTORE_DAYS and not
-    purged: the admin's tenant's (and, for staff, what the access filter lets them read)."""
+    purged: the admin's tenant's (and, for staff, what the access filter lets them read; for
+    a department admin, only those of their scope, as the memory list holds them)."""
     since = timezone.now() - timedelta(days=settings.MEMORY_RESTORE_DAYS)
     rows = (
         Memory.history.filter(history_type="-", history_date__gte=since)
         .exclude(content=PURGED)
         .exclude(id__in=Memory.objects.values("id"))
-        .select_related("history_user")
+        .select_related("history_user", "owner")
         .order_by("-history_date")
     )
     if not sees_everything(request.user):
         rows = acl_visible(rows.filter(tenant_id=staff_tenant_id(request)), request.user)
+        scope = staff_units(request)
+        if scope is not None:  # history rows hold the memory's acl and owner: the same rule
+            rows = rows.filter(UNIT_RULES["memories.memory"](scope))
     return rows
 
 
@@ -80,6 +84,10 @@ class DeletedMemoriesAdminMixin:
         return TemplateResponse(request, "admin/memories/memory/deleted.html", context)
 
     def restore_deleted_view(self, request, memory_id: int):
+        if staff_units(request) is not None and not deleted_memories(request).filter(id=memory_id).exists():
+            # A department admin restores only what their scope holds (the list above).
+            self.message_user(request, _t("memory not found"), messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:memories_memory_deleted"))
         try:
             memory = memory_restore_deleted(user=request.user, memory_id=memory_id, reason="admin:restore")
         except (ApplicationError, Http404) as exc:

@@ -124,3 +124,24 @@ def test_a_department_admin_sees_only_their_scope_s_agent_calls(client, tenant, 
     }
     client.force_login(make_staff(sales_admin, "metrics.view_contextcall"))
     assert _listed(client, "/admin/metrics/contextcall/") == {calls[alice].pk}
+
+
+def test_a_department_admin_lists_and_restores_only_their_scope_s_deleted_memories(
+    client, sales_admin, alice, charlie
+):
+    from memories.services.memories import memory_delete
+
+    sales = memory_create(owner=alice, content="Sales pipeline review moved to Tuesdays", scope="tenant")[0]
+    outside = memory_create(owner=charlie, content="Charlie's on-call rota is weekly", scope="tenant")[0]
+    sales_id, outside_id = sales.pk, outside.pk
+    for memory in (sales, outside):
+        memory_delete(memory=memory, user=memory.owner)
+    client.force_login(sales_admin)
+    page = client.get("/admin/memories/memory/deleted/").content.decode()
+    # Readable to her (tenant-wide) but charlie is not in Sales: not hers to govern.
+    assert "Sales pipeline review" in page and "on-call rota" not in page
+    assert ">alice<" in page  # the owner by name, not by id
+    client.post(f"/admin/memories/memory/deleted/{outside_id}/restore/")
+    assert not Memory.objects.filter(pk=outside_id).exists()
+    client.post(f"/admin/memories/memory/deleted/{sales_id}/restore/")
+    assert Memory.objects.filter(pk=sales_id).exists()
