@@ -185,7 +185,8 @@ def _page_plan(pages: list[Item], allowance: int, lang: str):
             return active, [None] * len(active), dropped
         # Label and joins, measured; one token of slack per page for joins that merge differently.
         overhead = max(0, whole - sum(sizes)) + len(active)
-        gives = water_fill(sizes, allowance - overhead, [page.weight for page in active])
+        weights = [settings.CONTEXT_ENTITY_PAGE_WEIGHT if page.about_task else 1.0 for page in active]
+        gives = water_fill(sizes, allowance - overhead, weights)
         targets = [
             None if give >= size else give - count_tokens_by_line(wiki_header(page, lang, compact=True)) - 1
             for page, size, give in zip(active, sizes, gives, strict=True)
@@ -196,10 +197,16 @@ def _page_plan(pages: list[Item], allowance: int, lang: str):
     return [], [], dropped
 
 
+def _summarized(page: Item, text: str) -> Item:
+    short = dataclasses.replace(page, text=text, summarized=True)
+    short.__dict__["source_labels"] = page.source_labels  # same sources: keep the computed labels
+    return short
+
+
 def _fill_pages(pages: list[Item], allowance: int, lang: str, summarize: Summarizer):
     active, targets, left_out = _page_plan(pages, allowance, lang)
     chosen: list[Item] = []
-    summarized: list[Item] = []
+    asked: dict[str, tuple[Item, int]] = {}  # page id: (the page, its summary's target)
     for page, target in zip(active, targets, strict=True):
         if target is None:
             chosen.append(page)
@@ -208,11 +215,9 @@ def _fill_pages(pages: list[Item], allowance: int, lang: str, summarize: Summari
         if not text:
             left_out.append(page)
             continue
-        short = dataclasses.replace(page, text=text, summarized=True)
-        short.__dict__["source_labels"] = page.source_labels  # same sources: keep the computed labels
-        chosen.append(short)
-        summarized.append(short)
-    chosen = print_once(chosen)
+        chosen.append(_summarized(page, text))
+        asked[page.id] = (page, target)
+    chosen = _spend_freed(print_once(chosen), asked, allowance, lang, summarize)
     summarized = [page for page in chosen if page.summarized]  # print_once may have shortened them
     # Joining can cost a token or two more than the parts; shrink from the bottom if so.
     while chosen and not _fits("wiki", chosen, allowance, lang):
@@ -224,26 +229,49 @@ def _fill_pages(pages: list[Item], allowance: int, lang: str, summarize: Summari
     return chosen, left_out, summarized
 
 
+def _spend_freed(
+    chosen: list[Item], asked: dict, allowance: int, lang: str, summarize: Summarizer
+) -> list[Item]:
+    """What `print_once` freed (lines a page above printed, a summary all of whose lines
+    were) goes to the best-ranked summarized page: summarized again, that much longer."""
+    first = next((i for i, page in enumerate(chosen) if page.summarized and page.id in asked), None)
+    if first is None:
+        return chosen
+    freed = allowance - count_tokens_by_line(render_block("wiki", chosen, lang)) - len(chosen)
+    if freed < settings.CONTEXT_MIN_SUMMARY_TOKENS:
+        return chosen
+    page, target = asked[chosen[first].id]
+    text = summarize(page, target + freed)
+    if not text:
+        return chosen
+    longer = print_once([*chosen[:first], _summarized(page, text), *chosen[first + 1 :]])
+    return longer if _fits("wiki", longer, allowance, lang) else chosen
+
+
 def print_once(pages: list[Item]) -> list[Item]:
     """Each thread once: the compiler writes a thread's section on every page it names, and a
     page keeps only the sections no page above it printed (whole, or kept by its summary).
     Which copy stays is only known now: a summary may have dropped the thread, and then a
     lower page keeps its copy. A summary's line saying what a page above already printed
-    (the same fact line from a thread both pages hold) goes too, unless it is all the
-    summary says. Only removes text, so what fitted still fits; a page left with no section
-    of its own goes."""
+    (the same fact line from a thread both pages hold) goes too; when the task names or
+    describes an entity, a summary that says nothing else goes whole, unless it is of such
+    an entity's page (a task about no one entity keeps it: its title may name a candidate).
+    Only removes text, so what fitted still fits; a page left with no
+    section of its own goes."""
     said: set[str] = set()
     printed: list[str] = []
     out = []
+    subject = any(page.about_task for page in pages)
     for page in pages:
         if page.summarized or not page.parts:
             if page.summarized and printed:
                 before = "\n".join(printed)
                 lines = page.text.splitlines()
                 kept = [line for line in lines if not _said_in(line, before)]
-                # A summary saying nothing new stays whole: it is the page's only trace.
-                if len(kept) < len(lines) and any(line.strip() for line in kept):
-                    page = dataclasses.replace(page, text="\n".join(kept))
+                if any(line.strip() for line in kept):
+                    page = dataclasses.replace(page, text="\n".join(kept)) if len(kept) < len(lines) else page
+                elif subject and not page.about_task:
+                    continue  # a summary saying nothing new goes, its budget freed (`_spend_freed`)
             said.update(key for key, text in page.parts if key and text in page.text)
             printed.append(page.text)
             out.append(page)

@@ -37,9 +37,10 @@ class Item:
     # why selection chose it: "entity" (the task names it), "keyword" or "similarity" (how
     # its best relevant hit was found); only the web preview shows it
     reason: str = ""
-    # wiki: its weight when pages must be summarized to share the budget (budget.water_fill):
-    # a page the task names or describes holds its answer more often than a page its words hit
-    weight: float = 1.0
+    # wiki: the task names or describes this page's entity: it holds the answer more often
+    # than a page the task's words hit, and weighs more when pages share the budget
+    # (budget.water_fill); its title names a candidate, so it is never dropped as a repeat
+    about_task: bool = False
 
     @functools.cached_property
     def source_labels(self) -> list[str]:

@@ -288,8 +288,7 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     why = page_reasons(hits)
     for item in items:  # a page ranked first for an entity its hits describe has no hit of its own
         item.reason = "entity" if item.title in selection.entities else why.get(item.refs["page"], "entity")
-        if item.refs["page"] in entity_page_ids:
-            item.weight = settings.CONTEXT_ENTITY_PAGE_WEIGHT
+        item.about_task = item.refs["page"] in entity_page_ids
     selection.candidates["wiki"] = items
     selection.more = selection.more or start < len(ranked)
 

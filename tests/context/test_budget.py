@@ -247,7 +247,31 @@ def test_a_summary_line_a_page_above_printed_whole_goes_unless_it_is_all_the_sum
     both = summary(1, f"{repeat}\n- Orion pilot starts in May. (2026-02-11, anna)")
     assert print_once([whole, both])[1].text == "- Orion pilot starts in May. (2026-02-11, anna)"
     only_that = summary(2, repeat)
-    assert print_once([whole, only_that]) == [whole, only_that]
+    assert print_once([whole, only_that]) == [whole, only_that]  # a task about no one entity
+    about = dataclasses.replace(whole, about_task=True)
+    assert print_once([about, only_that]) == [about]  # it is about the page above: the repeat goes
+    mine = dataclasses.replace(only_that, about_task=True)
+    assert print_once([about, mine]) == [about, mine]  # unless it is a page the task is about too
+
+
+def test_what_a_repeat_frees_goes_to_the_first_summarized_page():
+    """Two pages share the budget; the second's summary only repeats the first's line: it
+    goes, and the first is summarized again with what it freed."""
+    line = "- Globex wants Azure AD SSO before the renewal. (2026-02-05, diego)"
+    first = dataclasses.replace(page(0, 400), about_task=True)
+    first = dataclasses.replace(first, text=line + "\n" + first.text)
+    second = dataclasses.replace(page(1, 400), text=line + "\n" + page(1, 400).text)
+    asked: list[tuple[str, int]] = []
+
+    def summarize(item: Item, target: int) -> str:
+        asked.append((item.id, target))
+        return line if item.id == "page-1" else truncate_tokens(item.text, target)
+
+    result = fit({"wiki": [first, second]}, max_tokens=600, lang="en", summarize=summarize)
+    assert [item.id for item in result.chosen["wiki"]] == ["page-0"]
+    targets = [target for pid, target in asked if pid == "page-0"]
+    assert len(targets) == 2 and targets[1] > targets[0]
+    assert result.used <= 600
 
 
 def test_short_lines_are_no_evidence_of_a_repeat():
