@@ -24,6 +24,7 @@ from almanac.admin_mixins import staff_tenant_id, staff_units
 from almanac.permissions import runs_installation, sees_everything
 from metrics.charts import line_chart
 from metrics.models import ContextCall, DailyFigure
+from metrics.rollup import LIFECYCLE
 
 
 @dataclass
@@ -44,14 +45,29 @@ def changelist(name: str, **query) -> str:
     return f"{url}?{urlencode(query)}" if query else url
 
 
+# Figures that do not add up across tenants: a superuser sees the worst tenant's (the
+# highest latency percentile, the most-behind source), not their sum.
+WORST_OF_TENANTS = {
+    "context_latency_ms_p50",
+    "context_latency_ms_p95",
+    "context_latency_ms_p99",
+    "connector_lag_seconds",
+}
+
+
 def _figures(tenant_id: int | None, first: date, everything: bool) -> dict[str, dict[date, dict[str, float]]]:
-    """{name: {day: {key: value}}} of the period, summed over tenants for a superuser."""
+    """{name: {day: {key: value}}} of the period; for a superuser summed over tenants (the
+    worst tenant's for WORST_OF_TENANTS)."""
     rows = DailyFigure.objects.filter(day__gte=first)
     if not everything:
         rows = rows.filter(tenant_id=tenant_id)
-    out: dict = defaultdict(lambda: defaultdict(lambda: defaultdict(float)))
+    out: dict = defaultdict(lambda: defaultdict(dict))
     for day, name, key, value in rows.values_list("day", "name", "key", "value"):
-        out[name][day][key] += value
+        held = out[name][day].get(key)
+        if held is None:
+            out[name][day][key] = value
+        else:
+            out[name][day][key] = max(held, value) if name in WORST_OF_TENANTS else held + value
     return out
 
 
@@ -63,6 +79,12 @@ def _series(figures, name, days, combine=sum) -> list[tuple[date, float | None]]
 def _ratio(figures, part, whole, days) -> list[tuple[date, float | None]]:
     parts, wholes = dict(_series(figures, part, days)), dict(_series(figures, whole, days))
     return [(day, (parts[day] or 0) / wholes[day] if wholes[day] else None) for day in days]
+
+
+def _period_ratio(figures, part, whole, days) -> float | None:
+    """part / whole over the whole period (the headline of a rate: not the last day's alone)."""
+    total = _total(_series(figures, whole, days))
+    return _total(_series(figures, part, days)) / total if total else None
 
 
 def _last(points) -> float | None:
@@ -129,19 +151,19 @@ def outcome_panels(figures, days) -> list[Panel]:
         ),
         Panel(
             _("Memory hit rate"),
-            _shown(_last(memory_hits), True),
+            _shown(_period_ratio(figures, "memories_adopted", "memories_returned", days), True),
             changelist("metrics_contextcall", adopted_memory_ids__len__gt=0),
             line_chart(memory_hits, label=_("Memory hit rate"), percent=True),
         ),
         Panel(
             _("Page hit rate"),
-            _shown(_last(page_hits), True),
+            _shown(_period_ratio(figures, "sections_adopted", "sections_returned", days), True),
             changelist("metrics_contextcall", adopted_section_ids__len__gt=0),
             line_chart(page_hits, label=_("Page hit rate"), percent=True),
         ),
         Panel(
             _("Repeated-question rate"),
-            _shown(_last(repeats), True),
+            _shown(_period_ratio(figures, "repeated_questions", "questions", days), True),
             changelist("metrics_contextcall", repeat_of__isnull="False"),
             line_chart(repeats, label=_("Repeated-question rate"), percent=True),
         ),
@@ -174,7 +196,7 @@ def health_panels(figures, days) -> list[Panel]:
         Panel(
             _("Superseded, compressed, decayed, purged"),
             _shown(_total(lifecycle)),
-            changelist("almanac_auditevent", object_type="memory"),
+            changelist("almanac_auditevent", action__in=",".join(LIFECYCLE)),
             line_chart(lifecycle, label=_("Superseded, compressed, decayed, purged")),
         ),
         Panel(

@@ -111,3 +111,48 @@ def test_a_department_admin_sees_no_tenant_figures(client, tenant, both_tenants)
     # Their own users' calls only (tests/governance/test_department_admins.py): alice's, in Sales.
     listed = client.get("/admin/metrics/contextcall/").context["cl"].result_list
     assert {call.user.username for call in listed} == {"alice"}
+
+
+def test_a_superuser_sees_the_worst_tenant_s_latency_and_lag_not_their_sum(
+    admin_client, tenant, other_tenant
+):
+    today = timezone.localdate()
+    for t, p95, lag in ((tenant, 160.0, 7200.0), (other_tenant, 20.0, 3600.0)):
+        DailyFigure.objects.create(tenant=t, day=today, name="context_latency_ms_p95", value=p95)
+        DailyFigure.objects.create(tenant=t, day=today, name="connector_lag_seconds", value=lag)
+    html = admin_client.get("/admin/").content.decode()
+    assert panel(html, "Context latency p95 (ms)")[0] == "160"  # not 180
+    assert panel(html, "Connector lag (hours)")[0] == "2"  # not 3
+
+
+def test_a_rate_s_headline_is_the_period_s_not_the_last_day_s(admin_client, tenant):
+    today = timezone.localdate()
+    for days_ago, returned, adopted in ((1, 30, 15), (0, 10, 0)):
+        day = today - timedelta(days=days_ago)
+        DailyFigure.objects.create(tenant=tenant, day=day, name="memories_returned", value=returned)
+        DailyFigure.objects.create(tenant=tenant, day=day, name="memories_adopted", value=adopted)
+    html = admin_client.get("/admin/").content.decode()
+    assert panel(html, "Memory hit rate")[0] == "37.5%"  # 15 / 40 over the period; today alone 0%
+
+
+def test_the_lifecycle_number_links_to_the_lifecycle_events_only(admin_client, tenant, alice):
+    from almanac.services.audit import audit_record as audit
+
+    audit(tenant=tenant, actor="job", action="memory.archive", object_type="memory", object_id="1")
+    audit(tenant=tenant, actor="alice", action="memory.create", object_type="memory", object_id="2")
+    DailyFigure.objects.create(
+        tenant=tenant, day=timezone.localdate(), name="memory_lifecycle", key="decay", value=1
+    )
+    html = admin_client.get("/admin/").content.decode()
+    value, url = panel(html, "Superseded, compressed, decayed, purged")
+    listed = admin_client.get(url.replace("&amp;", "&"))
+    actions = {event.action for event in listed.context["cl"].result_list}
+    assert value == "1" and actions == {"memory.archive"}
+
+
+def test_the_dashboard_takes_the_page_s_width(admin_client, both_tenants):
+    """Django's index is 600 px wide: four panels a row at 1280 px need the page's width, and
+    each table's count column its own (not squeezed into a letter a line)."""
+    html = admin_client.get("/admin/").content.decode()
+    assert ".dashboard #content { width: auto; }" in html
+    assert '<th class="metrics-count">Calls</th>' in html
