@@ -387,7 +387,7 @@ class AuditEventAdmin(TenantScopedAdminMixin, ReadOnlyAdminMixin, admin.ModelAdm
         return response
 
 
-HANDLE_HELP = (
+HANDLE_HELP = _(
     "The name in the tenant. When another tenant already has that name, prefix it with the "
     "tenant: acme:alice (the name is still alice)."
 )
@@ -410,7 +410,7 @@ class _PersonalKeyCheck:
         username = (self.cleaned_data.get("username") or "").strip()
         if not HANDLE_RE.match(username):
             raise ValidationError(
-                "Enter a name of letters, digits and @/./+/-/_, optionally after 'tenant:'."
+                _("Enter a name of letters, digits and @/./+/-/_, optionally after 'tenant:'.")
             )
         if self.instance.pk and username == self.instance.username:
             return username  # unchanged: nothing moves
@@ -445,10 +445,18 @@ class TenantUserAdmin(AuditedAdminMixin, TenantScopedAdminMixin, UserAdmin):
     tenant_field = "profile__tenant"
     form = _UserChangeForm
     add_form = _UserCreationForm
-    list_display = ["username", "profile__username", "profile__tenant", "email", "is_staff"]
+    list_display = ["username", "name_in_tenant", "tenant", "email", "is_staff"]
     list_select_related = ["profile__tenant"]
     search_fields = ["username", "profile__username", "email", "first_name", "last_name"]
     _GRANTS = ("is_superuser", "is_staff", "groups", "user_permissions")
+
+    @admin.display(description=_("name in the tenant"), ordering="profile__username")
+    def name_in_tenant(self, obj):
+        return getattr(getattr(obj, "profile", None), "username", None) or "—"
+
+    @admin.display(description=_("tenant"), ordering="profile__tenant__slug")
+    def tenant(self, obj):
+        return getattr(getattr(obj, "profile", None), "tenant", None) or "—"
 
     def get_queryset(self, request):
         # Not the other admins either: setting their password would be becoming them.

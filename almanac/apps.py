@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class AlmanacConfig(AppConfig):
     name = "almanac"
-    verbose_name = "Tenancy and access"
+    verbose_name = _("Tenancy and access")
 
     def ready(self):
         from django.conf import settings

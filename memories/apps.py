@@ -2,10 +2,12 @@ from django.apps import AppConfig
 from django.conf import settings
 from django.core import checks
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext_lazy as _
 
 
 class MemoriesConfig(AppConfig):
     name = "memories"
+    verbose_name = _("Memories")
 
     def ready(self):
         from memories import receivers  # noqa: F401  (connects the receivers)

@@ -133,3 +133,30 @@ def test_every_model_of_our_apps_names_itself_in_the_readers_language():
             str(apps.get_model("connectors.ExternalIdentity")._meta.verbose_name_plural)
             == "external identities"
         )
+
+
+def test_every_app_of_ours_in_the_admin_names_itself_in_the_readers_language():
+    """The admin's index, sidebar and breadcrumbs show each app's verbose_name: a plain
+    string ("Tenancy and access") stays English on every zh page."""
+    from django.apps import apps
+    from django.contrib import admin
+    from django.utils.functional import Promise
+    from django.utils.translation import override
+
+    shown = {model._meta.app_label for model in admin.site._registry}
+    ours = [apps.get_app_config(label) for label in OUR_APPS if label in shown]
+    assert {c.label for c in ours} >= {"almanac", "connectors", "memories", "wiki"}
+    plain = [c.label for c in ours if not isinstance(c.verbose_name, Promise)]
+    assert not plain, f"apps whose name is not translatable: {plain}"
+    with override("zh-hans"):
+        assert str(apps.get_app_config("almanac").verbose_name) == "租户与访问"
+
+
+@pytest.mark.django_db
+def test_the_user_admin_speaks_chinese(admin_client, alice):
+    headers = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    listed = admin_client.get("/admin/auth/user/", **headers).content.decode()
+    assert "租户内名称" in listed and "Profile username" not in listed
+    change = admin_client.get(f"/admin/auth/user/{alice.pk}/change/", **headers).content.decode()
+    assert "若另一个租户已有同名用户" in change and "When another tenant" not in change
+    assert "租户与访问" in admin_client.get("/admin/", **headers).content.decode()
