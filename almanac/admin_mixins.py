@@ -271,6 +271,8 @@ class TenantScopedAdminMixin:
         choices = tenant_choices(request, db_field.related_model)
         if choices is not None:
             kwargs["queryset"] = choices
+            if db_field.related_model is Tenant and not db_field.null:
+                kwargs.update(empty_label=None, initial=staff_tenant_id(request))  # theirs, chosen
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):

@@ -31,6 +31,7 @@ def test_a_key_created_in_the_admin_shows_its_secret_once(staff_client, tenant, 
     page = response.content.decode()
     secret = page.split('id="agent-key-secret"')[1].split(">")[1].split("<")[0]
     assert secret.startswith(key.prefix) and AgentKey.hash_secret(secret) == key.hashed_secret
+    assert f"<code>Authorization: Bearer {secret}</code>" in page  # how agents send it, whole
     for url in (f"/admin/almanac/agentkey/{key.pk}/change/", "/admin/almanac/agentkey/"):
         assert secret not in staff_client.get(url).content.decode()  # never again
     event = AuditEvent.objects.get(action="agentkey.create", object_id=key.pk)
@@ -83,3 +84,9 @@ def test_a_key_settings_change_is_audited(staff_client, tenant):
     assert staff_client.post(f"/admin/almanac/agentkey/{key.pk}/change/", form).status_code == 302
     event = AuditEvent.objects.get(action="admin.change", object_type="agent_key")
     assert event.detail["changes"]["rate_limit"] == ["", "30/s"]
+
+
+def test_a_tenant_s_staff_find_their_tenant_chosen_in_the_add_form(staff_client, tenant):
+    page = staff_client.get("/admin/almanac/agentkey/add/").content.decode()
+    select = page.split('name="tenant"')[1].split("</select>")[0]
+    assert f'<option value="{tenant.pk}" selected>' in select and "---------" not in select
