@@ -46,6 +46,13 @@ def user_own_memories(request, *, user):
     return governed_memories(request).filter(owner=user).order_by("-updated_at", "-pk")
 
 
+def user_hidden_memories_count(request, *, user) -> int:
+    """How many of the user's own memories the admin may not see (private to them, or to
+    groups the admin is not in): counted, never shown, so that "their memories (0)" does not
+    read as "they have none"."""
+    return Memory.objects.filter(owner=user).count() - user_own_memories(request, user=user).count()
+
+
 def user_readable_memories(request, *, user):
     """Others' memories the user can read now by scope (the access filter, as their agents
     retrieve them), that the admin may see."""

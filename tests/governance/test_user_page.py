@@ -129,3 +129,16 @@ def test_the_page_speaks_chinese(client, superadmin, alice, alices_things):
     client.cookies["django_language"] = "zh-hans"
     body = _page(client, alice).content.decode()
     assert "代表其进行的最近智能体调用" in body and "所属部门" in body
+
+
+def test_a_tenant_admin_is_told_how_many_of_the_memories_they_cannot_read(client, tenant_admin, alice):
+    memory_create(owner=alice, content="Alice's private note: the Vercel contact is Tom", scope="user")
+    memory_create(owner=alice, content="The office closes at 6", scope="tenant")
+    client.force_login(tenant_admin)
+    response = _page(client, alice)
+    page = response.content.decode()
+    assert response.context["own_total"] == 1 and response.context["own_hidden"] == 1
+    assert "and 1 more you may not read" in page and "Vercel contact" not in page
+    assert "<td>Active</td>" in page  # the status in words, not its stored value
+    zh = client.get(f"/admin/governance/user/{alice.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "另有 1 条您无权读取" in zh and "<td>active</td>" not in zh
