@@ -88,7 +88,7 @@ class ContextCall(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user_id} {self.at:%Y-%m-%d %H:%M} {self.task[:40]}"
+        return f"#{self.pk} {self.at:%Y-%m-%d %H:%M} {self.task[:40]}"
 
 
 class DailyFigure(models.Model):

@@ -156,3 +156,13 @@ def test_the_dashboard_takes_the_page_s_width(admin_client, both_tenants):
     html = admin_client.get("/admin/").content.decode()
     assert ".dashboard #content { width: auto; }" in html
     assert '<th class="metrics-count">Calls</th>' in html
+
+
+def test_the_context_call_list_reads_well(admin_client, tenant, alice):
+    first = call(tenant, alice, "vercel renewal price")
+    ContextCall.objects.filter(pk=first.pk).update(latency_ms=40.96173500147415)
+    call(tenant, alice, "vercel renewal price", repeat_of=first)
+    page = admin_client.get("/admin/metrics/contextcall/").content.decode()
+    assert ">41<" in page and "40.96" not in page  # whole milliseconds
+    assert f'href="/admin/metrics/contextcall/{first.pk}/change/">#{first.pk}</a>' in page
+    assert str(first) == f"#{first.pk} {first.at:%Y-%m-%d %H:%M} vercel renewal price"  # no bare user id
