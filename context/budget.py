@@ -295,8 +295,13 @@ _SAID_MIN_CHARS = 16
 
 
 def _said_in(line: str, before: str) -> bool:
-    core = _ATTRIBUTION.sub("", _BULLET.sub("", line)).strip()
-    return len(core) >= _SAID_MIN_CHARS and core in before
+    """Was this line said above: its text, or a short one with the same date and author
+    ("- 试点期 88天。（2026-10-15，huangyan）": the same line of the same source)?"""
+    bare = _BULLET.sub("", line).strip()
+    core = _ATTRIBUTION.sub("", bare).strip()
+    if len(core) >= _SAID_MIN_CHARS:
+        return core in before
+    return bool(core) and bare != core and bare in before
 
 
 def _enforce_ceiling(result: Fit, max_tokens: int, lang: str) -> None:

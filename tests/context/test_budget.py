@@ -278,3 +278,9 @@ def test_short_lines_are_no_evidence_of_a_repeat():
     first = summary(0, "- Signed. (2026-02-05, diego)\n- Globex renewal is due March 31. (2026-02-01, anna)")
     second = summary(1, "- Signed. (2026-03-01, bob)\n- Orion pilot starts in May. (2026-02-11, anna)")
     assert print_once([first, second])[1].text == second.text
+    # the same short line of the same source (its date and author) is a repeat
+    third = summary(
+        2, "- 试点期 88天。（2026-10-15，huangyan）\n- Orion pilot starts in May. (2026-02-11, anna)"
+    )
+    fourth = summary(3, "- 试点期 88天。（2026-10-15，huangyan）\n- 试点期 79天。（2026-10-09，huangyan）")
+    assert print_once([third, fourth])[1].text == "- 试点期 79天。（2026-10-09，huangyan）"
