@@ -54,8 +54,9 @@ _UNNAMED = [
         r"(?i:is now|is|:|：|changed to|moves to|→|现在是|改为|换成|变更为|是|为)\s*"
         r"(?P<who>[A-Z][\w.-]*(?: [A-Z][\w.-]*)?|[\w.+-]+@[\w.-]+\w|[\u4e00-\u9fff]{2,3})",
     ),
-    re.compile(
-        r"(?P<who>[A-Z][a-z]+(?: [A-Z][a-z]+)?) (?:now owns|will own|owns|takes over|is taking over)\b"
+    re.compile(  # a Chinese name in an English sentence too ("黄艳 now owns Globex")
+        r"(?P<who>[A-Z][a-z]+(?: [A-Z][a-z]+)?|(?<![\u4e00-\u9fff])[\u4e00-\u9fff]{2,3}) "
+        r"(?:now owns|will own|owns|takes over|is taking over)\b"
     ),
     re.compile(r"(?:改由|由|交给)(?P<who>[\u4e00-\u9fff]{2,3})(?:来)?(?:负责|接手|跟进)"),
     re.compile(r"\b(?P<role>(?:counter)?signed|approved) by (?P<who>[A-Z][a-z]+(?: [A-Z][a-z]+)?)"),

@@ -31,6 +31,7 @@ def test_an_owner_of_a_named_thing(text, who, subject):
         ("Frank takes over from Monday", "Frank"),
         ("负责人改为王伟", "王伟"),
         ("这个客户改由李娜负责", "李娜"),
+        ("Change of owner again: 黄艳 now owns Globex", "黄艳"),  # a Chinese name in English
     ],
 )
 def test_an_owner_of_what_the_text_is_filed_under(text, who):
@@ -40,6 +41,10 @@ def test_an_owner_of_what_the_text_is_filed_under(text, who):
 @pytest.mark.parametrize("text", ["Bob leads the pilot", "The pilot is handled by Dana"])
 def test_a_page_does_not_take_the_owner_of_another_thing_for_its_own(text):
     assert owner(text, named=False) is None
+
+
+def test_a_chinese_name_is_not_cut_from_a_longer_word():
+    assert owner("金泰物流 now owns the renewal", named=False) is None  # four characters: a company
 
 
 @pytest.mark.parametrize("text", ["Owner: Maria Lopez", "The weather is nice", "天气不错"])
