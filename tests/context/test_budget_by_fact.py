@@ -116,3 +116,21 @@ def test_the_page_the_task_names_gets_the_larger_share(api, tenant, alice, setti
     settings.CONTEXT_ENTITY_PAGE_WEIGHT = 4.0
     weighted, prompt = shares()
     assert weighted["Vercel"] > even["Vercel"] and "750 seats" in prompt
+
+
+def test_a_renewal_price_said_after_a_semicolon_does_not_replace_the_quote():
+    """ "pushed back on the renewal; we are now at $131/seat" is read as one sentence: the
+    renewal's price, so the per-seat quote stays current and the older renewal price is
+    said only as what it was."""
+    from wiki.services.summary import facts_summary
+
+    contents = [
+        "[2026-10-07] felix: As discussed: 380 seats of Vega at $83/seat per year.\n"
+        "[2026-12-01] felix: For the renewal we propose $152/seat.\n"
+        "[2026-12-04] felix: Brifield pushed back on the renewal; we are now at $131/seat."
+    ]
+    text = facts_summary(title="Brifield Health", contents=contents, max_tokens=300)
+    quote = next(line for line in text.splitlines() if "$83/seat" in line)
+    assert "no longer current" not in quote and "was" not in quote
+    renewal = next(line for line in text.splitlines() if "$131/seat" in line)
+    assert "pushed back on the renewal; we are now at $131/seat" in renewal and "was $152" in renewal

@@ -108,6 +108,18 @@ def _clip(sentence: str, said: list[Said]) -> str:
     return ("…" if start else "") + sentence[start : start + FACT_CHARS].strip() + "…"
 
 
+def _clauses_joined(sentences: list[str]) -> list[str]:
+    """A sentence cut at a semicolon is read with what follows it: "Acme pushed back on the
+    renewal; we are now at $131/seat." states the renewal's price, not a new quote's."""
+    out: list[str] = []
+    for sentence in sentences:
+        if out and out[-1].rstrip().endswith((";", "；")):
+            out[-1] = f"{out[-1].rstrip()} {sentence.strip()}"
+        else:
+            out.append(sentence)
+    return out
+
+
 def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
     """(the fact lines of the page, newest first; the page's other lines, as the compiler
     wrote them, for the extractive part). A sentence all of whose values were replaced is
@@ -117,7 +129,7 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
     for number, (date, author, text) in enumerate(item for content in contents for item in _items(content)):
         mark = _MARK.search(text)
         body = _MARK.sub("", text)
-        parts = split_sentences(body)
+        parts = _clauses_joined(split_sentences(body))
         kept = []
         for position, sentence in enumerate(parts):
             said = [
