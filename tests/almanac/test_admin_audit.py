@@ -170,7 +170,9 @@ def test_making_someone_a_department_admin_is_audited(root_client, bob, tenant):
     from almanac.models import Department
 
     finance = Department.objects.get(tenant=tenant, name="Finance")
-    response = root_client.post("/admin/almanac/adminscope/add/", {"user": bob.pk, "departments": [finance.pk]})
+    response = root_client.post(
+        "/admin/almanac/adminscope/add/", {"user": bob.pk, "departments": [finance.pk]}
+    )
     assert response.status_code == 302
     event = _last("almanac.adminscope")
     assert (event.action, event.tenant_id) == ("admin.add", tenant.pk)
