@@ -1,7 +1,10 @@
 """What a sentence of a contract states, in English and Chinese: which clauses it is
 (parties, start, term, renewal, notice, fees, payment terms, termination, governing law),
 the parties it names and the law it chooses. Dates, amounts and durations are read by
-`almanac.text.dates`, `.amounts` and `.durations`; this module says what they are of.
+`almanac.text.dates`, `.amounts` and `.durations`; this module says what they are of. A
+sentence of a clause not read here (liability, indemnity, warranty, confidentiality) keeps
+its periods and amounts: "liability is capped at the fees paid in the last 12 months" is no
+payment term.
 """
 
 from __future__ import annotations
@@ -51,6 +54,14 @@ _PAYMENT = re.compile(
     r"\bpay(?:s|able|ment)?\b|\bpaid\b|\binvoice[ds]?\b|\bnet\s*\d{1,3}\b|支付|付款|结算|发票|付清", _I
 )
 _TERMINATION = re.compile(r"\bterminat\w*|解除|终止", _I)
+# Clauses not read here: a sentence that says one of them before any word of the clauses
+# above is about it, and its periods and amounts are not a term, a fee or a payment term.
+_OTHER_CLAUSE = re.compile(
+    r"\bliabilit(?:y|ies)\b|\bliable\b|\bindemn\w*|\bwarrant\w*|\bconfidential\w*|"
+    r"\bliquidated\s+damages\b|"
+    r"责任(?:上限|限额|总额)|责任[^，。；]{0,8}?(?:不超过|不得超过|为限)|赔偿|免责|保修|质保|保密|违约金",
+    _I,
+)
 _PLACE = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|and|the)\s+)*[A-Z][\w'’-]*)*"
 _LAW_EN = re.compile(
     r"\bgovern(?:ed|s)?\s+by\s+(?:and\s+construed\s+in\s+accordance\s+with\s+)?(?:the\s+)?laws?\s+of\s+"
@@ -80,31 +91,39 @@ _YEARLY = re.compile(
     r"\bannual(?:ly)?\b|\bper\s+(?:year|annum)\b|\byearly\b|\beach\s+year\b|年费|年度|每年|每一年", _I
 )
 _MONTHLY = re.compile(r"\bmonthly\b|\bper\s+month\b|\beach\s+month\b|月费|每月|每个月", _I)
+_CUES = (
+    ("start_date", _START),
+    ("term", _TERM),
+    ("renewal", _RENEWAL),
+    ("notice", _NOTICE),
+    ("fee", _FEE),
+    ("payment_terms", _PAYMENT),
+    ("termination", _TERMINATION),
+)
 # Narrower lines are headings ("8. Termination", "第八条 合同解除"), not clauses (a Chinese
 # character is two wide: `almanac.text.layout.width`).
 MIN_CLAUSE_WIDTH = 24
 
 
+def _cues(sentence: str) -> dict[str, int]:
+    """Each clause `sentence` may state, and where it first says so."""
+    cues = {}
+    for kind, pattern in _CUES:
+        if match := pattern.search(sentence):
+            cues[kind] = match.start()
+    if "notice" in cues and not _BEFORE_END.search(sentence):
+        del cues["notice"]
+    return cues
+
+
 def clause_types(sentence: str) -> list[str]:
     """The clauses `sentence` may state, by what it says (its values are checked by the
-    caller: a fee needs an amount, a notice a duration)."""
+    caller: a fee needs an amount, a notice a duration). A clause said after a word of
+    another clause (liability, indemnity, warranty, confidentiality) is that clause's."""
     if width(sentence.strip()) < MIN_CLAUSE_WIDTH:
         return []
-    found = []
-    if _START.search(sentence):
-        found.append("start_date")
-    if _TERM.search(sentence):
-        found.append("term")
-    if _RENEWAL.search(sentence):
-        found.append("renewal")
-    if _NOTICE.search(sentence) and _BEFORE_END.search(sentence):
-        found.append("notice")
-    if _FEE.search(sentence):
-        found.append("fee")
-    if _PAYMENT.search(sentence):
-        found.append("payment_terms")
-    if _TERMINATION.search(sentence):
-        found.append("termination")
+    other = _OTHER_CLAUSE.search(sentence)
+    found = [kind for kind, at in _cues(sentence).items() if other is None or at < other.start()]
     if governing_law(sentence):
         found.append("governing_law")
     return found

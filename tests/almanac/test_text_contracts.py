@@ -6,6 +6,7 @@ import pytest
 from almanac.text.contracts import clause_types, governing_law, parties, recurring_period
 from almanac.text.dates import dates_stated
 from almanac.text.layout import unwrap
+from skills.builtin.contract_clauses import clauses_offline
 
 
 @pytest.mark.parametrize(
@@ -27,6 +28,40 @@ from almanac.text.layout import unwrap
 )  # fmt: skip
 def test_a_sentence_says_which_clauses_it_states(sentence, kinds):
     assert set(clause_types(sentence)) == kinds
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kinds"),
+    [
+        ("Liability is capped at the fees paid in the last 12 months.", set()),
+        ("乙方的赔偿责任上限为甲方在过去12个月内已支付的服务费总额。", set()),
+        ("In no event shall either party's aggregate liability exceed USD 1,000,000 per year.", set()),
+        ("Supplier shall indemnify Customer against all claims for a period of 24 months after payment.", set()),
+        ("The warranty period is 12 months from delivery, and expires upon termination.", set()),
+        ("Confidentiality obligations survive termination of this Agreement for three years.", set()),
+        ("本合同的保修期为十二个月，自甲方付清全部价款之日起计算。", set()),
+        ("保密义务在本合同终止后三年内继续有效。", set()),
+        ("任何一方的违约赔偿总额不超过本合同总价的百分之二十。", set()),
+        # A clause said first keeps its kind when another clause's word comes later.
+        ("Customer shall pay each invoice within 30 days, without set-off for any warranty claim.",
+         {"payment_terms"}),
+        ("甲方应于收到发票后三十日内付款，逾期付款的应承担赔偿责任。", {"payment_terms"}),
+        ("Either party may terminate this Agreement upon 30 days' notice if the other breaches confidentiality.",
+         {"termination"}),
+    ],
+)  # fmt: skip
+def test_a_sentence_of_another_clause_states_none_of_these(sentence, kinds):
+    """A liability cap, an indemnity, a warranty or confidentiality with a period or an
+    amount is not a payment term, a fee, a term or a termination."""
+    assert set(clause_types(sentence)) == kinds
+
+
+def test_a_liability_cap_is_not_read_as_payment_terms():
+    for text in (
+        "Liability is capped at the fees paid in the last 12 months.",
+        "乙方的赔偿责任上限为甲方在过去12个月内已支付的服务费总额。",
+    ):
+        assert clauses_offline({"pages": [{"page": 1, "text": text}]}) == []
 
 
 @pytest.mark.parametrize("heading", ["8. Termination", "Fees and Payment", "第八条 合同解除", "第三条 费用"])
