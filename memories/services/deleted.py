@@ -18,6 +18,7 @@ from almanac.search.embeddings import embed
 from memories.models import CORPUS, Memory
 from memories.permissions import restore_window
 from memories.services.rows import PURGED, lock_tenant_writes, memory_audit
+from memories.services.supersede import mark_superseded
 
 
 def memory_deleted_get(*, user, memory_id: int):
@@ -105,16 +106,6 @@ def _supersede_again(memory: Memory, *, user, reason: str) -> list[int]:
     ).select_for_update(of=("self",))
     done = []
     for previous in again.defer("embedding"):
-        previous.status, previous.superseded_by = Memory.Status.SUPERSEDED, memory
-        previous._history_user = user
-        previous._change_reason = reason
-        previous.save(update_fields=["status", "superseded_by", "updated_at"])
-        memory_audit(
-            action="memory.supersede",
-            memory=previous,
-            user=user,
-            memory_id=previous.pk,
-            detail={"reason": reason, "superseded_by": memory.pk, "key": memory.fact_key},
-        )
+        mark_superseded(previous, by=memory, user=user, reason=reason)
         done.append(previous.pk)
     return done

@@ -55,26 +55,30 @@ def memory_supersede_older(*, memory: Memory, found: Stated | None, user, reason
         memory.fact_key = older[0].fact_key  # it speaks of that thing from now on
         memory.save(update_fields=["fact_key"])
     for previous in older:
-        previous.status = Memory.Status.SUPERSEDED
-        previous.superseded_by = memory
-        previous._history_user = user
-        previous._change_reason = reason
-        previous.save(update_fields=["status", "superseded_by", "updated_at"])
-        memory_audit(
-            action="memory.supersede",
-            memory=previous,
-            user=user,
-            memory_id=previous.pk,
-            detail={"reason": reason, "superseded_by": memory.pk, "key": memory.fact_key},
-            before=previous.content,
-            after=memory.content,
-        )
+        mark_superseded(previous, by=memory, user=user, reason=reason)
     if older:
         payload = memory_superseded_payload(memory, older, user=user, reason=reason)
         domain_event.send(
             sender=Memory, event="memory.superseded", payload=payload, tenant_id=memory.tenant_id
         )
     return [previous.pk for previous in older]
+
+
+def mark_superseded(previous: Memory, *, by: Memory, user, reason: str) -> None:
+    """`previous` superseded by `by`: its status, its link, a history row and the audit."""
+    previous.status, previous.superseded_by = Memory.Status.SUPERSEDED, by
+    previous._history_user = user
+    previous._change_reason = reason
+    previous.save(update_fields=["status", "superseded_by", "updated_at"])
+    memory_audit(
+        action="memory.supersede",
+        memory=previous,
+        user=user,
+        memory_id=previous.pk,
+        detail={"reason": reason, "superseded_by": by.pk, "key": by.fact_key},
+        before=previous.content,
+        after=by.content,
+    )
 
 
 def _older(*, memory: Memory, found: Stated) -> list[Memory]:
