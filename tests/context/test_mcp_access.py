@@ -1,6 +1,6 @@
 """Nothing leaks through MCP while memberships change: after each random grant or revocation,
-every user reads through `/mcp` (wiki_page, wiki_search, context) exactly the private
-sections of the channels they belong to now, checked against the memberships themselves
+every user reads through `/mcp` (wiki_page, wiki_search, context), at the handshake revision
+and the per-request one in turn, exactly the private sections of the channels they belong to now, checked against the memberships themselves
 (docs/agents.md, MCP; the one access filter)."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from almanac.selectors import group_get
 from almanac.services.tenancy import membership_add, membership_remove
 from tests.context.conftest import push
 from tests.context.test_mcp import Mcp
+from tests.context.test_mcp_modern import Modern
 
 CHANNELS = 4
 USERS = ("alice", "bob", "charlie")
@@ -52,7 +53,7 @@ def _allowed(tenant, user) -> set[str]:
     return {key.removeprefix("slack:channel:CORB") for key in keys if key.startswith("slack:channel:CORB")}
 
 
-def _seen(mcp: Mcp, name: str) -> set[str]:
+def _seen(mcp: Mcp | Modern, name: str) -> set[str]:
     texts = [
         json.dumps(mcp.call("wiki_page", user=name, slug="orbit"), ensure_ascii=False),
         json.dumps(
@@ -70,11 +71,13 @@ def _seen(mcp: Mcp, name: str) -> set[str]:
     steps=st.lists(st.tuples(st.sampled_from(USERS), st.integers(0, CHANNELS - 1), st.booleans()), max_size=6)
 )
 def test_random_grants_and_revocations_never_leak_through_mcp(client, agent_key, tenant, orbit, steps):
-    mcp = Mcp(client, agent_key)
+    revisions = (Mcp(client, agent_key), Modern(client, agent_key))
     with transaction.atomic():
-        first = {reader: _seen(mcp, reader) for reader in orbit}
-        assert first == {"alice": {"0", "3"}, "bob": {"1"}, "charlie": {"2"}}
-        for name, k, grant in steps:
+        for mcp in revisions:
+            first = {reader: _seen(mcp, reader) for reader in orbit}
+            assert first == {"alice": {"0", "3"}, "bob": {"1"}, "charlie": {"2"}}
+        for step, (name, k, grant) in enumerate(steps):
+            mcp = revisions[step % 2]
             group = group_get(tenant=tenant, key=f"slack:channel:CORB{k}")
             if grant:
                 membership_add(user=orbit[name], group=group, origin="admin")
