@@ -164,7 +164,7 @@ def summary_cache_key(item: Item, target: int, lang: str, keep: list[str]) -> st
     # rendering: a reader who sees other sections of the page gets another key, never
     # someone else's summary.
     digest = hashlib.sha256("\x1f".join([item.text, lang, *keep]).encode()).hexdigest()[:32]
-    return f"almanac:context:summary:v5:{item.refs.get('page')}:{item.digest}:{digest}:{target}"
+    return f"almanac:context:summary:v6:{item.refs.get('page')}:{item.digest}:{digest}:{target}"
 
 
 def page_summarizer(*, tenant, lang: str, keep: list[str], task: str = ""):

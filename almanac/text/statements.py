@@ -90,6 +90,16 @@ _DECISION = re.compile(
 )
 
 
+def _decides(text: str) -> bool:
+    """A sentence that tells a decision: a cue word and something decided. A heading ("## 决定",
+    "Decision:") names the part of a note that holds them and decides nothing itself."""
+    return _DECISION.search(text) is not None and bool(_WORDY.search(_DECISION.sub("", text)))
+
+
+# Something said besides the cue word: a word character (a CJK one counts).
+_WORDY = re.compile(r"\w")
+
+
 def _stated(attribute: str, value: str, shown: str) -> Stated:
     return Stated(attribute=attribute, value=frozenset([value]), shown=shown)
 
@@ -243,6 +253,6 @@ def _statements(text: str) -> tuple[Stated, ...]:
     found = amounts(text) + _percents(text) + terms + _dates(text)
     found += [s for s in _counts(text) if s.shown not in {t.shown for t in terms}]
     found += _people(text) + _states(text)
-    if not found and _DECISION.search(text):
+    if not found and _decides(text):
         found.append(_stated(_own_key("decision", text), text.strip().lower(), text.strip()))
     return tuple(found)

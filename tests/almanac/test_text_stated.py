@@ -82,3 +82,18 @@ def test_same_value_is_symmetric_and_agrees_between_readers(first, second):
     if x and y and same_thing(x[0], y[0]):
         # Where both readers read one amount, they say the same about its value.
         assert same_value(x[0].value, y[0].value) == same_value(a.value, b.value)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "decides"),
+    [
+        ("决定：采用方案B。", True),
+        ("We decided to go with Jira.", True),
+        ("## 决定", False),  # a note's heading names where the decisions are
+        ("## Decision", False),
+        ("Decision:", False),
+        ("同意。", False),
+    ],
+)
+def test_a_decision_says_what_was_decided(sentence, decides):
+    assert any(s.key.startswith("decision:") for s in statements(sentence)) is decides

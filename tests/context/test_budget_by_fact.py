@@ -134,3 +134,19 @@ def test_a_renewal_price_said_after_a_semicolon_does_not_replace_the_quote():
     assert "no longer current" not in quote and "was" not in quote
     renewal = next(line for line in text.splitlines() if "$131/seat" in line)
     assert "pushed back on the renewal; we are now at $131/seat" in renewal and "was $152" in renewal
+
+
+def test_one_fact_from_two_sources_is_printed_once_with_both(api, tenant, alice):
+    push(tenant, container=SALES, tags={"customer": "Vercel"}, thread_key="price",
+         occurred_at="2026-09-01T10:00:00Z", text="Vercel agreed to $41 per seat per month.",
+         compile=False)  # fmt: skip
+    push(tenant, source="email", container={"key": "email:thread:vq", "name": "Vercel quote", "public": True},
+         tags={"customer": "Vercel"}, thread_key="vq", occurred_at="2026-09-03T10:00:00Z",
+         author="lee@vercel.com", text="Confirming the price of $41 per seat per month.",
+         compile=False)  # fmt: skip
+    busy_page(tenant)
+    data = context(api, task="What price per seat did Vercel agree to?", max_tokens=800)
+    lines = [line for line in data["prompt"].splitlines() if "$41 per seat" in line]
+    assert len(lines) == 1, lines
+    assert "2026-09-03, lee" in lines[0] and "also 2026-09-01, alice" in lines[0]
+    assert "#sales" in lines[0] and "Vercel quote" in lines[0]

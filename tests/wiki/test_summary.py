@@ -329,3 +329,41 @@ def test_the_context_summary_of_a_page_says_only_what_its_reader_may_read(tenant
         ]
         assert pages and pages[0]["summarized"], result["blocks"]  # the page had to be summarized
         assert ("22%" in result["prompt"] or "$160k" in result["prompt"]) is sees
+
+
+# --- one fact from two sources: printed once, with both ---------------------------------------
+
+
+def test_one_fact_from_two_sources_is_one_line_with_both_sources():
+    contents = [
+        "[slack #deal-desk] [2026-10-01] alice@acme.com: We agreed with Globex on $40 per seat per month.\n"
+        "[2026-10-02] bob@acme.com: Sounds good.",
+        "[email: Globex quote] [2026-10-05] carol@globex.com: Confirming $40 per seat per month.",
+    ]
+    text = page_summary.facts_summary(title="Globex", contents=["\n".join(contents)], max_tokens=200)
+    lines = [line for line in text.splitlines() if "$40 per seat" in line]
+    assert lines == [
+        "- Confirming $40 per seat per month. "
+        "(2026-10-05, carol, email: Globex quote; also 2026-10-01, alice, slack #deal-desk)"
+    ]
+
+
+def test_in_chinese_one_fact_from_two_sources_names_both():
+    contents = [
+        "[2026-10-01] 王芳: 星河汽车的报价是每席位 280 元。\n[2026-10-05] 李雷: 确认报价每席位 280 元。"
+    ]
+    text = page_summary.facts_summary(title="星河汽车", contents=contents, max_tokens=200)
+    assert [line for line in text.splitlines() if "280 元" in line] == [
+        "- 确认报价每席位 280 元。（2026-10-05，李雷；另见 2026-10-01，王芳）"
+    ]
+
+
+def test_a_value_said_before_it_was_replaced_is_no_source_of_it_now():
+    contents = [
+        "[2026-10-01] a: Price is $100k/yr.\n[2026-10-02] b: Price is $90k/yr.\n"
+        "[2026-10-03] c: Price is $100k/yr.\n[2026-10-04] d: Yes, price is $100k/yr."
+    ]
+    text = page_summary.facts_summary(title="Acme", contents=contents, max_tokens=200)
+    (line,) = [line for line in text.splitlines() if "$100k/yr" in line]
+    assert "(current, 2026-10-04, d; also 2026-10-03, c) — was $90k/yr (2026-10-02, b)" in line
+    assert "2026-10-01" not in line

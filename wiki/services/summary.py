@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 
 # A line the compiler wrote, maybe behind the container a context item tags it with
 # ("[slack #sales] [2026-11-30] alice@acme.com: …").
-_ITEM = re.compile(r"^(?:\[[^\]\n]{1,120}\] )?\[(\d{4}-\d{2}-\d{2})\] ([^:\n]{1,300}): ?", re.MULTILINE)
+_ITEM = re.compile(r"^(?:\[([^\]\n]{1,120})\] )?\[(\d{4}-\d{2}-\d{2})\] ([^:\n]{1,300}): ?", re.MULTILINE)
 _MARK = re.compile(r"\s*\[(closed|recalled)\]\s*$")
 # A fact line shows at most this much of the sentence around its values.
 FACT_CHARS = 160
@@ -70,6 +70,10 @@ class Said:
     date: str
     author: str
     order: tuple  # (date, line number, position in the line): later is newer
+    where: str = ""  # the container its line came from, when the text names it
+
+    def source(self) -> tuple[str, str, str]:
+        return (self.date, self.author, self.where)
 
 
 @dataclass
@@ -82,15 +86,24 @@ class FactLine:
     order: tuple
     current: list[Said] = field(default_factory=list)
     was: list[Said] = field(default_factory=list)  # the newest older value of each key it replaces
+    # the other sources that said the same value of one of its keys (newest first): one fact
+    # told in Slack and by e-mail is printed once, with both sources
+    also: list[Said] = field(default_factory=list)
+    where: str = ""
     stale: list[Said] = field(default_factory=list)  # values of this sentence replaced since
 
 
-def _items(content: str):
-    """(date, author, text) of each line the compiler wrote."""
+def _items(content: str, *, where: bool = False):
+    """(date, author, text) of each line the compiler wrote; with `where`, also the
+    container a context item tagged its section with (`[slack #sales] [2026-11-30] …`),
+    which holds for the section's later lines too ("" when untagged)."""
     marks = list(_ITEM.finditer(content or ""))
+    container = ""
     for i, match in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else None
-        yield match.group(1), match.group(2).strip(), content[match.end() : end].strip()
+        container = match.group(1) or container
+        item = (match.group(2), match.group(3).strip(), content[match.end() : end].strip())
+        yield (*item, container) if where else item
 
 
 def _who(author: str) -> str:
@@ -126,22 +139,22 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
     in neither: it is said only as what a current value replaced."""
     found: list[tuple[str, str, str, tuple, list[Said]]] = []
     rest: list[str] = []
-    for number, (date, author, text) in enumerate(item for content in contents for item in _items(content)):
+    for number, (date, author, text, where) in enumerate(
+        item for content in contents for item in _items(content, where=True)
+    ):
         mark = _MARK.search(text)
         body = _MARK.sub("", text)
         parts = _clauses_joined(split_sentences(body))
         kept = []
         for position, sentence in enumerate(parts):
             said = [
-                Said(
-                    s, date, _who(author), (date, number, position, index)
-                )  # "from $195k to $172k": the later
-                for index, s in enumerate(statements(sentence))
+                Said(s, date, _who(author), (date, number, position, index), where)
+                for index, s in enumerate(statements(sentence))  # "from $195k to $172k": the later
             ]
             if mark and mark.group(1) == "closed" and position == 0:  # an issue's state
                 subject = sentence.split(":")[0][:80].lower()
                 shown = Stated(attribute=f"status:{subject}", value=frozenset(["closed"]), shown="[closed]")
-                said.append(Said(shown, date, _who(author), (date, number, position, len(said))))
+                said.append(Said(shown, date, _who(author), (date, number, position, len(said)), where))
             if said:
                 found.append(
                     (
@@ -166,7 +179,10 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
         current = [s for s in said if newest[s.statement.key] is s]
         if not current:
             continue
-        line = FactLine(date, _who(author), _clip(sentence, said), order, current=current)
+        line = FactLine(
+            date, _who(author), _clip(sentence, said), order, current=current, where=said[0].where
+        )
+        line.also = _also(line, by_key)
         line.stale = [
             s
             for s in said
@@ -188,6 +204,38 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
     return lines, rest
 
 
+# A fact line names at most this many other sources of its values.
+ALSO_MAX = 2
+
+
+def _also(line: FactLine, by_key: dict[str, list[Said]]) -> list[Said]:
+    """The other sources, newest first, that said a current value of `line` as it is since
+    it last changed: the price agreed in #deal-desk and confirmed by e-mail. Each source
+    (date, author, container) once, never the line's own."""
+    own = {s.source() for s in line.current} | {(line.date, line.author, line.where)}
+    found: dict[tuple, Said] = {}
+    for s in line.current:
+        values = by_key[s.statement.key]
+        # a value said before another one replaced it is of an earlier time: not a source of this
+        since = max(
+            (o.order for o in values if not same_value(o.statement.value, s.statement.value)), default=()
+        )
+        for other in values:
+            if (
+                other.order > since
+                and other.order[:3] != s.order[:3]
+                and other.source() not in own
+                and same_value(other.statement.value, s.statement.value)
+            ):
+                found.setdefault(other.source(), other)
+    return sorted(found.values(), key=lambda o: o.order, reverse=True)[:ALSO_MAX]
+
+
+def _source_text(said_date: str, author: str, where: str, *, named: bool, zh: bool) -> str:
+    parts = [said_date, author, where] if named and where else [said_date, author]
+    return ("，" if zh else ", ").join(parts)
+
+
 _OWN_BULLET = re.compile(r"^\s*(?:[-*•]\s+)+")
 
 
@@ -196,13 +244,19 @@ def fact_line_text(line: FactLine, *, zh: bool) -> str:
     (2026-10-01, bob)"; "（当前，…）— 此前：…" in Chinese. The sentence's own list bullet
     ("- pilot starts …" from a note) is not repeated."""
     text = _OWN_BULLET.sub("", line.text)
+    # Sources named with their container only when another source said it too.
+    named = bool(line.also) and len({line.where, *(o.where for o in line.also)}) > 1
+    source = _source_text(line.date, line.author, line.where, named=named, zh=zh)
+    others = [_source_text(o.date, o.author, o.where, named=named, zh=zh) for o in line.also]
     if zh:
-        head = f"- {text}（{'当前，' if line.was else ''}{line.date}，{line.author}）"
+        also = "".join(f"；另见 {o}" for o in others)
+        head = f"- {text}（{'当前，' if line.was else ''}{source}{also}）"
         head += "".join(f"— 此前：{w.statement.shown}（{w.date}，{w.author}）" for w in line.was)
         if line.stale:
             head += "（" + "、".join(s.statement.shown for s in line.stale) + " 已不是当前值）"
         return head
-    head = f"- {text} ({'current, ' if line.was else ''}{line.date}, {line.author})"
+    also = "".join(f"; also {o}" for o in others)
+    head = f"- {text} ({'current, ' if line.was else ''}{source}{also})"
     head += "".join(f" — was {w.statement.shown} ({w.date}, {w.author})" for w in line.was)
     if line.stale:
         head += f" ({', '.join(s.statement.shown for s in line.stale)} no longer current)"
