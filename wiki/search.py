@@ -4,6 +4,7 @@ ranked by their sections' hits."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -285,6 +286,18 @@ DESCRIBED_HITS = 5
 DESCRIBED_LEAD = 1.5
 DESCRIBED_MAX = 3
 DESCRIBED_KINDS = ("customer", "project")
+# The kind a task says it describes ("our health customer", "那个物流项目"): only entities of
+# that kind are candidates (a product's page names its customers, "Norwick Health" among them).
+_KIND_WORDS = {
+    "customer": re.compile(r"\b(?:customers?|clients?|accounts?)\b|客户|顾客", re.I),
+    "project": re.compile(r"\b(?:projects?|products?)\b|项目|产品", re.I),
+}
+
+
+def described_kinds(task: str) -> tuple[str, ...]:
+    """The entity kinds a task describes: the one it says, or both when it says neither or both."""
+    said = tuple(kind for kind, words in _KIND_WORDS.items() if words.search(task))
+    return said if len(said) == 1 else DESCRIBED_KINDS
 
 
 def described_pages(
@@ -322,21 +335,29 @@ def _described_by_words(*, user, tenant_id: int, task: str) -> dict[int, float]:
     q = keyword.keyword_query(tenant_id=tenant_id, corpus=CORPUS, text=task)
     if q.empty or len(q.terms) < 2:
         return {}
+    # Every page holding a word counts, a word common in a small tenant too ("seat" in 18 of
+    # 269 sections): the weights below say how much each word tells the pages apart.
     rows = keyword.top(
-        PageSection.objects.visible_to(user), q, size=LANE_SIZE, extra=("page_id",), matched_terms=True
+        PageSection.objects.visible_to(user),
+        q,
+        size=LANE_SIZE,
+        extra=("page_id",),
+        matched_terms=True,
+        few=settings.KEYWORD_CANDIDATE_BUDGET // 4,
     )
     held: dict[int, set[str]] = {}
     for _, _, page_id, terms in rows:
         held.setdefault(page_id, set()).update(terms)
     owners = dict(
-        Page.objects.filter(id__in=list(held), entity__kind__in=DESCRIBED_KINDS).values_list(
+        Page.objects.filter(id__in=list(held), entity__kind__in=described_kinds(task)).values_list(
             "id", "entity_id"
         )
     )
     held = {pid: terms for pid, terms in held.items() if pid in owners}
-    # A word weighs its IDF, more when fewer of these pages hold it: what tells them apart.
+    # A word weighs its IDF, more when fewer of these pages hold it: what tells them apart
+    # (one that all of them hold tells them apart little).
     pages = {t: sum(t in terms for terms in held.values()) for t in q.terms}
-    weigh = {t: q.idf[t] * math.log(1 + len(held) / pages[t]) for t in q.terms if pages[t]}
+    weigh = {t: q.idf[t] * math.log((1 + len(held)) / pages[t]) for t in q.terms if pages[t]}
     known = sum(weigh.values())
     floor = settings.WIKI_MIN_KEYWORD_COVERAGE
     weight: dict[int, float] = {}

@@ -197,16 +197,18 @@ class KeywordQuery:
         col = f"{table_alias}.search_vector" if table_alias else "search_vector"
         return f"{col} @@ %s::tsquery", [self.tsquery()]
 
-    def finder(self, common_share: float = COMMON_TERM_SHARE) -> KeywordQuery:
+    def finder(self, common_share: float = COMMON_TERM_SHARE, few: int = 0) -> KeywordQuery:
         """The query restricted to the terms used to *find* candidates (all terms still score).
 
         Terms in more than `common_share` of the corpus ("meeting", "客户") would pull in
         a large part of the tenant only to score it near zero; like a common-terms query
-        they only score. If every term is common, the two rarest find candidates.
+        they only score. A term in at most `few` rows finds whatever its share (a caller
+        that must see every row holding a term: in a small tenant 5% is a dozen rows). If
+        every term is common, the two rarest find candidates.
         """
         # idf = log(1 + (N - df + 0.5) / (df + 0.5)) ≈ log(1 / share) for a term in `share` of N docs.
         threshold = math.log(1 / common_share)
-        rare = [t for t in self.terms if self.idf[t] >= threshold]
+        rare = [t for t in self.terms if self.idf[t] >= threshold or self.df.get(t, 0) <= few]
         terms = rare or sorted(self.terms, key=lambda t: -self.idf[t])[:2]
         return KeywordQuery(terms, self.idf, self.avg_len, self.docs, self.df, unknown_idf=self.unknown_idf)
 
@@ -263,9 +265,11 @@ def top(
     budget: int | None = None,
     extra: tuple[str, ...] = (),
     matched_terms: bool = False,
+    few: int = 0,
 ) -> list[tuple]:
     """(id, BM25, *extra columns[, the query terms the row holds]) of the `size` best rows
-    of `queryset` (already access-filtered), best first.
+    of `queryset` (already access-filtered), best first. `few`: a term in at most this many
+    rows finds candidates however common it is (`KeywordQuery.finder`).
 
     Candidates come from the finder (rare terms), narrowed to pairs of terms when it would
     match more than `budget` rows; if the narrow finder leaves the lane nearly empty, the
@@ -276,7 +280,8 @@ def top(
     visible = where_sql(queryset)
     if visible is None:
         return []
-    finder = query.finder(common_share)
+    budget = settings.KEYWORD_CANDIDATE_BUDGET if budget is None else budget
+    finder = query.finder(common_share, few=few)
     db = connections[queryset.db]
     table = db.ops.quote_name(queryset.model._meta.db_table)
     score, score_params = query.score_sql()
@@ -304,7 +309,7 @@ def top(
             cursor.execute(sql, params)
             return cursor.fetchall()
 
-    narrow = finder.narrowed(settings.KEYWORD_CANDIDATE_BUDGET if budget is None else budget)
+    narrow = finder.narrowed(budget)
     if narrow is not None:
         rows = run(narrow)
         if len(rows) >= max(1, size // 5):

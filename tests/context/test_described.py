@@ -47,3 +47,30 @@ def test_a_description_two_customers_fit_names_both(api, tenant, alice):
     )
     titles = [i["title"] for i in next(b for b in data["blocks"] if b["kind"] == "wiki")["items"]]
     assert {"Harbor Freight Lines", "Pinecrest Logistics"} <= set(titles)
+
+
+def test_a_task_that_says_customer_describes_customers_not_a_product_naming_them(tenant, alice):
+    from wiki.search import described_pages
+
+    profiles(tenant)
+    for name, quote in [("Harbor Freight Lines", "$41"), ("Pinecrest Logistics", "$44")]:
+        push(
+            tenant, container=SALES, tags={"customer": name}, text=f"{name} quote: {quote} per seat per year."
+        )
+    for project in ("Lumen", "Vega"):  # a product's page names its customers, the logistics ones too
+        push(tenant, container=SALES, tags={"project": project},
+             text=f"{project} quotes per seat: Harbor Freight Lines and Pinecrest Logistics.")  # fmt: skip
+    entities, _ = described_pages(
+        user=alice,
+        tenant_id=tenant.pk,
+        ranked=[],
+        task="What did we last quote our logistics customer per seat?",
+    )
+    assert {e.name for e in entities} == {"Harbor Freight Lines", "Pinecrest Logistics"}
+    for name, quote in [("华源物流", "310元"), ("金泰物流", "290元")]:
+        push(tenant, container=SALES, tags={"customer": name}, text=f"{name} 报价：每席位{quote}。")
+    push(tenant, container=SALES, tags={"project": "星图"}, text="星图 每席位报价：华源物流、金泰物流。")
+    entities, _ = described_pages(
+        user=alice, tenant_id=tenant.pk, ranked=[], task="那家物流客户的每席位报价是多少？"
+    )
+    assert {e.name for e in entities} == {"华源物流", "金泰物流"}
