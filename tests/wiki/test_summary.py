@@ -367,3 +367,18 @@ def test_a_value_said_before_it_was_replaced_is_no_source_of_it_now():
     (line,) = [line for line in text.splitlines() if "$100k/yr" in line]
     assert "(current, 2026-10-04, d; also 2026-10-03, c) — was $90k/yr (2026-10-02, b)" in line
     assert "2026-10-01" not in line
+
+
+def test_a_sentence_that_said_only_part_of_a_fact_is_no_source_of_it():
+    contents = [
+        "[2026-09-20] felix: As discussed: 850 seats at $120/seat per year.\n"
+        "[2026-09-22] priya: Thanks. $120/seat is above our budget; can you do better for a two-year term?\n"
+        "[2026-09-29] felix: For a two-year term we can offer $107/seat.\n"
+        "[2026-10-02] dana: Confirmed: a two-year term at $107/seat."
+    ]
+    text = page_summary.facts_summary(title="Verridge", contents=contents, max_tokens=300)
+    (line,) = [line for line in text.splitlines() if "$107/seat" in line]
+    sources, was = line.split(" — ")
+    # priya named the two-year term, not the $107 price: she is no source of the fact
+    assert sources.endswith("(current, 2026-10-02, dana; also 2026-09-29, felix)")
+    assert was == "was $120 (2026-09-22, priya)"

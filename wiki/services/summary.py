@@ -209,12 +209,15 @@ ALSO_MAX = 2
 
 
 def _also(line: FactLine, by_key: dict[str, list[Said]]) -> list[Said]:
-    """The other sources, newest first, that said a current value of `line` as it is since
-    it last changed: the price agreed in #deal-desk and confirmed by e-mail. Each source
-    (date, author, container) once, never the line's own."""
+    """The other sources, newest first, that said the current values of `line` as they are
+    since they last changed: the price agreed in #deal-desk and confirmed by e-mail. A
+    sentence counts only if it said every one of them (a reply that names the two-year term
+    but not the new price is no source of "two-year term at $107/seat"). Each source (date,
+    author, container) once, never the line's own."""
     own = {s.source() for s in line.current} | {(line.date, line.author, line.where)}
-    found: dict[tuple, Said] = {}
-    for s in line.current:
+    # another sentence (its line and place): the current values it said too, by their index
+    held: dict[tuple, dict[int, Said]] = {}
+    for index, s in enumerate(line.current):
         values = by_key[s.statement.key]
         # a value said before another one replaced it is of an earlier time: not a source of this
         since = max(
@@ -224,10 +227,14 @@ def _also(line: FactLine, by_key: dict[str, list[Said]]) -> list[Said]:
             if (
                 other.order > since
                 and other.order[:3] != s.order[:3]
-                and other.source() not in own
                 and same_value(other.statement.value, s.statement.value)
             ):
-                found.setdefault(other.source(), other)
+                held.setdefault(other.order[:3], {}).setdefault(index, other)
+    found: dict[tuple, Said] = {}
+    for said in held.values():
+        source = next(iter(said.values())).source()
+        if len(said) == len(line.current) and source not in own:
+            found.setdefault(source, next(iter(said.values())))
     return sorted(found.values(), key=lambda o: o.order, reverse=True)[:ALSO_MAX]
 
 
