@@ -201,8 +201,13 @@ class Apart:
     own_pages: dict[int, str] = field(default_factory=dict)  # {page id: its task entity's kind}
 
     @classmethod
-    def of(cls, tenant_id: int, entities: list, pages: dict[int, int] | None = None) -> Apart | None:
-        """`pages`: {entity id: page id} of the task's entities."""
+    def of(
+        cls, tenant_id: int, entities: list, pages: dict[int, int] | None = None, *, named: bool = True
+    ) -> Apart | None:
+        """`pages`: {entity id: page id} of the task's entities. `named` False: the task
+        describes them (`described_pages`), which may be a wrong guess: only their
+        look-alikes are kept apart, not every other entity of their kind (a task about "the
+        robotics customer in Denver" read as the wrong robotics customer keeps the right one)."""
         if not entities:
             return None
         matcher = entity_matcher(tenant_id)
@@ -216,9 +221,11 @@ class Apart:
         kinds = {e.kind for e in entities} - {
             "person"
         }  # a task naming a person is about what others said too
-        strangers = {
-            pk for pk, other in matcher.entities.items() if pk not in task and other.kind in kinds
-        } - others
+        strangers = (
+            {pk for pk, other in matcher.entities.items() if pk not in task and other.kind in kinds} - others
+            if named
+            else set()
+        )
         own = {(pages or {})[e.pk]: e.kind for e in entities if e.pk in (pages or {})}
         return cls(matcher, task, others, strangers, own) if others or strangers else None
 
@@ -245,18 +252,19 @@ class Apart:
         return [(pid, score) for pid, score in ranked if pid not in theirs]
 
 
-def task_pages(*, user, tenant, task: str, hits) -> tuple[list, list[int], list[str]]:
-    """(entities the task names, the page ids to rank first, names to report): the named
-    entities' pages, else the pages of those its best hits name (a task that describes an
-    entity: `described_pages`; several close ones are all candidates, each named by its page)."""
+def task_pages(*, user, tenant, task: str, hits) -> tuple[list, list[int], list[str], list]:
+    """(entities the task names, the page ids to rank first, names to report, the entities
+    it is about): the named entities' pages, else the pages of those its best hits name (a
+    task that describes an entity: `described_pages`; several close ones are all
+    candidates, each named by its page)."""
     entities, pages, names = task_entities(user=user, tenant=tenant, task=task)
     if not entities:
         # Not reported as the task's entities (it named none; their pages carry their
-        # names), and not kept apart from look-alikes: a task about "renewals" may match
-        # many customers' pages without being about one of them.
+        # names). A task matching many customers' pages ("renewals") describes none of them
+        # (`described_pages` returns none), and then nothing is kept apart.
         described, pages = described_pages(user=user, tenant_id=tenant.pk, ranked=hits, task=task)
-        return [], [pages[e.pk] for e in described], names
-    return entities, [pages[e.pk] for e in entities], names
+        return [], [pages[e.pk] for e in described], names, described
+    return entities, [pages[e.pk] for e in entities], names, entities
 
 
 def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -> None:
@@ -264,10 +272,14 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     hits = section_ranking(
         user=user, query=task, top_k=settings.CONTEXT_SECTION_TOP_K, exclude_section_ids=seen.sections
     )
-    entities, entity_page_ids, selection.entities = task_pages(user=user, tenant=tenant, task=task, hits=hits)
+    named, entity_page_ids, selection.entities, about = task_pages(
+        user=user, tenant=tenant, task=task, hits=hits
+    )
     ranked = rank_pages(hits, entity_page_ids, seen.pages)
-    # (a named entity's page id is at its index: `task_pages`)
-    apart = Apart.of(tenant.pk, entities, dict(zip([e.pk for e in entities], entity_page_ids, strict=False)))
+    # Kept apart from the entities the task names or describes (each one's page id is at its
+    # index: `task_pages`).
+    pages = dict(zip([e.pk for e in about], entity_page_ids, strict=False))
+    apart = Apart.of(tenant.pk, about, pages, named=bool(named))
     if apart is not None:
         ranked = apart.pages(ranked)
     selection.candidate_page_ids = [pid for pid, _ in ranked]

@@ -95,12 +95,16 @@ def test_a_task_about_both_gets_both(twins, alice):
     ],
 )
 def test_a_described_customer_is_found(twins, alice, task, name, answer, other):
-    """The described customer's page comes first, with its answer (its look-alike may
-    follow: a description is no name, so nothing is left out for it)."""
-    prompt = _prompt(alice, twins, task, 800)
-    assert answer in prompt
-    headers = [line for line in prompt.splitlines() if line.startswith("## ")]
-    assert headers and headers[0].startswith(f"## {name}")
+    """The described customer's page comes first, with its answer, and its look-alike's
+    figures stay out, also where a product's page names the look-alike."""
+    lookalike_of = {"Norwick Robotics": "Norwick Health", "鼎川能源": "鼎川制造"}[name]
+    push(twins, container=SALES, tags={"project": "Vega"}, occurred_at="2026-11-08T10:00:00Z",
+         text=f"Vega rollout: {lookalike_of} signed at {other}.")  # fmt: skip
+    for budget in (3000, 800):
+        prompt = _prompt(alice, twins, task, budget)
+        assert answer in prompt and other not in prompt
+        headers = [line for line in prompt.splitlines() if line.startswith("## ")]
+        assert headers and headers[0].startswith(f"## {name}")
 
 
 @pytest.mark.django_db
