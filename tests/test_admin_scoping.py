@@ -8,8 +8,6 @@ import itertools
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
-from django.db.models import Q
 from django.utils.html import escape
 
 from almanac.models import AccessGroup, AuditEvent, GroupMembership
@@ -23,6 +21,7 @@ from memories.services.memories import memory_create, memory_delete, memory_upda
 from skills.models import SkillRun
 from skills.services import skill_sync_builtins
 from tests.conftest import user_admin_form
+from tests.staff import make_staff
 from wiki.models import Page, PageSection
 from wiki.services.compiler import STATUS_REASON
 from wiki.services.summary import page_summary_for_reader
@@ -30,18 +29,6 @@ from wiki.services.summary import page_summary_for_reader
 pytestmark = pytest.mark.django_db
 
 _ts = itertools.count(1)
-
-
-def make_staff(user, *perms: str):
-    """`perms` as "app_label.codename"."""
-    user.is_staff = True
-    user.save(update_fields=["is_staff"])
-    query = Q()
-    for perm in perms:
-        app_label, codename = perm.split(".")
-        query |= Q(content_type__app_label=app_label, codename=codename)
-    user.user_permissions.add(*Permission.objects.filter(query))
-    return user
 
 
 def slack(text, *, channel="C100", name="#sales", public=True, members=None, customer="Vercel"):

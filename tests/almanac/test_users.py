@@ -15,7 +15,7 @@ from connectors.models import ExternalIdentity
 from connectors.services.identity import identity_resolve, identity_upsert
 from memories.services.memories import memory_create
 from tests.conftest import user_admin_form
-from tests.test_admin_scoping import make_staff
+from tests.staff import make_staff
 
 pytestmark = pytest.mark.django_db
 User = get_user_model()

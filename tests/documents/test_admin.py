@@ -1,9 +1,7 @@
 """The Document admin: an upload form that goes through the service, scoped lists, deletes."""
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db.models import Q
 
 from almanac.services.users import user_create
 from bench.quality.contracts_pdf import pdf_bytes
@@ -11,6 +9,7 @@ from documents.models import Document
 from documents.services.documents import document_upload
 from memories.models import Memory
 from tests.documents.contracts import EN_PAGES
+from tests.staff import make_staff
 
 pytestmark = pytest.mark.django_db
 
@@ -18,17 +17,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def superadmin(tenant):
     return user_create(tenant=tenant, username="root", is_admin=True, password="pw-12345678")
-
-
-def make_staff(user, *perms: str):
-    user.is_staff = True
-    user.save(update_fields=["is_staff"])
-    query = Q()
-    for perm in perms:
-        app_label, codename = perm.split(".")
-        query |= Q(content_type__app_label=app_label, codename=codename)
-    user.user_permissions.add(*Permission.objects.filter(query))
-    return user
 
 
 def test_an_admin_uploads_a_contract_for_a_user(

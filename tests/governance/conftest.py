@@ -1,24 +1,10 @@
 """Governance fixtures: staff users with model permissions, a superuser, a department admin."""
 
 import pytest
-from django.contrib.auth.models import Permission
-from django.db.models import Q
 
 from almanac.models import AdminScope, Department
 from almanac.services.users import user_create
-
-
-def make_staff(user, *perms: str):
-    """`perms` as "app_label.codename"."""
-    user.is_staff = True
-    user.save(update_fields=["is_staff"])
-    query = Q()
-    for perm in perms:
-        app_label, codename = perm.split(".")
-        query |= Q(content_type__app_label=app_label, codename=codename)
-    user.user_permissions.add(*Permission.objects.filter(query))
-    return user
-
+from tests.staff import make_staff
 
 GOVERNING = (
     "auth.view_user", "auth.change_user", "almanac.view_userprofile", "almanac.change_userprofile",

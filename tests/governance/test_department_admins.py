@@ -8,7 +8,7 @@ from almanac.services.users import user_create
 from connectors.models import Source
 from memories.models import Memory
 from memories.services.memories import memory_create
-from tests.governance.conftest import make_staff
+from tests.staff import make_staff
 
 pytestmark = pytest.mark.django_db
 

@@ -97,7 +97,7 @@ def test_run_now_archives_the_candidates_and_is_audited(
 
 
 def test_a_tenant_admin_edits_and_previews_only_their_tenant(client, tenant, other_tenant, tenant_admin):
-    from tests.governance.conftest import make_staff
+    from tests.staff import make_staff
 
     theirs = LifecycleSettings.objects.create(tenant=other_tenant, decay_after_days=5)
     ours = LifecycleSettings.objects.create(tenant=tenant, decay_after_days=50)

@@ -10,7 +10,7 @@ from almanac.models import AuditEvent
 from memories.models import Memory
 from memories.services.memories import memory_create
 from metrics.models import ContextCall
-from tests.governance.conftest import make_staff
+from tests.staff import make_staff
 
 pytestmark = pytest.mark.django_db
 

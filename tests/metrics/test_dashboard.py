@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from almanac.services.users import user_create
 from metrics.models import ContextCall, DailyFigure
-from tests.test_admin_scoping import make_staff
+from tests.staff import make_staff
 
 pytestmark = pytest.mark.django_db
 
