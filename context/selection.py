@@ -252,19 +252,18 @@ class Apart:
         return [(pid, score) for pid, score in ranked if pid not in theirs]
 
 
-def task_pages(*, user, tenant, task: str, hits) -> tuple[list, list[int], list[str], list]:
-    """(entities the task names, the page ids to rank first, names to report, the entities
-    it is about): the named entities' pages, else the pages of those its best hits name (a
-    task that describes an entity: `described_pages`; several close ones are all
-    candidates, each named by its page)."""
+def task_pages(*, user, tenant, task: str, hits) -> tuple[list, list[int], list[str], bool]:
+    """(the entities the task is about, their page ids to rank first, names to report,
+    whether it names them): the named entities, else those it describes
+    (`described_pages`: several close ones are all candidates, each named by its page)."""
     entities, pages, names = task_entities(user=user, tenant=tenant, task=task)
     if not entities:
         # Not reported as the task's entities (it named none; their pages carry their
         # names). A task matching many customers' pages ("renewals") describes none of them
         # (`described_pages` returns none), and then nothing is kept apart.
         described, pages = described_pages(user=user, tenant_id=tenant.pk, ranked=hits, task=task)
-        return [], [pages[e.pk] for e in described], names, described
-    return entities, [pages[e.pk] for e in entities], names, entities
+        return described, [pages[e.pk] for e in described], names, False
+    return entities, [pages[e.pk] for e in entities], names, True
 
 
 def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -> None:
@@ -272,14 +271,14 @@ def select_pages(*, user, tenant, task: str, seen: Seen, selection: Selection) -
     hits = section_ranking(
         user=user, query=task, top_k=settings.CONTEXT_SECTION_TOP_K, exclude_section_ids=seen.sections
     )
-    named, entity_page_ids, selection.entities, about = task_pages(
+    about, entity_page_ids, selection.entities, named = task_pages(
         user=user, tenant=tenant, task=task, hits=hits
     )
     ranked = rank_pages(hits, entity_page_ids, seen.pages)
     # Kept apart from the entities the task names or describes (each one's page id is at its
     # index: `task_pages`).
     pages = dict(zip([e.pk for e in about], entity_page_ids, strict=False))
-    apart = Apart.of(tenant.pk, about, pages, named=bool(named))
+    apart = Apart.of(tenant.pk, about, pages, named=named)
     if apart is not None:
         ranked = apart.pages(ranked)
     selection.candidate_page_ids = [pid for pid, _ in ranked]

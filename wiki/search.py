@@ -294,7 +294,7 @@ _KIND_WORDS = {
 }
 
 
-def described_kinds(task: str) -> tuple[str, ...]:
+def _described_kinds(task: str) -> tuple[str, ...]:
     """The entity kinds a task describes: the one it says, or both when it says neither or both."""
     said = tuple(kind for kind, words in _KIND_WORDS.items() if words.search(task))
     return said if len(said) == 1 else DESCRIBED_KINDS
@@ -349,7 +349,7 @@ def _described_by_words(*, user, tenant_id: int, task: str) -> dict[int, float]:
     for _, _, page_id, terms in rows:
         held.setdefault(page_id, set()).update(terms)
     owners = dict(
-        Page.objects.filter(id__in=list(held), entity__kind__in=described_kinds(task)).values_list(
+        Page.objects.filter(id__in=list(held), entity__kind__in=_described_kinds(task)).values_list(
             "id", "entity_id"
         )
     )

@@ -90,14 +90,14 @@ _DECISION = re.compile(
 )
 
 
+# Something said besides the cue word: a word character (a CJK one counts).
+_WORDY = re.compile(r"\w")
+
+
 def _decides(text: str) -> bool:
     """A sentence that tells a decision: a cue word and something decided. A heading ("## 决定",
     "Decision:") names the part of a note that holds them and decides nothing itself."""
     return _DECISION.search(text) is not None and bool(_WORDY.search(_DECISION.sub("", text)))
-
-
-# Something said besides the cue word: a word character (a CJK one counts).
-_WORDY = re.compile(r"\w")
 
 
 def _stated(attribute: str, value: str, shown: str) -> Stated:

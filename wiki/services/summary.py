@@ -86,24 +86,23 @@ class FactLine:
     order: tuple
     current: list[Said] = field(default_factory=list)
     was: list[Said] = field(default_factory=list)  # the newest older value of each key it replaces
-    # the other sources that said the same value of one of its keys (newest first): one fact
+    # the other sources that said all its current values (newest first, `_also`): one fact
     # told in Slack and by e-mail is printed once, with both sources
     also: list[Said] = field(default_factory=list)
-    where: str = ""
+    where: str = ""  # the container its line came from, when the text names it
     stale: list[Said] = field(default_factory=list)  # values of this sentence replaced since
 
 
-def _items(content: str, *, where: bool = False):
-    """(date, author, text) of each line the compiler wrote; with `where`, also the
-    container a context item tagged its section with (`[slack #sales] [2026-11-30] …`),
-    which holds for the section's later lines too ("" when untagged)."""
+def _items(content: str):
+    """(date, author, text, container) of each line the compiler wrote: the container a
+    context item tagged its section with (`[slack #sales] [2026-11-30] …`) holds for the
+    section's later lines too ("" when untagged)."""
     marks = list(_ITEM.finditer(content or ""))
     container = ""
     for i, match in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else None
         container = match.group(1) or container
-        item = (match.group(2), match.group(3).strip(), content[match.end() : end].strip())
-        yield (*item, container) if where else item
+        yield match.group(2), match.group(3).strip(), content[match.end() : end].strip(), container
 
 
 def _who(author: str) -> str:
@@ -140,7 +139,7 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
     found: list[tuple[str, str, str, tuple, list[Said]]] = []
     rest: list[str] = []
     for number, (date, author, text, where) in enumerate(
-        item for content in contents for item in _items(content, where=True)
+        item for content in contents for item in _items(content)
     ):
         mark = _MARK.search(text)
         body = _MARK.sub("", text)
@@ -214,7 +213,7 @@ def _also(line: FactLine, by_key: dict[str, list[Said]]) -> list[Said]:
     sentence counts only if it said every one of them (a reply that names the two-year term
     but not the new price is no source of "two-year term at $107/seat"). Each source (date,
     author, container) once, never the line's own."""
-    own = {s.source() for s in line.current} | {(line.date, line.author, line.where)}
+    own = (line.date, line.author, line.where)
     # another sentence (its line and place): the current values it said too, by their index
     held: dict[tuple, dict[int, Said]] = {}
     for index, s in enumerate(line.current):
@@ -232,9 +231,9 @@ def _also(line: FactLine, by_key: dict[str, list[Said]]) -> list[Said]:
                 held.setdefault(other.order[:3], {}).setdefault(index, other)
     found: dict[tuple, Said] = {}
     for said in held.values():
-        source = next(iter(said.values())).source()
-        if len(said) == len(line.current) and source not in own:
-            found.setdefault(source, next(iter(said.values())))
+        first = next(iter(said.values()))
+        if len(said) == len(line.current) and first.source() != own:
+            found.setdefault(first.source(), first)
     return sorted(found.values(), key=lambda o: o.order, reverse=True)[:ALSO_MAX]
 
 
@@ -320,7 +319,7 @@ def task_sentences(
     telling = set(words) - {word for name in named for word in _words(name)}
     found: list[FactLine] = []
     others: list[str] = []
-    for number, (date, author, text) in enumerate(item for line in rest for item in _items(line)):
+    for number, (date, author, text, _) in enumerate(item for line in rest for item in _items(line)):
         kept = []
         for position, sentence in enumerate(split_sentences(text)):
             if _words(sentence) & telling:
