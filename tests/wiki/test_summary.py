@@ -382,3 +382,13 @@ def test_a_sentence_that_said_only_part_of_a_fact_is_no_source_of_it():
     # priya named the two-year term, not the $107 price: she is no source of the fact
     assert sources.endswith("(current, 2026-10-02, dana; also 2026-09-29, felix)")
     assert was == "was $120 (2026-09-22, priya)"
+
+
+def test_a_source_printed_on_its_own_line_is_not_named_again():
+    contents = [
+        "[2026-11-04] alice: Vercel wants 200 seats; their procurement contact is Lee.\n"
+        "[2026-11-05] lee: Confirming from the Vercel side: 200 seats."
+    ]
+    text = page_summary.facts_summary(title="Vercel", contents=contents, max_tokens=300)
+    assert "- Confirming from the Vercel side: 200 seats. (2026-11-05, lee)" in text
+    assert "also" not in text and "(2026-11-04, alice)" in text  # alice's line holds the contact too

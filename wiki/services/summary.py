@@ -173,6 +173,8 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
         for s in said:
             by_key.setdefault(s.statement.key, []).append(s)
     newest = {key: max(values, key=lambda s: s.order) for key, values in by_key.items()}
+    # the sentences that are fact lines of their own (they hold a current value)
+    printed = {order for *_, order, said in found if any(newest[s.statement.key] is s for s in said)}
     lines = []
     for date, author, sentence, order, said in found:
         current = [s for s in said if newest[s.statement.key] is s]
@@ -181,7 +183,7 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
         line = FactLine(
             date, _who(author), _clip(sentence, said), order, current=current, where=said[0].where
         )
-        line.also = _also(line, by_key)
+        line.also = _also(line, by_key, printed)
         line.stale = [
             s
             for s in said
@@ -207,12 +209,13 @@ def page_facts(contents: list[str]) -> tuple[list[FactLine], list[str]]:
 ALSO_MAX = 2
 
 
-def _also(line: FactLine, by_key: dict[str, list[Said]]) -> list[Said]:
+def _also(line: FactLine, by_key: dict[str, list[Said]], printed: set[tuple]) -> list[Said]:
     """The other sources, newest first, that said the current values of `line` as they are
     since they last changed: the price agreed in #deal-desk and confirmed by e-mail. A
     sentence counts only if it said every one of them (a reply that names the two-year term
     but not the new price is no source of "two-year term at $107/seat"). Each source (date,
-    author, container) once, never the line's own."""
+    author, container) once, never the line's own, and never a sentence that is a fact line
+    of its own (`printed`): it shows with its source already."""
     own = (line.date, line.author, line.where)
     # another sentence (its line and place): the current values it said too, by their index
     held: dict[tuple, dict[int, Said]] = {}
@@ -226,6 +229,7 @@ def _also(line: FactLine, by_key: dict[str, list[Said]]) -> list[Said]:
             if (
                 other.order > since
                 and other.order[:3] != s.order[:3]
+                and other.order[:3] not in printed
                 and same_value(other.statement.value, s.statement.value)
             ):
                 held.setdefault(other.order[:3], {}).setdefault(index, other)
