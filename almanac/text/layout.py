@@ -16,7 +16,7 @@ _GOES_ON = re.compile(r"^[a-z(（,，、]")
 # A line that starts a new block whatever the line before it: a numbered clause, a bullet,
 # an article, a label of its own ("甲方：", "Party A:").
 _STARTS = re.compile(
-    r"^\s*(?:\d+(?:\.\d+)*[.)、](?!\d)\s?|[（(]?[一二三四五六七八九十]+[）)、.]|第[一二三四五六七八九十百\d]+[条章节款]|"
+    r"^\s*(?:\d{1,3}(?:\.\d{1,3})*[.)、](?!\d)\s?|[（(]?[一二三四五六七八九十]+[）)、.]|第[一二三四五六七八九十百\d]+[条章节款]|"
     r"[-•*·]\s|(?:article|section|clause|schedule|annex|exhibit)\s+\w+|[^\s:：]{1,20}[：:])",
     re.IGNORECASE,
 )

@@ -247,9 +247,10 @@ def evaluate(contracts: list[dict]) -> dict:
     return {"contracts": len(contracts), "clauses": table, "misses": misses[:40]}
 
 
-def time_upload(*, pages: int = 20, username: str = "contracts-bench") -> dict:
-    """Seconds from upload to clause memories for a `pages`-page PDF (tasks inline), in a tenant of
-    its own; the document is deleted afterwards. Needs Django set up and a database."""
+def time_upload(*, pages: int = 20, username: str = "contracts-bench", seed: int = 0) -> dict:
+    """Seconds from upload to clause memories for a `pages`-page PDF (tasks inline) of the
+    contract `seed` draws, in a tenant of its own; the document is deleted afterwards. Needs
+    Django set up and a database."""
     from django_q.conf import Conf
 
     from almanac.services.tenancy import tenant_create
@@ -264,7 +265,7 @@ def time_upload(*, pages: int = 20, username: str = "contracts-bench") -> dict:
         if not (tenant.profiles.filter(user__username=username).exists())
         else tenant.profiles.get(user__username=username).user
     )
-    contract = build(2, seed=int(time.time()))[0]
+    contract = build(2, seed=seed)[0]
     body = [line for line in contract["lines"]]
     filler = EN_FILLER * 12
     pages_text = ["\n".join(body[: len(body) // 2] + filler)] + ["\n".join(filler)] * (pages - 2)

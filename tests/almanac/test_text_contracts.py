@@ -123,3 +123,17 @@ def test_wrapped_lines_are_joined_and_headings_kept():
         "第一条 合同期限",
         "本合同期限为两年，自2026年1月1日起至2027年12月31日止。合同期满后自动续期一年，除非任何一方在期满前三十日书面通知对方。",
     ]
+
+
+def test_a_year_that_starts_a_wrapped_line_is_no_clause_number():
+    page = (
+        "1. Term\n"
+        "This Agreement shall take effect on 2025-04-01 and shall remain in force until March 31,\n"
+        "2027.\n"
+        "2. Fees\n"
+    )
+    assert unwrap(page).split("\n") == [
+        "1. Term",
+        "This Agreement shall take effect on 2025-04-01 and shall remain in force until March 31, 2027.",
+        "2. Fees",
+    ]
